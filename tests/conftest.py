@@ -1,0 +1,149 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+# The real HCT-QA release lives beside the project; HCTQA_DATA_DIR points elsewhere.
+DATA_DIR = Path(os.environ.get("HCTQA_DATA_DIR", REPO.parent / "shared" / "data")).resolve()
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+
+# Playwright's sync API runs an event loop in the test thread; Django's ORM would refuse to
+# run there. The tests touch the ORM only between Playwright calls, never concurrently.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    if not (DATA_DIR / "hctqa-real" / "qaps.json.gz").is_file():
+        pytest.fail(
+            f"The HCT-QA release is not at {DATA_DIR}; set HCTQA_DATA_DIR to its data folder."
+        )
+    return DATA_DIR
+
+
+@pytest.fixture(scope="session")
+def release_tables(data_dir: Path) -> list:
+    """The real release, parsed once per test session (with the raw CSVs)."""
+    from hctqa.core.release import parse_qaps, read_bytes, read_csvs_tar
+
+    real = data_dir / "hctqa-real"
+    raw = read_csvs_tar(real / "csvs.tar.gz")
+    return parse_qaps(read_bytes(real / "qaps.json.gz"), raw_csvs=raw)
+
+
+@pytest.fixture(scope="session")
+def release_by_id(release_tables: list) -> dict:
+    return {t.id: t for t in release_tables}
+
+
+def _broker_env(tmp_path: Path) -> dict[str, str]:
+    """Environment for a worker that shares this process's broker, isolated from any other
+    worker on the machine when the broker is the embedded filesystem one."""
+    env = os.environ.copy()
+    if not os.environ.get("CELERY_BROKER_URL"):
+        env["CELERY_FILESYSTEM_DIR"] = str(tmp_path / "broker")
+    return env
+
+
+@pytest.fixture
+def celery_worker_process(tmp_path: Path) -> Iterator[subprocess.Popen]:
+    """A real `celery worker` process, and this process's Celery app pointed at its broker."""
+    from hctqa.celery import app
+
+    env = _broker_env(tmp_path)
+    saved = dict(app.conf.broker_transport_options or {})
+    if "CELERY_FILESYSTEM_DIR" in env:
+        folder = Path(env["CELERY_FILESYSTEM_DIR"])
+        for sub in ("queue", "control"):
+            (folder / sub).mkdir(parents=True, exist_ok=True)
+        app.conf.broker_transport_options = {
+            "data_folder_in": str(folder / "queue"),
+            "data_folder_out": str(folder / "queue"),
+            "control_folder": str(folder / "control"),
+            "polling_interval": 0.1,
+        }
+    name = f"test-{uuid.uuid4().hex[:8]}@%h"
+    log = open(tmp_path / "worker.log", "w")  # noqa: SIM115 - closed at teardown
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "hctqa.celery",
+            "worker",
+            "--pool",
+            "solo",
+            "--loglevel",
+            "INFO",
+            "--hostname",
+            name,
+            "--without-mingle",
+            "--without-gossip",
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                pytest.fail("the worker exited: " + (tmp_path / "worker.log").read_text())
+            replies = app.control.ping(timeout=0.5) or []
+            if any(name.split("@")[0] in host for reply in replies for host in reply):
+                break
+        else:
+            pytest.fail("the worker did not answer a ping within 60 s")
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+        app.conf.broker_transport_options = saved
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    """Debian's chromium, headless, driven by Playwright. Never a downloaded browser."""
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"Debian's chromium is not at {CHROMIUM}: apt-get install chromium")
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=CHROMIUM,
+            headless=True,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
+        )
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: object) -> Iterator[object]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})  # type: ignore[attr-defined]
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    yield page
+    context.close()

@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+CORE_MODULES = [
+    "hctqa.core.taxonomy",
+    "hctqa.core.tables",
+    "hctqa.core.render",
+    "hctqa.core.release",
+    "hctqa.core.splits",
+    "hctqa.core.synthetic",
+    "hctqa.core.demo",
+]
+
+
+def test_the_core_never_imports_django_or_celery() -> None:
+    code = (
+        "import sys\n"
+        + "".join(f"import {m}\n" for m in CORE_MODULES)
+        + "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('django', 'celery', 'rest_framework'))\n"
+        + "print(','.join(bad))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert out.stdout.strip() == ""
+
+
+def test_every_core_module_is_listed_here() -> None:
+    core = Path(__file__).resolve().parents[2] / "hctqa" / "core"
+    found = {f"hctqa.core.{p.stem}" for p in core.glob("*.py") if p.stem != "__init__"}
+    assert found == set(CORE_MODULES)

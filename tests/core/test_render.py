@@ -1,0 +1,109 @@
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from hctqa.core.render import (
+    render,
+    to_html,
+    to_markdown,
+    to_pandas_text,
+    to_plain_csv,
+    to_records,
+)
+from hctqa.core.tables import parse_table
+
+NESTED = (
+    "Sector,Job,2019,__,Total\n"
+    "__,__,Male,Female,__\n"
+    "Public,Clerk,1,2,3\n"
+    "__,Manager,4,5,9\n"
+    "Private,Clerk,6,7,13\n"
+)
+GROUPED = "District,Male,Female\nNorth,__,__\nAl Khor,1,2\nSouth,__,__\nAl Wakra,3,4\n"
+
+
+def test_html_has_real_spans_in_header_cells() -> None:
+    html = to_html(parse_table(NESTED))
+    assert '<th scope="colgroup" colspan="2" data-row="0" data-col="2">2019</th>' in html
+    assert 'rowspan="2"' in html and ">Total</th>" in html
+    assert '<th scope="rowgroup" rowspan="2" data-row="2" data-col="0">Public</th>' in html
+    thead = html[html.index("<thead>") : html.index("</thead>")]
+    assert "Male" in thead and "Clerk" not in thead
+
+
+def test_html_escapes_cell_text() -> None:
+    html = to_html(parse_table('a,b\n<script>x</script>,"1 & 2"\n'))
+    assert "<script>" not in html
+    assert "&lt;script&gt;" in html and "1 &amp; 2" in html
+
+
+def test_html_row_group_label_spans_the_row() -> None:
+    html = to_html(parse_table(GROUPED))
+    assert '<tr class="hct-group-row"><th scope="rowgroup" colspan="3"' in html
+
+
+def test_plain_csv_blanks_the_merge_markers() -> None:
+    assert to_plain_csv(parse_table(NESTED)).splitlines()[:2] == [
+        "Sector,Job,2019,,Total",
+        ",,Male,Female,",
+    ]
+
+
+def test_markdown_flattens_headers_and_repeats_row_parents() -> None:
+    lines = to_markdown(parse_table(NESTED)).splitlines()
+    assert lines[0] == "| Sector | Job | 2019 - Male | 2019 - Female | Total |"
+    assert lines[3] == "| Public | Manager | 4 | 5 | 9 |"
+
+
+def test_markdown_bolds_row_group_labels_and_escapes_pipes() -> None:
+    md = to_markdown(parse_table(GROUPED))
+    assert "| **North** |  |  |" in md
+    assert "\\|" in to_markdown(parse_table("a,b\nx|y,1\n"))
+
+
+def test_json_records_carry_the_row_group() -> None:
+    records = to_records(parse_table(GROUPED))
+    assert records[0] == {"Row group": "North", "District": "Al Khor", "Male": "1", "Female": "2"}
+    assert records[1]["Row group"] == "South"
+    assert to_records(parse_table(NESTED))[1] == {
+        "Sector": "Public",
+        "Job": "Manager",
+        "2019 - Male": "4",
+        "2019 - Female": "5",
+        "Total": "9",
+    }
+
+
+def test_unknown_format_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown table format 'latex'"):
+        render(parse_table(NESTED), NESTED, "latex")
+
+
+def test_every_release_table_renders_in_every_format(release_tables: list) -> None:
+    for t in release_tables[::7]:
+        table = parse_table(t.canonical_csv)
+        for fmt in ("html", "csv", "markdown", "json"):
+            assert render(table, t.canonical_csv, fmt), (t.id, fmt)
+        assert json.loads(render(table, t.canonical_csv, "json")) is not None
+
+
+def test_pandas_text_is_the_released_prompt_table_for_every_table(
+    data_dir: Path, release_by_id: dict
+) -> None:
+    pattern = re.compile(r"Table: \n`(.*)` \n\nQuestion:", re.S)
+    seen: set[str] = set()
+    with gzip.open(data_dir / "hctqa-real" / "prompts.jsonl.gz", "rt", encoding="utf-8") as f:
+        for line in f:
+            record = json.loads(line)
+            if record["table_id"] in seen:
+                continue
+            seen.add(record["table_id"])
+            released = pattern.search(record["prompt"][1]["content"]).group(1)
+            table = release_by_id[record["table_id"]]
+            assert to_pandas_text(table.canonical_csv) == released, record["table_id"]
+    assert len(seen) == 1880
