@@ -6,6 +6,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,19 @@ CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 # Playwright's sync API runs an event loop in the test thread; Django's ORM would refuse to
 # run there. The tests touch the ORM only between Playwright calls, never concurrently.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _static_files_without_manifest() -> Iterator[None]:
+    """The manifest storage needs collectstatic first; tests serve static files from the
+    finders instead. Production mode is smoke-tested by .ci/run through scripts/run."""
+    from django.conf import settings
+    from django.test import override_settings
+
+    storages = {**settings.STORAGES}
+    storages["staticfiles"] = {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}
+    with override_settings(STORAGES=storages):
+        yield
 
 
 @pytest.fixture(scope="session")
@@ -44,6 +58,42 @@ def release_by_id(release_tables: list) -> dict:
     return {t.id: t for t in release_tables}
 
 
+@contextmanager
+def celery_conf(**values: object) -> Iterator[None]:
+    """Set Celery settings for a block and put them back (pytest's monkeypatch cannot undo
+    Celery's Settings attributes)."""
+    from hctqa.celery import app
+
+    def reset_pool() -> None:
+        # Pooled broker connections keep the options they were made with.
+        from kombu import pools
+
+        pools.reset()
+        app._pool = None
+        app.amqp._producer_pool = None
+        app.control.mailbox._producer_pool = None
+
+    saved = {key: app.conf[key] for key in values}
+    app.conf.update(values)
+    reset_pool()
+    try:
+        yield
+    finally:
+        app.conf.update(saved)
+        reset_pool()
+
+
+def filesystem_broker_options(folder: Path) -> dict[str, object]:
+    for sub in ("queue", "control"):
+        (folder / sub).mkdir(parents=True, exist_ok=True)
+    return {
+        "data_folder_in": str(folder / "queue"),
+        "data_folder_out": str(folder / "queue"),
+        "control_folder": str(folder / "control"),
+        "polling_interval": 0.1,
+    }
+
+
 def _broker_env(tmp_path: Path) -> dict[str, str]:
     """Environment for a worker that shares this process's broker, isolated from any other
     worker on the machine when the broker is the embedded filesystem one."""
@@ -59,17 +109,9 @@ def celery_worker_process(tmp_path: Path) -> Iterator[subprocess.Popen]:
     from hctqa.celery import app
 
     env = _broker_env(tmp_path)
-    saved = dict(app.conf.broker_transport_options or {})
+    options = app.conf.broker_transport_options
     if "CELERY_FILESYSTEM_DIR" in env:
-        folder = Path(env["CELERY_FILESYSTEM_DIR"])
-        for sub in ("queue", "control"):
-            (folder / sub).mkdir(parents=True, exist_ok=True)
-        app.conf.broker_transport_options = {
-            "data_folder_in": str(folder / "queue"),
-            "data_folder_out": str(folder / "queue"),
-            "control_folder": str(folder / "control"),
-            "polling_interval": 0.1,
-        }
+        options = filesystem_broker_options(Path(env["CELERY_FILESYSTEM_DIR"]))
     name = f"test-{uuid.uuid4().hex[:8]}@%h"
     log = open(tmp_path / "worker.log", "w")  # noqa: SIM115 - closed at teardown
     proc = subprocess.Popen(
@@ -95,16 +137,18 @@ def celery_worker_process(tmp_path: Path) -> Iterator[subprocess.Popen]:
         stderr=subprocess.STDOUT,
     )
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                pytest.fail("the worker exited: " + (tmp_path / "worker.log").read_text())
-            replies = app.control.ping(timeout=0.5) or []
-            if any(name.split("@")[0] in host for reply in replies for host in reply):
-                break
-        else:
-            pytest.fail("the worker did not answer a ping within 60 s")
-        yield proc
+        with celery_conf(broker_transport_options=options):
+            deadline = time.monotonic() + 60
+            while True:
+                if proc.poll() is not None:
+                    pytest.fail("the worker exited: " + (tmp_path / "worker.log").read_text())
+                with app.connection_for_write() as conn:
+                    replies = app.control.ping(timeout=0.5, connection=conn) or []
+                if any(name.split("@")[0] in host for reply in replies for host in reply):
+                    break
+                if time.monotonic() > deadline:
+                    pytest.fail("the worker did not answer a ping within 60 s")
+            yield proc
     finally:
         proc.terminate()
         try:
@@ -112,7 +156,6 @@ def celery_worker_process(tmp_path: Path) -> Iterator[subprocess.Popen]:
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
-        app.conf.broker_transport_options = saved
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,25 @@
+"""API wiring shared by the apps: application errors become HTTP 400 in one place."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from rest_framework import exceptions
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from hctqa.errors import ApplicationError
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, ApplicationError):
+        body: dict[str, Any] = {"detail": exc.message}
+        if exc.field:
+            body["field"] = exc.field
+        return Response(body, status=400)
+    if isinstance(exc, DjangoValidationError):
+        exc = exceptions.ValidationError(
+            exc.message_dict if hasattr(exc, "message_dict") else exc.messages
+        )
+    return drf_exception_handler(exc, context)
