@@ -1,0 +1,60 @@
+"""factory_boy factories for the dataset and users."""
+
+from __future__ import annotations
+
+import factory
+from django.contrib.auth.models import User
+
+from annotation.models import Question, Split, Table
+from hctqa.accounts.services import user_role_add
+from hctqa.core import taxonomy
+
+SIMPLE_CSV = "Region,Male,Female\nNorth,10,12\nSouth,20,22\n"
+NESTED_CSV = "Region,2019,__,2020,__\n__,Male,Female,Male,Female\nNorth,1,2,3,4\nSouth,5,6,7,8\n"
+
+
+class UserFactory(factory.django.DjangoModelFactory[User]):
+    class Meta:
+        model = User
+        skip_postgeneration_save = True
+
+    username = factory.Sequence(lambda n: f"user{n}")
+    email = factory.LazyAttribute(lambda u: f"{u.username}@example.org")
+    password = factory.PostGenerationMethodCall("set_password", "a-Long-password-1")
+
+    @factory.post_generation
+    def role(self, create: bool, extracted: str | None, **kwargs: object) -> None:
+        self.save()
+        if create and extracted:
+            user_role_add(user=self, role=extracted)
+
+
+class TableFactory(factory.django.DjangoModelFactory[Table]):
+    class Meta:
+        model = Table
+
+    id = factory.Sequence(lambda n: f"psa--9--{n}")
+    source = "psa"
+    split = Split.TRAIN
+    canonical_csv = NESTED_CSV
+    table_properties = factory.LazyFunction(
+        lambda: {
+            **taxonomy.TABLE_PROPERTIES.empty(),
+            "multi_level_column": True,
+            "balanced_multi_level_column": True,
+            "symmetric_multi_level_column": True,
+        }
+    )
+
+
+class QuestionFactory(factory.django.DjangoModelFactory[Question]):
+    class Meta:
+        model = Question
+
+    table = factory.SubFactory(TableFactory)
+    id = factory.LazyAttributeSequence(lambda q, n: f"{q.table.id}--M{n}")
+    text = factory.Sequence(lambda n: f"What is value number {n}?")
+    gold_answer = factory.Sequence(lambda n: f"{{gold-{n}}}")
+    origin = Question.Origin.HUMAN
+    status = Question.Status.VERIFIED
+    query_properties = factory.LazyFunction(taxonomy.QUERY_PROPERTIES.empty)
