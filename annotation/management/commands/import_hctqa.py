@@ -1,0 +1,110 @@
+"""Import the real HCT-QA release: tables, table properties, questions and gold answers."""
+
+from __future__ import annotations
+
+from argparse import ArgumentParser
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.management.commands._progress import ProgressLine
+from annotation.services import ImportSummary, release_import
+from hctqa.core.release import (
+    ReleaseError,
+    ReleaseTable,
+    parse_qaps,
+    question_counts,
+    read_bytes,
+    read_csvs_tar,
+)
+
+
+class Command(BaseCommand):
+    help = (
+        "Import the HCT-QA release from qaps.json(.gz), optionally taking each table's raw "
+        "canonical CSV from csvs.tar.gz. Idempotent and all-or-nothing."
+    )
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("--qaps", required=True, type=Path, help="qaps.json or qaps.json.gz")
+        parser.add_argument(
+            "--csvs",
+            type=Path,
+            help="csvs.tar.gz: take each table's canonical CSV from here, byte for byte",
+        )
+        parser.add_argument(
+            "--check", action="store_true", help="validate the files and write nothing"
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        qaps: Path = options["qaps"]
+        csvs: Path | None = options["csvs"]
+        for path in (qaps, csvs):
+            if path is not None and not path.is_file():
+                raise CommandError(f"{path}: no such file")
+        try:
+            raw_csvs = None
+            if csvs is not None:
+                self.stdout.write(f"Reading {csvs} …")
+                raw_csvs = read_csvs_tar(csvs)
+                self.stdout.write(f"  {len(raw_csvs):,} CSV files")
+            self.stdout.write(f"Reading {qaps} …")
+            tables = parse_qaps(read_bytes(qaps), raw_csvs=raw_csvs)
+        except ReleaseError as exc:
+            raise CommandError(f"Nothing was imported. {exc}") from None
+        report_release(self.stdout, tables)
+        if options["check"]:
+            self.stdout.write(
+                self.style.SUCCESS("The files are valid; nothing was written (--check).")
+            )
+            return
+        summary = release_import(tables=tables, progress=ProgressLine("Writing", self.stdout))
+        report_summary(self, summary)
+
+
+def report_release(out: Any, tables: list[ReleaseTable]) -> None:
+    counts = question_counts(tables)
+    sources = Counter(t.source for t in tables)
+    parts = [f"{counts['questions']:,} questions"]
+    for origin, label in (
+        ("human", "human-written"),
+        ("model", "model-generated"),
+        ("synthetic", "synthetic"),
+    ):
+        if counts[origin]:
+            parts.append(f"{counts[origin]:,} {label}")
+    out.write(f"  {counts['tables']:,} tables; " + ", ".join(parts))
+    out.write("  by source: " + ", ".join(f"{s} {n:,}" for s, n in sources.most_common()))
+
+
+def report_summary(command: BaseCommand, summary: ImportSummary) -> None:
+    out = command.stdout
+    if not summary.changed:
+        out.write(
+            command.style.SUCCESS(
+                f"Nothing changed: the database already holds these {summary.tables_unchanged:,} "
+                f"tables and {summary.questions_unchanged:,} questions."
+            )
+        )
+    else:
+        out.write(
+            f"Tables: {summary.tables_created:,} created, {summary.tables_updated:,} updated, "
+            f"{summary.tables_unchanged:,} unchanged."
+        )
+        out.write(
+            f"Questions: {summary.questions_created:,} created, "
+            f"{summary.questions_updated:,} updated, {summary.questions_unchanged:,} unchanged."
+        )
+        out.write(command.style.SUCCESS("Import complete."))
+    if summary.inconsistent_tables:
+        shown = ", ".join(summary.inconsistent_tables[:10])
+        more = len(summary.inconsistent_tables) - 10
+        out.write(
+            command.style.WARNING(
+                f"Note: {len(summary.inconsistent_tables)} tables carry release labels that break "
+                f"the table-property consistency rules (kept as released): {shown}"
+                + (f" and {more} more" if more > 0 else "")
+            )
+        )

@@ -1,0 +1,45 @@
+"""Import synthetic HCT-QA families: HCT (CSV and HTML), relational table, template questions."""
+
+from __future__ import annotations
+
+from argparse import ArgumentParser
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.management.commands._progress import ProgressLine
+from annotation.management.commands.import_hctqa import report_release, report_summary
+from annotation.services import release_import
+from hctqa.core.release import ReleaseError, read_synthetic_zip
+
+
+class Command(BaseCommand):
+    help = (
+        "Import one or more synthetic families from their zip files. Idempotent and all-or-nothing."
+    )
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("zips", nargs="+", type=Path, help="e.g. Number_of_students.zip")
+        parser.add_argument(
+            "--check", action="store_true", help="validate the files and write nothing"
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        tables = []
+        try:
+            for path in options["zips"]:
+                if not path.is_file():
+                    raise CommandError(f"{path}: no such file")
+                self.stdout.write(f"Reading {path} …")
+                tables.extend(read_synthetic_zip(path))
+        except ReleaseError as exc:
+            raise CommandError(f"Nothing was imported. {exc}") from None
+        report_release(self.stdout, tables)
+        if options["check"]:
+            self.stdout.write(
+                self.style.SUCCESS("The files are valid; nothing was written (--check).")
+            )
+            return
+        summary = release_import(tables=tables, progress=ProgressLine("Writing", self.stdout))
+        report_summary(self, summary)
