@@ -1,0 +1,11 @@
+from django.urls import path
+
+from annotation import views
+
+app_name = "annotation"
+
+urlpatterns = [
+    path("dataset/", views.dataset, name="dataset"),
+    path("tables/<str:table_id>/", views.table_detail, name="table_detail"),
+    path("tables/<str:table_id>/download/<str:fmt>/", views.table_download, name="table_download"),
+]

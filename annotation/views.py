@@ -1,0 +1,78 @@
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils.safestring import mark_safe
+
+from annotation import selectors
+from annotation.forms import TableFilterForm, TableFormatForm
+from hctqa.core import taxonomy
+from hctqa.pagination import page_with_count
+
+PAGE_SIZE = 50
+
+_DOWNLOAD_TYPES = {
+    "html": ("text/html", "html"),
+    "csv": ("text/csv", "csv"),
+    "markdown": ("text/markdown", "md"),
+    "json": ("application/json", "json"),
+    "pandas": ("text/plain", "txt"),
+}
+
+
+def dataset(request: HttpRequest) -> HttpResponse:
+    form = TableFilterForm(request.GET)
+    status = 200
+    page = None
+    if form.is_valid():
+        tables = selectors.table_list(filters=form.filters())
+        page = page_with_count(tables, number=form.cleaned_data["page"] or 1, size=PAGE_SIZE)
+    else:
+        status = 400
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {"form": form, "page": page, "query": query.urlencode()}
+    template = (
+        "annotation/partials/_table_results.html" if request.htmx else "annotation/dataset.html"
+    )
+    return render(request, template, context, status=status)
+
+
+def table_detail(request: HttpRequest, table_id: str) -> HttpResponse:
+    table = selectors.table_get(table_id=table_id)
+    form = TableFormatForm(request.GET)
+    if not form.is_valid():
+        return render(request, "400.html", {"errors": form.errors}, status=400)
+    fmt = form.fmt()
+    rendering = selectors.table_rendering(table=table, fmt=fmt)
+    context = {
+        "table": table,
+        "fmt": fmt,
+        "formats": list(_DOWNLOAD_TYPES),
+        # Our own renderer escapes every cell; only the HTML format is markup.
+        "rendering": mark_safe(rendering) if fmt == "html" else rendering,  # noqa: S308
+    }
+    if request.htmx:
+        return render(request, "annotation/partials/_table_view.html", context)
+    context.update(
+        questions=selectors.question_list_for_table(table=table),
+        show_gold=selectors.gold_answer_visible(user=request.user, split=table.split),
+        property_tree=taxonomy.tree(taxonomy.TABLE_PROPERTIES, table.table_properties),
+    )
+    return render(request, "annotation/table_detail.html", context)
+
+
+def table_download(request: HttpRequest, table_id: str, fmt: str) -> HttpResponse:
+    table = selectors.table_get(table_id=table_id)
+    if fmt not in _DOWNLOAD_TYPES:
+        formats = ", ".join(_DOWNLOAD_TYPES)
+        return HttpResponse(
+            f"unknown format {fmt!r}; choose one of {formats}",
+            status=400,
+            content_type="text/plain",
+        )
+    content_type, extension = _DOWNLOAD_TYPES[fmt]
+    body = selectors.table_rendering(table=table, fmt=fmt)
+    response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{table.id}.{extension}"'
+    return response

@@ -1,0 +1,56 @@
+"""Pages whose total rides along with the rows: one query instead of COUNT + SELECT.
+
+For a filtered list (text search above all) the filter is the expensive part; running it
+once instead of twice nearly halves the time on PostgreSQL.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.paginator import Page, Paginator
+from django.db.models import Count, QuerySet, Window
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.request import Request
+
+
+def page_with_count(queryset: QuerySet[Any], *, number: int, size: int) -> Page:
+    """Page ``number`` (1-based; past the end gives the last page), with its paginator's
+    count already known."""
+    offset = (number - 1) * size
+    rows = list(queryset.annotate(_total=Window(Count("pk")))[offset : offset + size])
+    paginator = Paginator(queryset, size)
+    # Paginator.count is a cached property: seed it so it never runs a COUNT query.
+    paginator.count = rows[0]._total if rows else queryset.count()
+    if not rows and number > paginator.num_pages:
+        if paginator.count == 0:
+            return Page([], 1, paginator)
+        return page_with_count(queryset, number=paginator.num_pages, size=size)
+    return Page(rows, number, paginator)
+
+
+class CountedPagination(PageNumberPagination):
+    """DRF page-number pagination built on page_with_count."""
+
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 500
+
+    def paginate_queryset(
+        self, queryset: QuerySet[Any], request: Request, view: Any = None
+    ) -> list[Any]:
+        from rest_framework.exceptions import NotFound
+
+        self.request = request
+        size = self.get_page_size(request)
+        raw = request.query_params.get(self.page_query_param, "1")
+        try:
+            number = int(raw)
+            if number < 1:
+                raise ValueError
+        except ValueError:
+            raise NotFound(f"page should be a whole number from 1, not {raw!r}") from None
+        self.page = page_with_count(queryset, number=number, size=size)
+        if self.page.number != number:
+            raise NotFound(f"page {number} is past the last page ({self.page.number})")
+        return list(self.page)

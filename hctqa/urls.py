@@ -1,0 +1,33 @@
+from django.conf import settings
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+from django.views.static import serve
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from rest_framework.authtoken.views import obtain_auth_token
+
+from hctqa import health, views
+
+api_patterns = [
+    path("", include("annotation.api_urls")),
+    path("auth/token/", obtain_auth_token, name="api-token"),
+    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+]
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("healthz", health.healthz, name="healthz"),
+    path("", include("annotation.urls")),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/", include("hctqa.accounts.urls")),
+    path("api/", include(api_patterns)),
+    path("admin/", admin.site.urls),
+    # Uploaded table images. Small and few; a production proxy may serve MEDIA_ROOT instead.
+    path(
+        f"{settings.MEDIA_URL.lstrip('/')}<path:path>",
+        serve,
+        {"document_root": settings.MEDIA_ROOT},
+    ),
+]

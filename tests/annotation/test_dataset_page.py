@@ -1,0 +1,110 @@
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from annotation.models import Question
+from tests.factories import SIMPLE_CSV, QuestionFactory, TableFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def get(client: Client, query: str = "", **headers: str):
+    return client.get(f"/dataset/{query}", headers=headers)
+
+
+def listed(response) -> list[str]:
+    return [t.id for t in response.context["page"].object_list]
+
+
+def test_it_lists_tables_with_their_question_counts(client: Client) -> None:
+    table = TableFactory(id="psa--1--1")
+    QuestionFactory(table=table, origin=Question.Origin.HUMAN)
+    QuestionFactory(table=table, id="psa--1--1--A0", origin=Question.Origin.MODEL)
+    response = get(client)
+    assert response.status_code == 200
+    row = response.context["page"].object_list[0]
+    assert (row.id, row.question_count, row.human_question_count) == ("psa--1--1", 2, 1)
+    assert b'href="/tables/psa--1--1/"' in response.content
+
+
+def test_it_filters_by_source_split_and_table_property(client: Client) -> None:
+    TableFactory(id="psa--1--1", split="test")
+    TableFactory(id="pak--1--1", source="pak", table_properties={"row_group_label": True})
+    assert listed(get(client, "?source=pak")) == ["pak--1--1"]
+    assert listed(get(client, "?split=test")) == ["psa--1--1"]
+    assert listed(get(client, "?table_property=row_group_label")) == ["pak--1--1"]
+    assert listed(get(client, "?table_property=multi_level_column")) == ["psa--1--1"]
+
+
+def test_it_filters_on_having_a_human_written_question(client: Client) -> None:
+    covered = TableFactory(id="psa--1--1")
+    QuestionFactory(table=covered)
+    uncovered = TableFactory(id="psa--1--2")
+    QuestionFactory(table=uncovered, id="psa--1--2--A0", origin=Question.Origin.MODEL)
+    assert listed(get(client, "?has_human_question=yes")) == ["psa--1--1"]
+    assert listed(get(client, "?has_human_question=no")) == ["psa--1--2"]
+
+
+def test_text_search_looks_in_ids_cells_and_questions(client: Client) -> None:
+    TableFactory(id="psa--1--1", canonical_csv=SIMPLE_CSV)
+    other = TableFactory(id="arxiv--2--2", canonical_csv="Model,Score\nResNet,0.9\n")
+    QuestionFactory(table=other, text="Which model scores best on ImageNet?")
+    assert listed(get(client, "?q=south")) == ["psa--1--1"]
+    assert listed(get(client, "?q=imagenet")) == ["arxiv--2--2"]
+    assert listed(get(client, "?q=arxiv--2")) == ["arxiv--2--2"]
+
+
+def test_it_paginates_fifty_tables_a_page(client: Client) -> None:
+    TableFactory.create_batch(51)
+    first = get(client)
+    assert len(first.context["page"].object_list) == 50
+    assert b"Page 1 of 2" in first.content
+    assert len(get(client, "?page=2").context["page"].object_list) == 1
+
+
+def test_an_htmx_request_gets_only_the_results_fragment(client: Client) -> None:
+    TableFactory(id="psa--1--1")
+    response = get(client, "?source=psa", HX_Request="true")
+    assert response.status_code == 200
+    assert b"<html" not in response.content
+    assert b"psa--1--1" in response.content
+
+
+def test_bad_filters_are_refused_with_the_reason(client: Client) -> None:
+    response = get(client, "?source=nasa&table_property=wobbly&page=0")
+    assert response.status_code == 400
+    text = response.content.decode()
+    assert "Select a valid choice. nasa is not one of the available choices." in text
+    assert "wobbly is not one of the available choices" in text
+    assert "greater than or equal to 1" in text
+
+
+def test_the_query_count_does_not_grow_with_the_data(client: Client) -> None:
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as ctx:
+            assert get(client, "?has_human_question=yes&q=a").status_code == 200
+        return len(ctx.captured_queries)
+
+    for table in TableFactory.create_batch(3):
+        QuestionFactory(table=table)
+    small = queries()
+    for table in TableFactory.create_batch(60):
+        QuestionFactory.create_batch(3, table=table)
+    assert queries() == small <= 10
+
+
+def test_no_results_says_so(client: Client) -> None:
+    TableFactory(id="psa--1--1")
+    response = get(client, "?q=zzz-nothing", HX_Request="true")
+    assert b"0 tables" in response.content
+    assert b"No table matches these filters." in response.content
+
+
+def test_a_page_past_the_end_shows_the_last_page(client: Client) -> None:
+    TableFactory.create_batch(51)
+    response = get(client, "?page=7")
+    assert response.context["page"].number == 2
+    assert len(response.context["page"].object_list) == 1
