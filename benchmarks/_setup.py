@@ -1,0 +1,51 @@
+"""Shared set-up for the benchmark scripts. They never touch a developer's data: SQLite runs
+in a throwaway var/ directory, and with DATABASE_URL set they use a fresh database named
+hctqa_bench on the same PostgreSQL server."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_DATA = REPO.parent / "shared" / "data"
+
+
+def setup(description: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=Path(os.environ.get("HCTQA_DATA_DIR", DEFAULT_DATA)),
+        help="the release's data folder (holding hctqa-real/)",
+    )
+    args = parser.parse_args()
+    os.environ.setdefault("HCTQA_VAR_DIR", tempfile.mkdtemp(prefix="hctqa-bench-"))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "hctqa.settings")
+    if os.environ.get("DATABASE_URL"):
+        os.environ["DATABASE_URL"] = _scratch_postgres(os.environ["DATABASE_URL"])
+    sys.path.insert(0, str(REPO))
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    return args
+
+
+def _scratch_postgres(url: str) -> str:
+    """A fresh database hctqa_bench beside the one in DATABASE_URL, which is left alone."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    import psycopg
+
+    parts = urlsplit(url)
+    maintenance = urlunsplit(parts._replace(path="/postgres"))
+    with psycopg.connect(maintenance, autocommit=True) as conn:
+        conn.execute("DROP DATABASE IF EXISTS hctqa_bench")
+        conn.execute("CREATE DATABASE hctqa_bench")
+    return urlunsplit(parts._replace(path="/hctqa_bench"))
