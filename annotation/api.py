@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers
@@ -26,6 +27,16 @@ def _parse(form_class: type, request: Request) -> Any:
     if not form.is_valid():
         raise ValidationError({k: [str(e) for e in v] for k, v in form.errors.items()})
     return form
+
+
+def _paginated(
+    request: Request, queryset: QuerySet[Any], output: type[serializers.BaseSerializer]
+) -> Response:
+    paginator = CountedPagination()
+    page = paginator.paginate_queryset(queryset, request)
+    return paginator.get_paginated_response(
+        output(page, many=True, context={"request": request}).data
+    )
 
 
 @extend_schema_field({"type": "string", "nullable": True})
@@ -110,12 +121,7 @@ class TableListApi(APIView):
     @extend_schema(parameters=table_filter_parameters, responses=TableListOutput(many=True))
     def get(self, request: Request) -> Response:
         form = _parse(TableFilterForm, request)
-        paginator = CountedPagination()
-        page = paginator.paginate_queryset(
-            selectors.table_list(filters=form.filters()), request, view=self
-        )
-        data = TableListOutput(page, many=True, context={"request": request}).data
-        return paginator.get_paginated_response(data)
+        return _paginated(request, selectors.table_list(filters=form.filters()), TableListOutput)
 
 
 class TableDetailOutput(serializers.ModelSerializer):
@@ -189,12 +195,7 @@ class QuestionListApi(APIView):
     )
     def get(self, request: Request) -> Response:
         form = _parse(QuestionFilterForm, request)
-        paginator = CountedPagination()
-        page = paginator.paginate_queryset(
-            selectors.question_list(filters=form.filters()), request, view=self
-        )
-        data = QuestionOutput(page, many=True, context={"request": request}).data
-        return paginator.get_paginated_response(data)
+        return _paginated(request, selectors.question_list(filters=form.filters()), QuestionOutput)
 
 
 class QuestionDetailApi(APIView):

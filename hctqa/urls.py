@@ -2,7 +2,6 @@ from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
-from django.views.static import serve
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.authtoken.views import obtain_auth_token
 
@@ -25,9 +24,5 @@ urlpatterns = [
     path("api/", include(api_patterns)),
     path("admin/", admin.site.urls),
     # Uploaded table images. Small and few; a production proxy may serve MEDIA_ROOT instead.
-    path(
-        f"{settings.MEDIA_URL.lstrip('/')}<path:path>",
-        serve,
-        {"document_root": settings.MEDIA_ROOT},
-    ),
+    path(f"{settings.MEDIA_URL.lstrip('/')}<path:path>", views.media, name="media"),
 ]

@@ -10,11 +10,16 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from django.db import connections
 
 REPO = Path(__file__).resolve().parent.parent
 # The real HCT-QA release lives beside the project; HCTQA_DATA_DIR points elsewhere.
 DATA_DIR = Path(os.environ.get("HCTQA_DATA_DIR", REPO.parent / "shared" / "data")).resolve()
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+
+# Close database connections after every request: a live-server thread kept alive by the
+# browser must not hold one open while the test database is dropped.
+connections.settings["default"]["CONN_MAX_AGE"] = 0
 
 # Playwright's sync API runs an event loop in the test thread; Django's ORM would refuse to
 # run there. The tests touch the ORM only between Playwright calls, never concurrently.

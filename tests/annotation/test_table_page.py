@@ -89,3 +89,21 @@ def test_the_query_count_does_not_grow_with_questions(client: Client) -> None:
     few = queries()
     QuestionFactory.create_batch(20, table=table, origin=Question.Origin.MODEL)
     assert queries() == few <= 10
+
+
+def test_a_table_image_is_shown_and_served(client: Client, settings, tmp_path) -> None:
+    import io
+
+    from django.core.files.base import ContentFile
+    from PIL import Image
+
+    settings.MEDIA_ROOT = tmp_path
+    buffer = io.BytesIO()
+    Image.new("RGB", (40, 20), "white").save(buffer, format="PNG")
+    table = TableFactory(id="psa--1--1")
+    table.image.save("psa_1_1.png", ContentFile(buffer.getvalue()))
+    html = client.get("/tables/psa--1--1/").content.decode()
+    assert f'<img src="{table.image.url}" alt="Source image of table psa--1--1">' in html
+    served = client.get(table.image.url)
+    assert served.status_code == 200
+    assert b"".join(served.streaming_content).startswith(b"\x89PNG")

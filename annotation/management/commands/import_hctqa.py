@@ -54,14 +54,19 @@ class Command(BaseCommand):
             tables = parse_qaps(read_bytes(qaps), raw_csvs=raw_csvs)
         except ReleaseError as exc:
             raise CommandError(f"Nothing was imported. {exc}") from None
-        report_release(self.stdout, tables)
-        if options["check"]:
-            self.stdout.write(
-                self.style.SUCCESS("The files are valid; nothing was written (--check).")
-            )
-            return
-        summary = release_import(tables=tables, progress=ProgressLine("Writing", self.stdout))
-        report_summary(self, summary)
+        write_and_report(self, tables, check_only=options["check"])
+
+
+def write_and_report(command: BaseCommand, tables: list[ReleaseTable], *, check_only: bool) -> None:
+    """What every import command does once its files are read and valid."""
+    report_release(command.stdout, tables)
+    if check_only:
+        command.stdout.write(
+            command.style.SUCCESS("The files are valid; nothing was written (--check).")
+        )
+        return
+    summary = release_import(tables=tables, progress=ProgressLine("Writing", command.stdout))
+    report_summary(command, summary)
 
 
 def report_release(out: Any, tables: list[ReleaseTable]) -> None:

@@ -8,9 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.management.commands._progress import ProgressLine
-from annotation.management.commands.import_hctqa import report_release, report_summary
-from annotation.services import release_import
+from annotation.management.commands.import_hctqa import write_and_report
 from hctqa.core.release import ReleaseError, read_synthetic_zip
 
 
@@ -35,11 +33,4 @@ class Command(BaseCommand):
                 tables.extend(read_synthetic_zip(path))
         except ReleaseError as exc:
             raise CommandError(f"Nothing was imported. {exc}") from None
-        report_release(self.stdout, tables)
-        if options["check"]:
-            self.stdout.write(
-                self.style.SUCCESS("The files are valid; nothing was written (--check).")
-            )
-            return
-        summary = release_import(tables=tables, progress=ProgressLine("Writing", self.stdout))
-        report_summary(self, summary)
+        write_and_report(self, tables, check_only=options["check"])
