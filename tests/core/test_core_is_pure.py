@@ -12,6 +12,10 @@ CORE_MODULES = [
     "hctqa.core.splits",
     "hctqa.core.synthetic",
     "hctqa.core.demo",
+    "hctqa.core.scoring",
+    "hctqa.core.predictions",
+    "hctqa.core.stats",
+    "hctqa.core.reported",
 ]
 
 
