@@ -118,25 +118,27 @@ TEMPLATES = [
 ]
 
 # --- Database: a SQLite file by default, PostgreSQL (or any dj-database-url URL) when set.
+# WAL lets the web server read while the worker writes; IMMEDIATE takes the write lock up
+# front, so two writers queue for it instead of failing halfway through a transaction.
+SQLITE_OPTIONS = {
+    "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    "transaction_mode": "IMMEDIATE",
+    "timeout": 20,
+}
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
 if DATABASE_URL:
-    DATABASES = {
-        "default": dj_database_url.parse(
-            DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 60), conn_health_checks=True
-        )
-    }
+    _database = dj_database_url.parse(
+        DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 60), conn_health_checks=True
+    )
+    if _database["ENGINE"].endswith("sqlite3"):
+        _database["OPTIONS"] = SQLITE_OPTIONS
+    DATABASES = {"default": _database}
 else:
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": VAR_DIR / "db.sqlite3",
-            "OPTIONS": {
-                # WAL lets the web server read while the worker writes; IMMEDIATE takes the
-                # write lock up front, so two writers queue instead of failing mid-transaction.
-                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-                "transaction_mode": "IMMEDIATE",
-                "timeout": 20,
-            },
+            "OPTIONS": SQLITE_OPTIONS,
             "TEST": {"NAME": VAR_DIR / "test-db.sqlite3"},
         }
     }
@@ -172,6 +174,18 @@ STORAGES = {
 }
 MEDIA_URL = "media/"
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
+# Files that are never served (uploaded predictions).
+PRIVATE_FILES_ROOT = Path(env_str("PRIVATE_FILES_ROOT", str(VAR_DIR / "private")))
+
+# --- Leaderboard submissions
+SUBMISSION_MAX_BYTES = env_int("SUBMISSION_MAX_BYTES", 50 * 1024 * 1024)
+# Submissions scored against test gold answers (split test or all) per user per UTC day;
+# failed and deleted ones count too.
+SUBMISSION_DAILY_TEST_LIMIT = env_int("SUBMISSION_DAILY_TEST_LIMIT", 5)
+# A submission still queued or scoring after this long is requeued, or failed after
+# SUBMISSION_MAX_ATTEMPTS tries.
+SUBMISSION_STUCK_AFTER_SECONDS = env_int("SUBMISSION_STUCK_AFTER_SECONDS", 600)
+SUBMISSION_MAX_ATTEMPTS = env_int("SUBMISSION_MAX_ATTEMPTS", 3)
 
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
@@ -207,7 +221,8 @@ SPECTACULAR_SETTINGS = {
 # var/celery, so a real worker process runs with no broker server. It needs no extra package,
 # survives restarts (messages are on disk), and supports the fanout that remote control and
 # /healthz's worker ping rely on. Set CELERY_BROKER_URL=redis://... in production.
-CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or "filesystem://"
+# "localhost" only keeps kombu from warning that no host was given; the transport ignores it.
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or "filesystem://localhost//"
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _celery_dir = Path(env_str("CELERY_FILESYSTEM_DIR", str(VAR_DIR / "celery")))
     for _folder in ("queue", "control"):
@@ -231,6 +246,13 @@ CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 3600)
 CELERY_BROKER_CONNECTION_TIMEOUT = 3
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_DEFAULT_QUEUE = "default"
+CELERY_BEAT_SCHEDULE = {
+    "sweep-stuck-submissions": {
+        "task": "leaderboard.tasks.sweep_submissions",
+        "schedule": env_int("SUBMISSION_SWEEP_EVERY_SECONDS", 60),
+    },
+}
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 
 LOGGING = {
     "version": 1,

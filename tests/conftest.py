@@ -27,15 +27,17 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
 @pytest.fixture(autouse=True, scope="session")
-def _static_files_without_manifest() -> Iterator[None]:
-    """The manifest storage needs collectstatic first; tests serve static files from the
-    finders instead. Production mode is smoke-tested by .ci/run through scripts/run."""
+def _test_settings() -> Iterator[None]:
+    """Static files from the finders (the manifest storage needs collectstatic first;
+    production mode is smoke-tested by .ci/run through scripts/run), and fast passwords."""
     from django.conf import settings
     from django.test import override_settings
 
     storages = {**settings.STORAGES}
     storages["staticfiles"] = {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}
-    with override_settings(STORAGES=storages):
+    # Password hashing is slow on purpose; tests create many users.
+    fast_hashers = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    with override_settings(STORAGES=storages, PASSWORD_HASHERS=fast_hashers):
         yield
 
 
@@ -99,10 +101,24 @@ def filesystem_broker_options(folder: Path) -> dict[str, object]:
     }
 
 
-def _broker_env(tmp_path: Path) -> dict[str, str]:
-    """Environment for a worker that shares this process's broker, isolated from any other
-    worker on the machine when the broker is the embedded filesystem one."""
+def _database_url_of_this_test_run() -> str:
+    """The test database as a URL, so a worker process works on the same data."""
+    from django.db import connection
+
+    s = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{Path(s['NAME']).resolve()}"
+    host = s["HOST"] or "localhost"
+    port = s["PORT"] or 5432
+    return f"postgres://{s['USER']}:{s['PASSWORD']}@{host}:{port}/{s['NAME']}"
+
+
+def _worker_env(tmp_path: Path) -> dict[str, str]:
+    """Environment for a worker that shares this process's broker and test database, and is
+    isolated from any other worker on the machine when the broker is the filesystem one."""
     env = os.environ.copy()
+    env["DATABASE_URL"] = _database_url_of_this_test_run()
+    env["DB_CONN_MAX_AGE"] = "0"
     if not os.environ.get("CELERY_BROKER_URL"):
         env["CELERY_FILESYSTEM_DIR"] = str(tmp_path / "broker")
     return env
@@ -113,7 +129,7 @@ def celery_worker_process(tmp_path: Path) -> Iterator[subprocess.Popen]:
     """A real `celery worker` process, and this process's Celery app pointed at its broker."""
     from hctqa.celery import app
 
-    env = _broker_env(tmp_path)
+    env = _worker_env(tmp_path)
     options = app.conf.broker_transport_options
     if "CELERY_FILESYSTEM_DIR" in env:
         options = filesystem_broker_options(Path(env["CELERY_FILESYSTEM_DIR"]))

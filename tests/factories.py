@@ -58,3 +58,33 @@ class QuestionFactory(factory.django.DjangoModelFactory[Question]):
     origin = Question.Origin.HUMAN
     status = Question.Status.VERIFIED
     query_properties = factory.LazyFunction(taxonomy.QUERY_PROPERTIES.empty)
+
+
+class SubmissionFactory(factory.django.DjangoModelFactory):
+    """A scored public text submission by a researcher."""
+
+    class Meta:
+        model = "leaderboard.Submission"
+
+    owner = factory.SubFactory(UserFactory, role="researcher")
+    model_name = factory.Sequence(lambda n: f"model-{n}")
+    organisation = "Lab"
+    parameters_billions = 7
+    weights = "open"
+    modality = "text"
+    table_format = "paper"
+    split = "test"
+    data_scope = "real"
+    visibility = "public"
+    status = "scored"
+    progress = 100
+    n_questions = 100
+    coverage = 1.0
+    precision = factory.Sequence(lambda n: (n % 90) / 100 + 0.05)
+    recall = factory.Sequence(lambda n: (n * 7 % 90) / 100 + 0.05)
+    f1 = 0.5
+    cc = 0.3
+    recall_psa = 0.4
+    recall_pak = 0.5
+    recall_census = 0.3
+    recall_arxiv = 0.6

@@ -1,19 +1,24 @@
-"""Load the generated demo tables and the demo users (one per role)."""
+"""Load the generated demo tables, one demo user per role and a few scored demo submissions."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand
 
 from annotation.management.commands.import_hctqa import report_summary
 from annotation.services import release_import
 from hctqa.accounts.services import demo_users_ensure
 from hctqa.core.demo import demo_tables
+from leaderboard.demo import demo_submissions_ensure
 
 
 class Command(BaseCommand):
-    help = "Load the demo dataset (generated HCTs with questions) and one demo user per role."
+    help = (
+        "Load the demo dataset (generated HCTs with questions), one demo user per role, and "
+        "demo submissions on the leaderboard."
+    )
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--no-users", action="store_true", help="load the tables only")
@@ -21,8 +26,18 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         summary = release_import(tables=demo_tables())
         report_summary(self, summary)
-        if not options["no_users"]:
-            users = demo_users_ensure()
-            self.stdout.write("Demo logins (username / password, role):")
-            for username, password, role in users:
-                self.stdout.write(f"  {username} / {password}  ({role})")
+        if options["no_users"]:
+            return
+        users = demo_users_ensure()
+        submissions = demo_submissions_ensure(owner=User.objects.get(username="researcher"))
+        self.stdout.write(
+            "Demo submissions: "
+            + ", ".join(
+                f"{s.model_name} (recall {s.recall:.2f})"
+                for s in submissions
+                if s.recall is not None
+            )
+        )
+        self.stdout.write("Demo logins (username / password, role):")
+        for username, password, role in users:
+            self.stdout.write(f"  {username} / {password}  ({role})")

@@ -1,0 +1,281 @@
+"""Reads for the leaderboard. Test-split gold answers never leave through here: per-question
+views either drop test questions or withhold their scores."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import F, Q, QuerySet
+from django.http import Http404
+
+from annotation.models import Question, QuestionStatus, Source, Split
+from annotation.selectors import gold_answer_visible
+from hctqa.core.release import REAL_SOURCES
+from hctqa.core.stats import PairedComparison, paired_bootstrap
+from leaderboard.models import (
+    DataScope,
+    EvalSplit,
+    Kind,
+    PropertyRegression,
+    QuestionResult,
+    Status,
+    Submission,
+    Visibility,
+)
+
+User = AbstractBaseUser | AnonymousUser
+
+
+def _scope_filter(data_scope: str) -> Q:
+    if data_scope == DataScope.SYNTHETIC:
+        return Q(table__source=Source.SYNTHETIC)
+    return Q(table__source__in=REAL_SOURCES)
+
+
+def benchmark_questions(*, split: str, data_scope: str) -> QuerySet[Question]:
+    """The verified questions a submission for this split and scope is scored on."""
+    questions = Question.objects.filter(_scope_filter(data_scope), status=QuestionStatus.VERIFIED)
+    if split != EvalSplit.ALL:
+        questions = questions.filter(table__split=split)
+    return questions
+
+
+def gold_answers(*, split: str, data_scope: str) -> dict[str, str]:
+    return dict(
+        benchmark_questions(split=split, data_scope=data_scope).values_list("id", "gold_answer")
+    )
+
+
+def known_question_ids() -> set[str]:
+    return set(Question.objects.values_list("id", flat=True))
+
+
+@dataclass(frozen=True)
+class QuestionFacts:
+    table_id: str
+    origin: str
+    template_number: int | None
+    query_properties: dict[str, Any]
+    table_properties: dict[str, Any]
+
+
+def question_facts(*, question_ids: list[str]) -> dict[str, QuestionFacts]:
+    """What the breakdowns group by, for each question: one query."""
+    rows = Question.objects.filter(id__in=question_ids).values_list(
+        "id", "table_id", "origin", "template_number", "query_properties", "table__table_properties"
+    )
+    return {row[0]: QuestionFacts(*row[1:]) for row in rows}
+
+
+def includes_test_questions(split: str) -> bool:
+    return split in (EvalSplit.TEST, EvalSplit.ALL)
+
+
+# --- The board -----------------------------------------------------------------------------
+
+
+SORTABLE = {
+    "model": "model_name",
+    "organisation": "organisation",
+    "parameters": "parameters_billions",
+    "precision": "precision",
+    "recall": "recall",
+    "f1": "f1",
+    "cc": "cc",
+    "psa": "recall_psa",
+    "pak": "recall_pak",
+    "census": "recall_census",
+    "arxiv": "recall_arxiv",
+    "submitted": "created_at",
+}
+
+
+@dataclass(frozen=True)
+class BoardFilters:
+    modality: str = "text"
+    size_class: str = ""
+    weights: str = ""
+    data_scope: str = "real"
+    table_format: str = ""
+    search: str = ""
+    sort: str = "-recall"
+
+
+def board(*, filters: BoardFilters) -> QuerySet[Submission]:
+    """Public scored submissions and the paper's reported rows, filtered and sorted; missing
+    figures sort last whichever the direction."""
+    rows = Submission.objects.filter(
+        Q(kind=Kind.REPORTED) | Q(status=Status.SCORED, visibility=Visibility.PUBLIC),
+        modality=filters.modality,
+    )
+    for field in ("size_class", "weights", "data_scope", "table_format"):
+        value = getattr(filters, field)
+        if value:
+            rows = rows.filter(**{field: value})
+    if filters.search:
+        text = filters.search
+        rows = rows.filter(
+            Q(model_name__icontains=text)
+            | Q(organisation__icontains=text)
+            | Q(description__icontains=text)
+        )
+    descending = filters.sort.startswith("-")
+    column = SORTABLE[filters.sort.lstrip("-")]
+    order = F(column).desc(nulls_last=True) if descending else F(column).asc(nulls_last=True)
+    return rows.defer("breakdowns", "description").order_by(order, "model_name", "id")
+
+
+# --- One submission ------------------------------------------------------------------------
+
+
+def can_manage(*, user: User, submission: Submission) -> bool:
+    if not user.is_authenticated or submission.kind == Kind.REPORTED:
+        return False
+    return submission.owner_id == user.pk or user.has_perm("leaderboard.change_submission")
+
+
+def submission_for_viewer(*, submission_id: int, user: User) -> Submission:
+    """Public submissions and reported rows for everyone; private ones for owner and admins.
+    Anything else is a 404, so private submissions do not reveal that they exist."""
+    try:
+        submission = Submission.objects.select_related("owner").get(pk=submission_id)
+    except Submission.DoesNotExist:
+        raise Http404("no such submission") from None
+    public = submission.kind == Kind.REPORTED or submission.visibility == Visibility.PUBLIC
+    if not public and not can_manage(user=user, submission=submission):
+        raise Http404("no such submission")
+    return submission
+
+
+def submissions_of(*, user: User) -> QuerySet[Submission]:
+    return Submission.objects.filter(owner=user).defer("breakdowns").order_by("-created_at")
+
+
+@dataclass(frozen=True)
+class WrongAnswer:
+    question_id: str
+    table_id: str
+    text: str
+    prediction: str
+    gold_answer: str | None
+    recall: float
+    f1: float | None
+
+
+def hardest_questions(*, submission: Submission, limit: int = 20) -> list[WrongAnswer]:
+    """The questions this submission got least right: lowest recall, then lowest F1.
+
+    Test-split questions are left out: their per-question scores would tell a reader which
+    answers match the hidden gold.
+    """
+    results = (
+        QuestionResult.objects.filter(submission=submission, cc=False)
+        .exclude(question__table__split=Split.TEST)
+        .select_related("question")
+        .only(
+            "prediction",
+            "recall",
+            "f1",
+            "question__id",
+            "question__text",
+            "question__gold_answer",
+            "question__table_id",
+        )
+        .order_by("recall", F("f1").asc(nulls_first=True), "question_id")[:limit]
+    )
+    return [
+        WrongAnswer(
+            question_id=r.question.id,
+            table_id=r.question.table_id,
+            text=r.question.text,
+            prediction=r.prediction,
+            gold_answer=r.question.gold_answer,
+            recall=r.recall,
+            f1=r.f1,
+        )
+        for r in results
+    ]
+
+
+def results_export(*, submission: Submission, user: User) -> list[dict[str, Any]]:
+    """Per-question results for the owner: predictions always; scores and gold answers only
+    where the gold may be shown to this user (never for test-split questions, admins aside)."""
+    rows = QuestionResult.objects.filter(submission=submission).values_list(
+        "question_id",
+        "question__table__split",
+        "question__gold_answer",
+        "prediction",
+        "answered",
+        "precision",
+        "recall",
+        "f1",
+        "cc",
+    )
+    out = []
+    for qid, split, gold, prediction, answered, precision, recall, f1, cc in rows.order_by(
+        "question_id"
+    ):
+        visible = gold_answer_visible(user=user, split=split)
+        out.append(
+            {
+                "question_id": qid,
+                "split": split,
+                "prediction": prediction,
+                "answered": answered,
+                "gold_answer": gold if visible else None,
+                "precision": precision if visible else None,
+                "recall": recall if visible else None,
+                "f1": f1 if visible else None,
+                "cc": cc if visible else None,
+            }
+        )
+    return out
+
+
+# --- Comparisons and the regression --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Comparison:
+    a: Submission
+    b: Submission
+    metrics: dict[str, PairedComparison]
+
+
+def compare(*, a: Submission, b: Submission) -> Comparison:
+    """Paired bootstrap on the questions both submissions answered for the same gold."""
+    metrics = ["recall", "cc"]
+    if a.modality == b.modality == "text":
+        metrics = ["precision", "recall", "f1", "cc"]
+    scores: dict[int, dict[str, tuple[float, ...]]] = {}
+    for submission in (a, b):
+        rows = QuestionResult.objects.filter(submission=submission).values_list(
+            "question_id", *metrics
+        )
+        scores[submission.pk] = {row[0]: tuple(float(v) for v in row[1:]) for row in rows}
+    shared = sorted(set(scores[a.pk]) & set(scores[b.pk]))
+    if not shared:
+        raise ValueError("these two submissions share no scored questions")
+    results = {}
+    for position, metric in enumerate(metrics):
+        results[metric] = paired_bootstrap(
+            [scores[a.pk][q][position] for q in shared],
+            [scores[b.pk][q][position] for q in shared],
+        )
+    return Comparison(a=a, b=b, metrics=results)
+
+
+def comparable_submissions() -> QuerySet[Submission]:
+    return (
+        Submission.objects.filter(
+            kind=Kind.SUBMISSION, status=Status.SCORED, visibility=Visibility.PUBLIC
+        )
+        .only("id", "model_name", "modality", "split", "data_scope", "table_format")
+        .order_by("model_name", "id")
+    )
+
+
+def current_regression() -> PropertyRegression | None:
+    return PropertyRegression.objects.order_by("-computed_at").first()

@@ -1,0 +1,84 @@
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from tests.factories import QuestionFactory, TableFactory, UserFactory
+
+# Four real tables, one per source, across the splits; three questions each.
+TABLES = {
+    "psa--1--1": "train",
+    "pak--1--1": "test",
+    "census--1--1": "validation",
+    "arxiv--1--1": "train",
+}
+
+
+@pytest.fixture
+def dataset(db) -> dict[str, str]:
+    """Question id → gold answer."""
+    gold = {}
+    for table_id, split in TABLES.items():
+        table = TableFactory(id=table_id, source=table_id.split("--")[0], split=split)
+        for k in range(3):
+            question = QuestionFactory(
+                table=table, id=f"{table_id}--M{k}", gold_answer=f"{{{table_id}-answer-{k}}}"
+            )
+            gold[question.id] = question.gold_answer
+    return gold
+
+
+@pytest.fixture
+def researcher(db):
+    return UserFactory(username="ada", role="researcher")
+
+
+def answers(gold: dict[str, str], *, right: int | None = None) -> dict[str, str]:
+    """Answers to every question; only the first ``right`` ones correct."""
+    out = {}
+    for i, (qid, answer) in enumerate(sorted(gold.items())):
+        correct = right is None or i < right
+        out[qid] = answer.strip("{}") if correct else "wrong"
+    return out
+
+
+def upload(
+    records: dict[str, str] | list | bytes, name: str = "predictions.jsonl"
+) -> SimpleUploadedFile:
+    if isinstance(records, bytes):
+        data = records
+    elif isinstance(records, dict):
+        data = "\n".join(
+            json.dumps({"question_id": q, "response": a}) for q, a in records.items()
+        ).encode()
+    else:
+        data = json.dumps(records).encode()
+    return SimpleUploadedFile(name, data, content_type="application/octet-stream")
+
+
+FORM = {
+    "model_name": "TableLlama-7B",
+    "organisation": "Lab",
+    "parameters_billions": "7",
+    "weights": "open",
+    "modality": "text",
+    "table_format": "paper",
+    "prompt_style": "zero_shot",
+    "split": "test",
+    "data_scope": "real",
+    "visibility": "public",
+    "paper_url": "",
+    "code_url": "",
+    "description": "",
+}
+
+
+@pytest.fixture
+def form_data() -> Callable[..., dict]:
+    def make(**overrides: object) -> dict:
+        return {**FORM, **overrides}
+
+    return make

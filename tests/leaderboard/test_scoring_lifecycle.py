@@ -1,0 +1,216 @@
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.core.exceptions import PermissionDenied
+from django.utils import timezone
+
+from hctqa.core.scoring import evaluate
+from hctqa.errors import ApplicationError
+from leaderboard import services
+from leaderboard.models import (
+    DailyLimitEntry,
+    PropertyRegression,
+    QuestionResult,
+    Status,
+    Submission,
+)
+from tests.factories import QuestionFactory, TableFactory, UserFactory
+from tests.leaderboard.conftest import answers, upload
+
+pytestmark = pytest.mark.django_db
+
+
+def submit(owner, gold, *, right=None, **fields) -> Submission:
+    data = services.SubmissionInput(
+        **{
+            "model_name": "m",
+            "weights": "open",
+            "parameters_billions": 7,
+            "modality": "text",
+            "table_format": "paper",
+            "split": "all",
+            "data_scope": "real",
+            **fields,
+        }
+    )
+    return services.submission_create(
+        owner=owner, data=data, predictions=upload(answers(gold, right=right))
+    )
+
+
+def test_scoring_stores_every_question_and_the_reference_scores(dataset, researcher) -> None:
+    submission = submit(researcher, dataset, right=6)
+    assert services.submission_score(submission_id=submission.pk) == "scored"
+    submission.refresh_from_db()
+    expected = evaluate(dataset, answers(dataset, right=6), "text")
+    assert submission.status == Status.SCORED and submission.progress == 100
+    assert submission.recall == pytest.approx(expected.overall.recall) == 0.5
+    assert (submission.recall_low, submission.recall_high) == pytest.approx(
+        (expected.overall.ci["recall"].low, expected.overall.ci["recall"].high)
+    )
+    assert submission.recall_pak == expected.by_source["pak"].recall
+    assert QuestionResult.objects.filter(submission=submission).count() == 12
+    assert QuestionResult.objects.filter(submission=submission, cc=True).count() == 6
+
+
+def test_unanswered_questions_count_as_empty_and_coverage_is_kept(dataset, researcher) -> None:
+    gold = dict(list(dataset.items())[:4])
+    submission = submit(researcher, gold)
+    services.submission_score(submission_id=submission.pk)
+    submission.refresh_from_db()
+    assert submission.coverage == pytest.approx(4 / 12)
+    assert QuestionResult.objects.filter(submission=submission, answered=False).count() == 8
+
+
+def test_scoring_twice_does_the_work_once(dataset, researcher) -> None:
+    submission = submit(researcher, dataset)
+    assert services.submission_score(submission_id=submission.pk) == "scored"
+    assert services.submission_score(submission_id=submission.pk) == "not queued"
+    assert QuestionResult.objects.filter(submission=submission).count() == 12
+
+
+def test_a_file_that_stopped_being_valid_fails_with_a_reason(dataset, researcher) -> None:
+    submission = submit(researcher, dataset)
+    submission.predictions.storage.delete(submission.predictions.name)
+    assert services.submission_score(submission_id=submission.pk).startswith("failed")
+    submission.refresh_from_db()
+    assert submission.status == Status.FAILED
+    assert submission.error == "the predictions file is missing"
+    assert not QuestionResult.objects.filter(submission=submission).exists()
+
+
+def test_breakdowns_by_table_property_query_property_and_template(researcher) -> None:
+    gold = {}
+    nested = TableFactory(id="psa--2--1")
+    flat = TableFactory(id="psa--2--2", table_properties={"standard_relational_table": True})
+    for table in (nested, flat):
+        for k in range(12):
+            q = QuestionFactory(
+                table=table,
+                id=f"{table.id}--M{k}",
+                gold_answer="{x}",
+                query_properties={"aggregation": True} if k % 2 else {"rank": True},
+            )
+            gold[q.id] = q.gold_answer
+    predictions = {qid: ("x" if qid.startswith("psa--2--2") else "y") for qid in gold}
+    data = services.SubmissionInput(
+        model_name="m",
+        weights="open",
+        parameters_billions=7,
+        modality="text",
+        table_format="paper",
+        split="train",
+        data_scope="real",
+    )
+    submission = services.submission_create(
+        owner=researcher, data=data, predictions=upload(predictions)
+    )
+    services.submission_score(submission_id=submission.pk)
+    submission.refresh_from_db()
+    by_table = {row["key"]: row for row in submission.breakdowns["table_properties"]}
+    assert by_table["multi_level_column"] == {
+        "key": "multi_level_column",
+        "label": "Multi-level columns",
+        "recall": 0.0,
+        "n": 12,
+    }
+    assert by_table["standard_relational_table"]["recall"] == 1.0
+    by_query = {row["key"]: row["n"] for row in submission.breakdowns["query_properties"]}
+    assert by_query == {"aggregation": 12, "rank": 12}
+
+
+def test_small_groups_are_hidden_when_test_questions_are_included(dataset, researcher) -> None:
+    submission = submit(researcher, dataset, split="test")
+    services.submission_score(submission_id=submission.pk)
+    submission.refresh_from_db()
+    # Three test questions: every group is under the minimum, so none is shown.
+    assert submission.breakdowns["table_properties"] == []
+    assert submission.breakdowns["min_group"] == services.MIN_GROUP_WITH_TEST_QUESTIONS
+
+
+def test_owners_rescore_and_delete_others_cannot(dataset, researcher) -> None:
+    submission = submit(researcher, dataset)
+    services.submission_score(submission_id=submission.pk)
+    stranger = UserFactory(role="researcher")
+    with pytest.raises(PermissionDenied):
+        services.submission_rescore(submission=submission, user=stranger)
+    with pytest.raises(PermissionDenied):
+        services.submission_delete(submission=submission, user=stranger)
+    services.submission_rescore(submission=submission, user=researcher)
+    submission.refresh_from_db()
+    assert submission.status == Status.QUEUED
+    with pytest.raises(ApplicationError, match="already waiting"):
+        services.submission_rescore(submission=submission, user=researcher)
+    assert services.submission_score(submission_id=submission.pk) == "scored"
+    assert QuestionResult.objects.filter(submission=submission).count() == 12
+    services.submission_delete(submission=submission, user=UserFactory(role="admin"))
+    assert not Submission.objects.exists() and not QuestionResult.objects.exists()
+    assert DailyLimitEntry.objects.count() == 1  # still counted for today
+
+
+def test_the_sweeper_requeues_stuck_submissions_and_fails_hopeless_ones(
+    dataset, researcher, settings, django_capture_on_commit_callbacks
+) -> None:
+    settings.SUBMISSION_STUCK_AFTER_SECONDS = 600
+    settings.SUBMISSION_MAX_ATTEMPTS = 3
+    long_ago = timezone.now() - timedelta(minutes=30)
+    stuck_scoring = submit(researcher, dataset)
+    Submission.objects.filter(pk=stuck_scoring.pk).update(
+        status=Status.SCORING, started_at=long_ago, attempts=1
+    )
+    stuck_queued = submit(researcher, dataset, split="train")
+    Submission.objects.filter(pk=stuck_queued.pk).update(queued_at=long_ago)
+    hopeless = submit(researcher, dataset, split="train")
+    Submission.objects.filter(pk=hopeless.pk).update(
+        status=Status.SCORING, started_at=long_ago, attempts=3
+    )
+    fresh = submit(researcher, dataset, split="train")
+    Submission.objects.filter(pk=fresh.pk).update(
+        status=Status.SCORING, started_at=timezone.now(), attempts=1
+    )
+
+    with django_capture_on_commit_callbacks() as queued:
+        result = services.submission_sweep()
+    assert sorted(result.requeued) == sorted([stuck_scoring.pk, stuck_queued.pk])
+    assert result.failed == [hopeless.pk]
+    assert len(queued) == 2
+    states = dict(Submission.objects.values_list("pk", "status"))
+    assert states[stuck_scoring.pk] == states[stuck_queued.pk] == Status.QUEUED
+    assert states[fresh.pk] == Status.SCORING
+    hopeless.refresh_from_db()
+    assert hopeless.error == "scoring did not finish after 3 attempts; re-score to try again"
+    # A requeued submission then scores normally.
+    assert services.submission_score(submission_id=stuck_scoring.pk) == "scored"
+
+
+def test_the_regression_is_kept_current(researcher) -> None:
+    gold = {}
+    for i in range(40):
+        props = {"row_group_label": i % 2 == 0, "split_header_cell": i % 3 == 0}
+        table = TableFactory(id=f"psa--3--{i}", table_properties=props)
+        q = QuestionFactory(table=table, id=f"{table.id}--M0", gold_answer="{x}")
+        gold[q.id] = "{x}"
+    # Row-group-label tables answered wrongly: a strong negative effect.
+    predictions = {qid: ("y" if int(qid.split("--")[2]) % 2 == 0 else "x") for qid in gold}
+    data = services.SubmissionInput(
+        model_name="m",
+        weights="open",
+        parameters_billions=7,
+        modality="text",
+        table_format="paper",
+        split="all",
+        data_scope="real",
+    )
+    submission = services.submission_create(
+        owner=researcher, data=data, predictions=upload(predictions)
+    )
+    services.submission_score(submission_id=submission.pk)
+    regression = services.property_regression_refresh()
+    coefs = {c["code"]: c for c in regression.coefficients}
+    assert coefs["row_group_label"]["coef"] == pytest.approx(-1.0)
+    assert regression.submissions == 1 and regression.tables == 40
+    services.submission_delete(submission=submission, user=researcher)
+    assert services.property_regression_refresh() is None
+    assert not PropertyRegression.objects.exists()
