@@ -6,13 +6,16 @@ test_every_url_is_crawled fails otherwise.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from hctqa.core.render import FORMATS
+from leaderboard import services
 from tests.factories import QuestionFactory, TableFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -20,26 +23,59 @@ pytestmark = pytest.mark.django_db
 SECRET = "SECRET-TEST-GOLD-7731"
 T = "psa--5--5"
 Q = f"{T}--M0"
+OPEN_Q = "psa--5--6--M0"
 
-CRAWL: dict[str, list[str]] = {
-    "home": ["/"],
-    "annotation:dataset": ["/dataset/", "/dataset/?q=hidden", "/dataset/?split=test"],
-    "annotation:table_detail": [f"/tables/{T}/"] + [f"/tables/{T}/?format={f}" for f in FORMATS],
-    "annotation:table_download": [f"/tables/{T}/download/{f}/" for f in FORMATS],
-    "api-table-list": ["/api/tables/", "/api/tables/?split=test"],
-    "api-table-detail": [f"/api/tables/{T}/"],
-    "api-table-rendering": [f"/api/tables/{T}/formats/{f}/" for f in FORMATS],
-    "api-question-list": [
-        "/api/questions/",
-        "/api/questions/?split=test",
-        f"/api/questions/?table={T}",
-    ],
-    "api-question-detail": [f"/api/questions/{Q}/"],
-    "api-schema": ["/api/schema/"],
-    "api-docs": ["/api/docs/"],
-    "accounts:account": ["/accounts/"],
-}
-# Endpoints that take no table or question and cannot carry a gold answer.
+
+def crawl(mine: int, theirs: int) -> dict[str, list[str]]:
+    return {
+        "home": ["/"],
+        "annotation:dataset": ["/dataset/", "/dataset/?q=hidden", "/dataset/?split=test"],
+        "annotation:table_detail": [f"/tables/{T}/"]
+        + [f"/tables/{T}/?format={f}" for f in FORMATS],
+        "annotation:table_download": [f"/tables/{T}/download/{f}/" for f in FORMATS],
+        "api-table-list": ["/api/tables/", "/api/tables/?split=test"],
+        "api-table-detail": [f"/api/tables/{T}/"],
+        "api-table-rendering": [f"/api/tables/{T}/formats/{f}/" for f in FORMATS],
+        "api-question-list": [
+            "/api/questions/",
+            "/api/questions/?split=test",
+            f"/api/questions/?table={T}",
+        ],
+        "api-question-detail": [f"/api/questions/{Q}/"],
+        "api-schema": ["/api/schema/"],
+        "api-docs": ["/api/docs/"],
+        "accounts:account": ["/accounts/"],
+        "leaderboard:board": ["/leaderboard/", "/leaderboard/?sort=recall"],
+        "leaderboard:board_vision": ["/leaderboard/vision/"],
+        "leaderboard:board_export": [
+            "/leaderboard/text/export.csv",
+            "/leaderboard/text/export.json",
+        ],
+        "leaderboard:submit": ["/leaderboard/submit/"],
+        "leaderboard:my_submissions": ["/leaderboard/submissions/"],
+        "leaderboard:submission_detail": [
+            f"/leaderboard/submissions/{pk}/{suffix}"
+            for pk in (mine, theirs)
+            for suffix in ("", "?part=status")
+        ],
+        "leaderboard:submission_results": [
+            f"/leaderboard/submissions/{pk}/results.{fmt}"
+            for pk in (mine, theirs)
+            for fmt in ("csv", "json")
+        ],
+        "leaderboard:compare": [f"/leaderboard/compare/?a={mine}&b={theirs}"],
+        "leaderboard:regression": ["/leaderboard/regression/"],
+        "api-leaderboard": ["/api/leaderboard/"],
+        "api-submission-list": ["/api/submissions/"],
+        "api-submission-detail": [f"/api/submissions/{mine}/", f"/api/submissions/{theirs}/"],
+        "api-submission-results": [
+            f"/api/submissions/{mine}/results/",
+            f"/api/submissions/{theirs}/results/",
+        ],
+    }
+
+
+# Endpoints that take no table or question and cannot carry a gold answer (writes, log-in).
 NO_GOLD_POSSIBLE = {
     "healthz",
     "media",
@@ -48,6 +84,11 @@ NO_GOLD_POSSIBLE = {
     "accounts:sign_up",
     "accounts:token_rotate",
     "api-token",
+    "leaderboard:submission_rescore",
+    "leaderboard:submission_delete",
+    "api-submission-create",
+    "api-submission-rescore",
+    "api-submission-delete",
 }
 
 
@@ -62,40 +103,83 @@ def _names(resolver: URLResolver, namespace: str = "") -> Iterator[str]:
 
 def test_every_url_is_crawled() -> None:
     names = {n for n in _names(get_resolver()) if not n.startswith("admin:")}
-    assert names == set(CRAWL) | NO_GOLD_POSSIBLE
+    assert names == set(crawl(1, 2)) | NO_GOLD_POSSIBLE
+
+
+def _scored(owner, predictions: dict[str, str], name: str) -> int:
+    data = services.SubmissionInput(
+        model_name=name,
+        weights="open",
+        parameters_billions=7,
+        modality="text",
+        table_format="paper",
+        split="all",
+        data_scope="real",
+    )
+    lines = "\n".join(json.dumps({"id": q, "response": a}) for q, a in predictions.items())
+    upload = SimpleUploadedFile("p.jsonl", lines.encode())
+    submission = services.submission_create(owner=owner, data=data, predictions=upload)
+    services.submission_score(submission_id=submission.pk)
+    return submission.pk
 
 
 @pytest.fixture
-def secret_question() -> None:
-    table = TableFactory(id=T, split="test")
-    QuestionFactory(table=table, id=Q, gold_answer=f"{{{SECRET}}}", text="What is hidden?")
+def secret_question() -> dict:
+    QuestionFactory(
+        table=TableFactory(id=T, split="test"),
+        id=Q,
+        gold_answer=f"{{{SECRET}}}",
+        text="What is hidden?",
+    )
+    QuestionFactory(
+        table=TableFactory(id="psa--5--6", split="train"), id=OPEN_Q, gold_answer="{open}"
+    )
+    owner = UserFactory(username="crawl-owner", role="researcher")
+    rival = UserFactory(username="rival", role="researcher")
+    return {
+        "owner": owner,
+        # The crawling researcher guessed wrong; a rival's public submission got it right.
+        "mine": _scored(owner, {Q: "a guess", OPEN_Q: "wrong"}, "mine"),
+        "theirs": _scored(rival, {Q: SECRET, OPEN_Q: "nope"}, "theirs"),
+    }
 
 
 @pytest.mark.parametrize("role", [None, "annotator", "adjudicator", "researcher"])
 def test_no_page_or_endpoint_shows_test_split_gold(
-    client: Client, secret_question: None, role: str | None
+    client: Client, secret_question: dict, role: str | None
 ) -> None:
-    if role:
+    if role == "researcher":
+        client.force_login(secret_question["owner"])
+    elif role:
         client.force_login(UserFactory(role=role))
-    for urls in CRAWL.values():
-        for url in urls:
+    urls = crawl(secret_question["mine"], secret_question["theirs"])
+    reached = 0
+    for paths in urls.values():
+        for url in paths:
             response = client.get(url)
-            if url == "/accounts/" and role is None:
-                assert response.status_code == 302
-                continue
-            assert response.status_code == 200, url
-            assert SECRET not in response.content.decode(), url
+            assert response.status_code in (200, 302, 401, 403, 404), (url, response.status_code)
+            body = b"".join(response.streaming_content) if response.streaming else response.content
+            assert SECRET not in body.decode(), url
+            reached += response.status_code == 200
+    if role == "researcher":
+        # The owner reaches their own per-question results, predictions and all.
+        mine = secret_question["mine"]
+        assert client.get(f"/leaderboard/submissions/{mine}/results.json").status_code == 200
+        assert client.get(f"/api/submissions/{mine}/results/").status_code == 200
+    assert reached > 30
 
 
-def test_the_crawl_would_see_gold_if_it_leaked(client: Client, secret_question: None) -> None:
-    # The same crawl as an admin finds the secret: the test above is not blind.
+def test_the_crawl_would_see_gold_if_it_leaked(client: Client, secret_question: dict) -> None:
+    # The same pages as an admin show the secret: the crawl above is not blind.
     client.force_login(UserFactory(role="admin"))
     assert SECRET in client.get(f"/tables/{T}/").content.decode()
     assert SECRET in client.get(f"/api/questions/{Q}/").content.decode()
+    theirs = secret_question["theirs"]
+    assert SECRET in client.get(f"/leaderboard/submissions/{theirs}/results.json").content.decode()
 
 
 def test_searching_for_a_gold_answer_does_not_find_its_table(
-    client: Client, secret_question: None
+    client: Client, secret_question: dict
 ) -> None:
     # Search covers ids, cells and question text, never gold answers: no oracle for the test split.
     response = client.get(f"/dataset/?q={SECRET}")

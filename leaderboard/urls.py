@@ -1,0 +1,23 @@
+from django.urls import path
+
+from leaderboard import views
+
+app_name = "leaderboard"
+
+urlpatterns = [
+    path("", views.board, name="board"),
+    path("vision/", views.board, {"modality": "vision"}, name="board_vision"),
+    path("<str:modality>/export.<str:fmt>", views.board_export, name="board_export"),
+    path("submit/", views.submit, name="submit"),
+    path("submissions/", views.my_submissions, name="my_submissions"),
+    path("submissions/<int:pk>/", views.submission_detail, name="submission_detail"),
+    path("submissions/<int:pk>/rescore/", views.submission_rescore, name="submission_rescore"),
+    path("submissions/<int:pk>/delete/", views.submission_delete, name="submission_delete"),
+    path(
+        "submissions/<int:pk>/results.<str:fmt>",
+        views.submission_results,
+        name="submission_results",
+    ),
+    path("compare/", views.compare, name="compare"),
+    path("regression/", views.regression, name="regression"),
+]

@@ -1,0 +1,175 @@
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+from django_htmx.http import HttpResponseClientRefresh
+
+from hctqa.errors import ApplicationError
+from hctqa.pagination import page_with_count
+from leaderboard import exports, selectors, services
+from leaderboard.forms import BoardFilterForm, CompareForm, SubmissionForm
+from leaderboard.models import Modality
+
+BOARD_PAGE_SIZE = 100
+
+
+def board(request: HttpRequest, modality: str = Modality.TEXT) -> HttpResponse:
+    form = BoardFilterForm(request.GET)
+    page, status, sort = None, 200, "-recall"
+    if form.is_valid():
+        filters = form.filters(modality=modality)
+        rows = selectors.board(filters=filters)
+        page = page_with_count(rows, number=form.cleaned_data["page"] or 1, size=BOARD_PAGE_SIZE)
+        sort = filters.sort
+    else:
+        status = 400
+    query = request.GET.copy()
+    query.pop("page", None)
+    query.pop("sort", None)
+    context = {
+        "form": form,
+        "page": page,
+        "modality": modality,
+        "sort": sort,
+        "query": query.urlencode(),
+        "offset": (page.number - 1) * BOARD_PAGE_SIZE if page else 0,
+    }
+    template = (
+        "leaderboard/partials/_board_table.html" if request.htmx else "leaderboard/board.html"
+    )
+    return render(request, template, context, status=status)
+
+
+def board_export(request: HttpRequest, modality: str, fmt: str) -> HttpResponse:
+    if modality not in Modality.values:
+        raise Http404("the boards are text and vision")
+    form = BoardFilterForm(request.GET)
+    if not form.is_valid():
+        return HttpResponse(json.dumps(form.errors), status=400, content_type="application/json")
+    rows = exports.board_rows(selectors.board(filters=form.filters(modality=modality)))
+    return _download(rows, fmt, f"hctqa-leaderboard-{modality}")
+
+
+def _download(rows: list[dict], fmt: str, name: str) -> HttpResponse:
+    if fmt == "json":
+        body = json.dumps(rows, indent=1, default=str)
+        response = HttpResponse(body, content_type="application/json; charset=utf-8")
+    elif fmt == "csv":
+        out = io.StringIO()
+        if rows:
+            writer = csv.DictWriter(out, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+        response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
+    else:
+        raise Http404("export formats are csv and json")
+    response["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'
+    return response
+
+
+@login_required
+def submit(request: HttpRequest) -> HttpResponse:
+    form = SubmissionForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            submission = services.submission_create(
+                owner=request.user,
+                data=form.to_input(),
+                predictions=form.cleaned_data["predictions"],
+            )
+        except ApplicationError as exc:
+            form.add_error(exc.field if exc.field in form.fields else None, exc.message)
+        else:
+            messages.success(
+                request, "Your predictions are in the queue; this page updates as they are scored."
+            )
+            return redirect(submission)
+    status = 400 if request.method == "POST" else 200
+    return render(request, "leaderboard/submit.html", {"form": form}, status=status)
+
+
+@login_required
+def my_submissions(request: HttpRequest) -> HttpResponse:
+    submissions = selectors.submissions_of(user=request.user)
+    return render(request, "leaderboard/my_submissions.html", {"submissions": submissions})
+
+
+def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    submission = selectors.submission_for_viewer(submission_id=pk, user=request.user)
+    context = {
+        "submission": submission,
+        "can_manage": selectors.can_manage(user=request.user, submission=submission),
+    }
+    if request.htmx and request.GET.get("part") == "status":
+        if submission.is_finished:
+            # Scores or an error are in: show the whole page.
+            return HttpResponseClientRefresh()
+        return render(request, "leaderboard/partials/_submission_status.html", context)
+    if submission.status == "scored" and not submission.is_reported:
+        context["hardest"] = selectors.hardest_questions(submission=submission)
+    return render(request, "leaderboard/submission_detail.html", context)
+
+
+@login_required
+@require_POST
+def submission_rescore(request: HttpRequest, pk: int) -> HttpResponse:
+    submission = selectors.submission_for_viewer(submission_id=pk, user=request.user)
+    try:
+        services.submission_rescore(submission=submission, user=request.user)
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, "Queued for scoring again.")
+    return redirect(submission)
+
+
+@login_required
+@require_POST
+def submission_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    submission = selectors.submission_for_viewer(submission_id=pk, user=request.user)
+    services.submission_delete(submission=submission, user=request.user)
+    messages.success(request, f"Deleted the submission of {submission.model_name}.")
+    return redirect("leaderboard:my_submissions")
+
+
+@login_required
+def submission_results(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
+    submission = selectors.submission_for_viewer(submission_id=pk, user=request.user)
+    if not selectors.can_manage(user=request.user, submission=submission):
+        raise Http404("only the owner can download per-question results")
+    rows = selectors.results_export(submission=submission, user=request.user)
+    return _download(rows, fmt, f"submission-{submission.pk}-results")
+
+
+def compare(request: HttpRequest) -> HttpResponse:
+    form = CompareForm(request.GET or None)
+    context: dict = {"form": form, "choices": selectors.comparable_submissions()}
+    status = 200
+    if request.GET and form.is_valid():
+        try:
+            a = selectors.submission_for_viewer(
+                submission_id=form.cleaned_data["a"], user=request.user
+            )
+            b = selectors.submission_for_viewer(
+                submission_id=form.cleaned_data["b"], user=request.user
+            )
+            context["comparison"] = selectors.compare(a=a, b=b)
+        except (ValueError, Http404) as exc:
+            form.add_error(None, str(exc) if isinstance(exc, ValueError) else "no such submission")
+            status = 400
+    elif request.GET:
+        status = 400
+    return render(request, "leaderboard/compare.html", context, status=status)
+
+
+def regression(request: HttpRequest) -> HttpResponse:
+    return render(
+        request, "leaderboard/regression.html", {"regression": selectors.current_regression()}
+    )

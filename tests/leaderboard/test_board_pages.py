@@ -1,0 +1,262 @@
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from leaderboard import services
+from leaderboard.models import Kind, Status, Submission
+from tests.factories import SubmissionFactory, UserFactory
+from tests.leaderboard.conftest import answers, upload
+
+pytestmark = pytest.mark.django_db
+
+
+def rows(response) -> list[str]:
+    return [s.model_name for s in response.context["page"].object_list]
+
+
+def test_the_board_shows_public_scored_submissions_and_paper_rows(
+    client: Client, data_dir: Path
+) -> None:
+    call_command("import_paper_results", str(data_dir / "paper-table1.csv"), stdout=io.StringIO())
+    SubmissionFactory(model_name="mine", recall=0.99)
+    SubmissionFactory(model_name="secret", recall=0.98, visibility="private")
+    SubmissionFactory(model_name="waiting", status=Status.QUEUED, recall=None)
+    SubmissionFactory(model_name="broken", status=Status.FAILED, recall=None)
+    response = client.get("/leaderboard/")
+    names = rows(response)
+    assert names[0] == "mine" and "gpt-o1-mini" in names and "secret" not in names
+    assert "waiting" not in names and "broken" not in names
+    assert all(
+        s.modality == "text" and s.data_scope == "real"
+        for s in response.context["page"].object_list
+    )
+    html = response.content.decode()
+    assert html.count("reported in paper") >= 21
+    vision = rows(client.get("/leaderboard/vision/"))
+    assert "gpt-4o-vision" in vision and "mine" not in vision
+    assert (
+        "Precision" not in client.get("/leaderboard/vision/").content.decode().split("<tbody>")[0]
+    )
+
+
+def test_filters_narrow_the_board(client: Client) -> None:
+    SubmissionFactory(
+        model_name="small-open", parameters_billions=7, weights="open", table_format="html"
+    )
+    SubmissionFactory(model_name="big-closed", parameters_billions=None, weights="closed")
+    SubmissionFactory(model_name="medium", parameters_billions=34, organisation="Acme")
+    SubmissionFactory(model_name="synthetic-one", data_scope="synthetic")
+    assert rows(client.get("/leaderboard/?size_class=small")) == ["small-open"]
+    assert rows(client.get("/leaderboard/?size_class=large")) == ["big-closed"]
+    assert rows(client.get("/leaderboard/?weights=closed")) == ["big-closed"]
+    assert rows(client.get("/leaderboard/?table_format=html")) == ["small-open"]
+    assert rows(client.get("/leaderboard/?q=acme")) == ["medium"]
+    assert rows(client.get("/leaderboard/?data_scope=synthetic")) == ["synthetic-one"]
+
+
+def test_every_column_sorts_both_ways_with_missing_figures_last(client: Client) -> None:
+    SubmissionFactory(model_name="a", recall=0.2, precision=0.9, recall_census=None)
+    SubmissionFactory(model_name="b", recall=0.5, precision=0.1, recall_census=0.7)
+    SubmissionFactory(model_name="c", recall=0.4, precision=0.5, recall_census=0.1)
+    assert rows(client.get("/leaderboard/")) == ["b", "c", "a"]
+    assert rows(client.get("/leaderboard/?sort=recall")) == ["a", "c", "b"]
+    assert rows(client.get("/leaderboard/?sort=-precision")) == ["a", "c", "b"]
+    assert rows(client.get("/leaderboard/?sort=census")) == ["c", "b", "a"]
+    assert rows(client.get("/leaderboard/?sort=-census")) == ["b", "c", "a"]
+    assert rows(client.get("/leaderboard/?sort=model")) == ["a", "b", "c"]
+    bad = client.get("/leaderboard/?sort=vibes&size_class=huge")
+    assert bad.status_code == 400 and b"vibes is not one of the available choices" in bad.content
+
+
+def test_sorting_through_htmx_returns_the_table_only(client: Client) -> None:
+    SubmissionFactory(model_name="a")
+    response = client.get("/leaderboard/?sort=-cc", headers={"HX-Request": "true"})
+    assert b"<html" not in response.content and b'aria-sort="descending"' in response.content
+
+
+def test_the_board_exports_as_csv_and_json(client: Client) -> None:
+    SubmissionFactory(model_name="b", recall=0.5)
+    SubmissionFactory(model_name="a", recall=0.6, recall_low=0.55, recall_high=0.65)
+    body = client.get("/leaderboard/text/export.json").json()
+    assert [r["model"] for r in body] == ["a", "b"]
+    assert body[0]["rank"] == 1 and body[0]["recall_ci_low"] == 0.55
+    response = client.get("/leaderboard/text/export.csv?sort=recall")
+    assert response["Content-Disposition"] == 'attachment; filename="hctqa-leaderboard-text.csv"'
+    exported = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert [r["model"] for r in exported] == ["b", "a"]
+    assert client.get("/leaderboard/audio/export.csv").status_code == 404
+    assert client.get("/api/leaderboard/?modality=vision").json()["count"] == 0
+
+
+def test_the_board_query_count_does_not_grow(client: Client) -> None:
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as ctx:
+            assert client.get("/leaderboard/?sort=psa").status_code == 200
+        return len(ctx.captured_queries)
+
+    SubmissionFactory.create_batch(3)
+    few = queries()
+    SubmissionFactory.create_batch(60)
+    assert queries() == few <= 5
+
+
+def scored(owner, gold, **fields) -> Submission:
+    data = services.SubmissionInput(
+        **{
+            "model_name": "TableLM",
+            "weights": "open",
+            "parameters_billions": 7,
+            "modality": "text",
+            "table_format": "paper",
+            "split": "all",
+            "data_scope": "real",
+            **fields,
+        }
+    )
+    submission = services.submission_create(
+        owner=owner, data=data, predictions=upload(answers(gold, right=4))
+    )
+    services.submission_score(submission_id=submission.pk)
+    submission.refresh_from_db()
+    return submission
+
+
+def test_the_model_page_shows_sources_charts_and_its_worst_questions(
+    client: Client, dataset, researcher
+) -> None:
+    submission = scored(researcher, dataset)
+    html = client.get(submission.get_absolute_url()).content.decode()
+    assert "By data source" in html and "US Census" in html
+    assert "Questions it gets most wrong" in html
+    # Wrong answers on train and validation tables are listed with their gold and table…
+    assert (
+        "census--1--1-answer-1" in html and 'href="/tables/census--1--1/#q-census--1--1--M' in html
+    )
+    # …test-split ones (pak--1--1) are not.
+    assert "pak--1--1-answer" not in html
+
+
+def test_a_private_submission_is_for_its_owner_and_admins(
+    client: Client, dataset, researcher
+) -> None:
+    submission = scored(researcher, dataset, visibility="private")
+    assert client.get(submission.get_absolute_url()).status_code == 404
+    client.force_login(UserFactory(role="researcher"))
+    assert client.get(submission.get_absolute_url()).status_code == 404
+    assert client.get(f"/api/submissions/{submission.pk}/").status_code == 404
+    client.force_login(researcher)
+    assert client.get(submission.get_absolute_url()).status_code == 200
+    client.force_login(UserFactory(role="admin"))
+    assert b"Score again" in client.get(submission.get_absolute_url()).content
+
+
+def test_owners_download_per_question_results_without_test_gold(
+    client: Client, dataset, researcher
+) -> None:
+    submission = scored(researcher, dataset)
+    client.force_login(UserFactory(role="researcher"))
+    assert client.get(f"/leaderboard/submissions/{submission.pk}/results.csv").status_code == 404
+    client.force_login(researcher)
+    body = client.get(f"/leaderboard/submissions/{submission.pk}/results.json").json()
+    assert len(body) == 12
+    test_rows = [r for r in body if r["split"] == "test"]
+    assert test_rows and all(r["gold_answer"] is None and r["recall"] is None for r in test_rows)
+    assert all(r["prediction"] for r in test_rows)
+    train = next(r for r in body if r["question_id"] == "psa--1--1--M0")
+    assert train["gold_answer"] == "{psa--1--1-answer-0}" and train["recall"] is not None
+    api = client.get(f"/api/submissions/{submission.pk}/results/").json()
+    assert api["count"] == 12
+
+
+def test_owners_rescore_and_delete_from_the_page(
+    client: Client, dataset, researcher, django_capture_on_commit_callbacks
+) -> None:
+    submission = scored(researcher, dataset)
+    client.force_login(researcher)
+    with django_capture_on_commit_callbacks() as queued:
+        response = client.post(f"/leaderboard/submissions/{submission.pk}/rescore/", follow=True)
+    assert b"Queued for scoring again." in response.content and len(queued) == 1
+    other = UserFactory(role="researcher")
+    client.force_login(other)
+    assert client.post(f"/leaderboard/submissions/{submission.pk}/delete/").status_code == 403
+    client.force_login(researcher)
+    assert client.post(f"/leaderboard/submissions/{submission.pk}/delete/").status_code == 302
+    assert not Submission.objects.filter(pk=submission.pk).exists()
+
+
+def test_the_status_panel_polls_until_scored(client: Client, dataset, researcher) -> None:
+    data = services.SubmissionInput(
+        model_name="m",
+        weights="open",
+        parameters_billions=7,
+        modality="text",
+        table_format="paper",
+        split="all",
+        data_scope="real",
+    )
+    submission = services.submission_create(
+        owner=researcher, data=data, predictions=upload(answers(dataset))
+    )
+    url = f"{submission.get_absolute_url()}?part=status"
+    waiting = client.get(url, headers={"HX-Request": "true"})
+    assert b'hx-trigger="every 1s"' in waiting.content and b"<progress" in waiting.content
+    services.submission_score(submission_id=submission.pk)
+    done = client.get(url, headers={"HX-Request": "true"})
+    assert done["HX-Refresh"] == "true"
+
+
+def test_compare_runs_a_paired_bootstrap(client: Client, dataset, researcher) -> None:
+    a = scored(researcher, dataset, model_name="first")
+    data = services.SubmissionInput(
+        model_name="second",
+        weights="open",
+        parameters_billions=7,
+        modality="text",
+        table_format="paper",
+        split="all",
+        data_scope="real",
+    )
+    b = services.submission_create(
+        owner=researcher, data=data, predictions=upload(answers(dataset, right=12))
+    )
+    services.submission_score(submission_id=b.pk)
+    response = client.get(f"/leaderboard/compare/?a={a.pk}&b={b.pk}")
+    comparison = response.context["comparison"]
+    assert comparison.metrics["recall"].difference == pytest.approx(4 / 12 - 1)
+    assert comparison.metrics["recall"].n == 12
+    assert b"second is better" in response.content
+    same = client.get(f"/leaderboard/compare/?a={a.pk}&b={a.pk}")
+    assert same.status_code == 400 and b"choose two different submissions" in same.content
+    missing = client.get(f"/leaderboard/compare/?a={a.pk}&b=99999")
+    assert missing.status_code == 400 and b"no such submission" in missing.content
+
+
+def test_the_regression_page(client: Client, researcher) -> None:
+    assert b"Not enough scored public submissions" in client.get("/leaderboard/regression/").content
+    from tests.factories import QuestionFactory, TableFactory
+
+    gold = {}
+    for i in range(30):
+        table = TableFactory(id=f"psa--4--{i}", table_properties={"row_group_label": i % 2 == 0})
+        gold[QuestionFactory(table=table, id=f"{table.id}--M0", gold_answer="{x}").id] = "{x}"
+    scored(researcher, gold)
+    services.property_regression_refresh()
+    html = client.get("/leaderboard/regression/").content.decode()
+    assert "Row group label" in html and "From 1 submission over 30 tables" in html
+
+
+def test_paper_rows_import_idempotently(data_dir: Path) -> None:
+    out = io.StringIO()
+    call_command("import_paper_results", str(data_dir / "paper-table1.csv"), stdout=out)
+    assert "54 reported rows: 54 created, 0 updated." in out.getvalue()
+    call_command("import_paper_results", str(data_dir / "paper-table1.csv"), stdout=out)
+    assert "54 reported rows: 0 created, 54 updated." in out.getvalue()
+    assert Submission.objects.filter(kind=Kind.REPORTED).count() == 54
