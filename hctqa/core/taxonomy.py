@@ -29,6 +29,7 @@ class Property:
     release_name: str
     parent: str | None = None
     kind: PropertyKind = "flag"
+    key: str = ""  # keyboard shortcut in the annotation tools (flags only)
 
 
 @dataclass(frozen=True)
@@ -752,7 +753,7 @@ def check(taxonomy: Taxonomy, values: Mapping[str, object]) -> list[Violation]:
             if chosen:
                 message = f"{parent.label}: choose only one of {names}."
             else:
-                message = f"{parent.label} needs a {group.label.lower()}: choose {names}."
+                message = f"{parent.label}: choose {names} ({group.label.lower()})."
             problems.append(Violation(group.parent, message))
         elif group.rule == "some" and not chosen:
             problems.append(
@@ -801,3 +802,183 @@ def summary(taxonomy: Taxonomy, values: Mapping[str, object]) -> list[tuple[str,
                 details.append(f"{child.label}: {value}")
         out.append((root.label, details))
     return out
+
+
+# --- Keyboard shortcuts and click-by-click consistency ------------------------------------
+
+# One key per flag. "s" skips and Enter saves in both tools, so neither is used here.
+_TABLE_KEYS = {
+    "standard_relational_table": "t",
+    "multi_level_column": "c",
+    "balanced_multi_level_column": "1",
+    "unbalanced_multi_level_column": "2",
+    "symmetric_multi_level_column": "3",
+    "asymmetric_multi_level_column": "4",
+    "row_nesting": "r",
+    "balanced_row_nesting": "5",
+    "unbalanced_row_nesting": "6",
+    "symmetric_row_nesting": "7",
+    "asymmetric_row_nesting": "8",
+    "column_aggregation": "a",
+    "global_column_aggregation": "g",
+    "local_column_group_aggregation": "l",
+    "explicit_column_aggregation_terms": "e",
+    "implicit_column_aggregation_terms": "i",
+    "row_aggregation": "o",
+    "global_row_aggregation": "h",
+    "local_row_group_aggregation": "k",
+    "explicit_row_aggregation_terms": "x",
+    "implicit_row_aggregation_terms": "y",
+    "row_group_label": "b",
+    "split_header_cell": "d",
+}
+_QUERY_KEYS = {
+    "row_filter": "f",
+    "row_filter_lookup": "l",
+    "row_filter_expression": "e",
+    "row_filter_single_column": "1",
+    "row_filter_multiple_columns": "2",
+    "row_filter_single_row": "3",
+    "row_filter_multiple_rows": "4",
+    "returned_columns": "c",
+    "returned_columns_plain": "p",
+    "returned_columns_expression": "x",
+    "returned_columns_expression_in_table": "i",
+    "returned_columns_expression_not_in_table": "n",
+    "yes_no": "y",
+    "yes_no_single_scope": "5",
+    "yes_no_multiple_scope": "6",
+    "aggregation": "a",
+    "aggregation_plain": "7",
+    "aggregation_expression": "8",
+    "aggregation_min": "m",
+    "aggregation_max": "h",
+    "aggregation_count": "o",
+    "aggregation_sum": "u",
+    "aggregation_average": "v",
+    "aggregation_local": "k",
+    "aggregation_global": "g",
+    "aggregation_in_table": "9",
+    "aggregation_not_in_table": "0",
+    "rank": "r",
+    "rank_plain": "b",
+    "rank_expression": "z",
+}
+RESERVED_KEYS = ("s", "Enter")
+
+
+def _with_keys(taxonomy: Taxonomy, keys: Mapping[str, str]) -> Taxonomy:
+    from dataclasses import replace
+
+    return replace(
+        taxonomy,
+        properties=tuple(replace(p, key=keys.get(p.code, "")) for p in taxonomy.properties),
+    )
+
+
+TABLE_PROPERTIES = _with_keys(TABLE_PROPERTIES, _TABLE_KEYS)
+QUERY_PROPERTIES = _with_keys(QUERY_PROPERTIES, _QUERY_KEYS)
+
+
+def _descendants(taxonomy: Taxonomy, code: str) -> list[Property]:
+    out: list[Property] = []
+    for child in taxonomy.children(code):
+        out.append(child)
+        out.extend(_descendants(taxonomy, child.code))
+    return out
+
+
+def apply_change(
+    taxonomy: Taxonomy, values: Mapping[str, object], code: str, value: bool | int | None
+) -> tuple[dict[str, bool | int | None], list[str]]:
+    """Set one property the way an annotator's click does, keeping the set consistent.
+
+    - choosing a property chooses its parent, and its parent's parent;
+    - choosing one of a pair that excludes each other (Balanced / Unbalanced) clears the other;
+    - choosing an exclusive property (Standard Relational Table) clears all others, and
+      choosing anything else clears it;
+    - clearing a property clears its details.
+
+    Returns the new values and a short note for each side effect. What the annotator still
+    has to choose (a parent's required sub-choices) is reported by ``check``.
+    """
+    prop = taxonomy.get(code)
+    result = normalize(taxonomy, {k: v for k, v in values.items() if k in taxonomy.codes})
+    notes: list[str] = []
+    turning_on = value is True or (prop.kind == "count" and value is not None)
+
+    if prop.kind == "count":
+        result[code] = normalize_count(value)
+    else:
+        if not isinstance(value, bool):
+            raise PropertyError(f"{prop.label} must be true or false")
+        result[code] = value
+
+    if not turning_on:
+        cleared = [
+            d.label for d in _descendants(taxonomy, code) if result[d.code] not in (False, None)
+        ]
+        for d in _descendants(taxonomy, code):
+            result[d.code] = False if d.kind == "flag" else None
+        if cleared:
+            verb = "it is" if len(cleared) == 1 else "they are"
+            notes.append(f"Cleared {', '.join(cleared)}: {verb} part of {prop.label}.")
+        return result, notes
+
+    if code in taxonomy.exclusive:
+        others = [
+            p for p in taxonomy.properties if p.code != code and result[p.code] not in (False, None)
+        ]
+        for p in others:
+            result[p.code] = False if p.kind == "flag" else None
+        if others:
+            notes.append(f"{prop.label} excludes every other property: cleared the others.")
+        return result, notes
+
+    for exclusive in taxonomy.exclusive:
+        if result.get(exclusive) is True:
+            result[exclusive] = False
+            notes.append(
+                f"Cleared {taxonomy.get(exclusive).label}: it excludes every other property."
+            )
+
+    parent = prop.parent
+    while parent is not None:
+        if result[parent] is not True:
+            result[parent] = True
+            notes.append(f"Selected {taxonomy.get(parent).label}: {prop.label} is part of it.")
+        parent = taxonomy.get(parent).parent
+
+    if prop.kind == "flag":
+        for group in taxonomy.groups:
+            if code in group.members and group.rule in ("one", "at_most_one"):
+                for sibling in group.members:
+                    if sibling != code and result[sibling] is True:
+                        result[sibling] = False
+                        notes.append(
+                            f"Cleared {taxonomy.get(sibling).label}: it excludes {prop.label}."
+                        )
+    return result, notes
+
+
+def as_json(taxonomy: Taxonomy) -> dict[str, object]:
+    """The taxonomy for the annotation tools' scripts: the rules are data, defined here once."""
+    return {
+        "name": taxonomy.name,
+        "properties": [
+            {
+                "code": p.code,
+                "label": p.label,
+                "definition": p.definition,
+                "parent": p.parent,
+                "kind": p.kind,
+                "key": p.key,
+            }
+            for p in taxonomy.properties
+        ],
+        "groups": [
+            {"parent": g.parent, "members": list(g.members), "rule": g.rule, "label": g.label}
+            for g in taxonomy.groups
+        ],
+        "exclusive": list(taxonomy.exclusive),
+    }

@@ -16,6 +16,9 @@ CORE_MODULES = [
     "hctqa.core.predictions",
     "hctqa.core.stats",
     "hctqa.core.reported",
+    "hctqa.core.answers",
+    "hctqa.core.agreement",
+    "hctqa.core.query_templates",
 ]
 
 

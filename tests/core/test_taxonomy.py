@@ -104,8 +104,8 @@ def test_a_child_without_its_parent_is_a_violation() -> None:
 def test_multi_level_columns_need_depth_and_symmetry() -> None:
     problems = taxonomy.check(TABLE_PROPERTIES, _props("multi_level_column"))
     messages = " ".join(p.message for p in problems)
-    assert "choose Balanced or Unbalanced" in messages
-    assert "choose Symmetric or Asymmetric" in messages
+    assert "Multi-level columns: choose Balanced or Unbalanced (depth)." in messages
+    assert "Multi-level columns: choose Symmetric or Asymmetric (symmetry)." in messages
 
 
 def test_balanced_and_unbalanced_exclude_each_other() -> None:
@@ -150,3 +150,80 @@ def test_summary_lists_set_properties_with_their_details() -> None:
     assert taxonomy.summary(QUERY_PROPERTIES, values) == [
         ("Row filter", ["Lookup condition", "Number of conditions: 2"])
     ]
+
+
+# --- Click-by-click consistency and shortcuts ----------------------------------------------
+
+
+def test_choosing_a_child_chooses_its_parent() -> None:
+    values, notes = taxonomy.apply_change(
+        TABLE_PROPERTIES, TABLE_PROPERTIES.empty(), "local_row_group_aggregation", True
+    )
+    assert values["row_aggregation"] is True
+    assert notes == ["Selected Row aggregation: Local (row group) is part of it."]
+
+
+def test_choosing_one_of_an_exclusive_pair_clears_the_other() -> None:
+    values = _props("multi_level_column", "balanced_multi_level_column")
+    values, notes = taxonomy.apply_change(
+        TABLE_PROPERTIES, values, "unbalanced_multi_level_column", True
+    )
+    assert (
+        values["balanced_multi_level_column"] is False
+        and values["unbalanced_multi_level_column"] is True
+    )
+    assert notes == ["Cleared Balanced: it excludes Unbalanced."]
+
+
+def test_at_least_one_groups_allow_both() -> None:
+    values = _props("column_aggregation", "global_column_aggregation")
+    values, _ = taxonomy.apply_change(
+        TABLE_PROPERTIES, values, "local_column_group_aggregation", True
+    )
+    assert values["global_column_aggregation"] and values["local_column_group_aggregation"]
+
+
+def test_standard_relational_table_clears_everything_and_is_cleared_by_anything() -> None:
+    values = _props("row_group_label", "multi_level_column", "balanced_multi_level_column")
+    values, notes = taxonomy.apply_change(
+        TABLE_PROPERTIES, values, "standard_relational_table", True
+    )
+    assert taxonomy.selected(values) == ["standard_relational_table"]
+    assert notes == ["Standard relational table excludes every other property: cleared the others."]
+    values, notes = taxonomy.apply_change(TABLE_PROPERTIES, values, "split_header_cell", True)
+    assert taxonomy.selected(values) == ["split_header_cell"]
+
+
+def test_clearing_a_parent_clears_its_details() -> None:
+    values = QUERY_PROPERTIES.empty()
+    values, _ = taxonomy.apply_change(QUERY_PROPERTIES, values, "aggregation_sum", True)
+    values, _ = taxonomy.apply_change(
+        QUERY_PROPERTIES, values, "aggregation_count_of_aggregations", 2
+    )
+    assert values["aggregation"] is True and values["aggregation_count_of_aggregations"] == 2
+    values, notes = taxonomy.apply_change(QUERY_PROPERTIES, values, "aggregation", False)
+    assert (
+        values["aggregation_sum"] is False and values["aggregation_count_of_aggregations"] is None
+    )
+    assert notes == ["Cleared Sum, Number of aggregations: they are part of Aggregation."]
+
+
+def test_every_flag_has_its_own_key_and_none_is_reserved() -> None:
+    for tax in (TABLE_PROPERTIES, QUERY_PROPERTIES):
+        keys = [p.key for p in tax.flags()]
+        assert all(keys) and len(set(keys)) == len(keys)
+        assert not set(keys) & set(taxonomy.RESERVED_KEYS)
+        # The query tool also uses q and w to jump to its text fields.
+    assert not {"q", "w"} & {p.key for p in QUERY_PROPERTIES.flags()}
+
+
+def test_the_rules_travel_as_data() -> None:
+    data = taxonomy.as_json(TABLE_PROPERTIES)
+    assert data["exclusive"] == ["standard_relational_table"]
+    assert {
+        "parent": "multi_level_column",
+        "members": ["balanced_multi_level_column", "unbalanced_multi_level_column"],
+        "rule": "one",
+        "label": "Depth",
+    } in data["groups"]
+    assert data["properties"][1]["key"] == "c"
