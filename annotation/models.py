@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.urls import reverse
@@ -145,3 +146,151 @@ class Question(models.Model):
     @property
     def split(self) -> str:
         return self.table.split
+
+
+# --- Annotation work ---------------------------------------------------------------------
+
+
+class AnnotationSource(models.TextChoices):
+    ANNOTATOR = "annotator", "Annotator"
+    RELEASE = "release", "Release"
+    RESOLUTION = "resolution", "Adjudicated resolution"
+
+
+class PropertyAnnotation(models.Model):
+    """One annotator's table properties for one table; the release's labels and an
+    adjudicator's resolution are annotations too.
+
+    ``properties`` is the last saved set and ``version`` counts the saves (0: never saved).
+    The draft is kept beside it with the version it started from and the annotator's clock,
+    so a draft from a stale tab, or one arriving late, never overwrites newer work.
+    """
+
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="property_annotations")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="property_annotations",
+    )
+    source = models.CharField(
+        max_length=10, choices=AnnotationSource.choices, default=AnnotationSource.ANNOTATOR
+    )
+    properties = models.JSONField(default=dict, blank=True)
+    version = models.PositiveIntegerField(default=0)
+    saved_at = models.DateTimeField(null=True, blank=True)
+    draft = models.JSONField(null=True, blank=True)
+    draft_base_version = models.PositiveIntegerField(null=True, blank=True)
+    draft_client_ms = models.BigIntegerField(null=True, blank=True)
+    draft_saved_at = models.DateTimeField(null=True, blank=True)
+    seconds_spent = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["table", "annotator"],
+                condition=Q(source="annotator"),
+                name="one_property_annotation_per_annotator",
+            ),
+            models.UniqueConstraint(
+                fields=["table", "source"],
+                condition=Q(source__in=["release", "resolution"]),
+                name="one_release_and_one_resolution_per_table",
+            ),
+            models.CheckConstraint(
+                condition=Q(source__in=AnnotationSource.values),
+                name="property_annotation_source_valid",
+            ),
+            models.CheckConstraint(
+                condition=(Q(source="release") & Q(annotator__isnull=True))
+                | (~Q(source="release") & Q(annotator__isnull=False)),
+                name="property_annotation_annotator_matches_source",
+            ),
+            models.CheckConstraint(
+                condition=Q(version=0, saved_at__isnull=True)
+                | Q(version__gt=0, saved_at__isnull=False),
+                name="property_annotation_saved_at_with_version",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["annotator", "saved_at"]),
+            models.Index(fields=["table", "version"]),
+        ]
+
+    def __str__(self) -> str:
+        who = self.annotator or "release"
+        return f"{self.table_id} by {who} (v{self.version})"
+
+    @property
+    def has_unsaved_draft(self) -> bool:
+        return self.draft is not None and self.draft_base_version == self.version
+
+
+class AnnotationTool(models.TextChoices):
+    PROPERTIES = "properties", "Table properties"
+    QUESTIONS = "questions", "Questions"
+
+
+class AnnotationSkip(models.Model):
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="+")
+    tool = models.CharField(max_length=10, choices=AnnotationTool.choices)
+    created_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["annotator", "table", "tool"], name="one_skip_per_table_and_tool"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.annotator} skipped {self.table_id} ({self.tool})"
+
+
+class QuestionDraft(models.Model):
+    """A question being written, kept as the annotator types. ``client_key`` names this
+    question-in-progress: once a question is saved under it, drafts under it are refused."""
+
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="question_drafts")
+    client_key = models.UUIDField()
+    text = models.TextField(blank=True)
+    gold_answer = models.TextField(blank=True)
+    query_properties = models.JSONField(default=dict, blank=True)
+    template = models.CharField(max_length=40, blank=True)
+    client_ms = models.BigIntegerField()
+    seconds_spent = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["annotator", "table"], name="one_question_draft_per_table"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"draft by {self.annotator} on {self.table_id}"
+
+
+class QuestionAuthoring(models.Model):
+    """Who wrote a human-written question in the query tool, how long it took, and the key
+    that makes saving it idempotent."""
+
+    question = models.OneToOneField(
+        Question, on_delete=models.CASCADE, primary_key=True, related_name="authoring"
+    )
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="authored_questions"
+    )
+    template = models.CharField(max_length=40, blank=True)
+    seconds_spent = models.PositiveIntegerField(default=0)
+    client_key = models.UUIDField(unique=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    def __str__(self) -> str:
+        return f"{self.question_id} by {self.annotator}"

@@ -5,13 +5,29 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404
+from django.utils import timezone
 
-from annotation.models import Question, QuestionOrigin, Split, Table
+from annotation.models import (
+    AnnotationSkip,
+    AnnotationSource,
+    AnnotationTool,
+    PropertyAnnotation,
+    Question,
+    QuestionAuthoring,
+    QuestionDraft,
+    QuestionOrigin,
+    Split,
+    Table,
+)
+from hctqa.core import taxonomy
+from hctqa.core.agreement import AgreementReport, Disagreement, agreement_report, majority
 
 User = AbstractBaseUser | AnonymousUser
 
@@ -182,3 +198,291 @@ def table_rendering(*, table: Table, fmt: str) -> str:
     from hctqa.core.tables import parse_table
 
     return render(parse_table(table.canonical_csv), table.canonical_csv, fmt)
+
+
+# --- Annotation work -----------------------------------------------------------------------
+
+# Synthetic tables get their properties from the generator; people annotate the others.
+_ANNOTATED_SOURCES = ("psa", "pak", "census", "arxiv", "uploaded")
+# Someone else's draft this recent means the table is being annotated right now.
+_ACTIVE_DRAFT = timedelta(minutes=30)
+
+
+def _saved_annotations() -> QuerySet[PropertyAnnotation]:
+    return PropertyAnnotation.objects.filter(
+        version__gt=0, source__in=(AnnotationSource.ANNOTATOR, AnnotationSource.RELEASE)
+    )
+
+
+def _queue_next(
+    *,
+    annotator: User,
+    tool: str,
+    after: str | None,
+    done: QuerySet[Any],
+    weight: QuerySet[Any],
+) -> Table | None:
+    """The lightest table this annotator has not done (``done``: an OuterRef("pk") query of
+    their finished work; ``weight``: one of the table's load). Skipped tables come last,
+    longest skipped first."""
+    candidates = (
+        Table.objects.filter(source__in=_ANNOTATED_SOURCES)
+        .exclude(Exists(done))
+        .exclude(pk=after or "")
+        .defer("canonical_csv")
+    )
+    skipped = AnnotationSkip.objects.filter(table=OuterRef("pk"), annotator=annotator, tool=tool)
+    fresh = (
+        candidates.exclude(Exists(skipped))
+        .annotate(
+            weight=Coalesce(
+                Subquery(weight.order_by().values("table").annotate(n=Count("pk")).values("n")), 0
+            )
+        )
+        .order_by("weight", "id")
+        .first()
+    )
+    if fresh is not None:
+        return fresh
+    return (
+        candidates.annotate(skipped_at=Subquery(skipped.values("created_at")))
+        .order_by("skipped_at", "id")
+        .first()
+    )
+
+
+def property_queue_next(*, annotator: User, after: str | None = None) -> Table | None:
+    """The table this annotator should annotate next.
+
+    Their own unsaved draft comes first (resume where you left off); then the tables they
+    have not annotated, fewest annotations first, counting others' drafts in progress so
+    that two annotators do not get the same table at once; skipped tables come last.
+    """
+    draft = (
+        PropertyAnnotation.objects.filter(annotator=annotator, source=AnnotationSource.ANNOTATOR)
+        .filter(draft__isnull=False, draft_base_version=F("version"))
+        .exclude(table_id=after)
+        .order_by("-draft_saved_at")
+        .values_list("table_id", flat=True)
+        .first()
+    )
+    if draft:
+        return Table.objects.defer("canonical_csv").get(pk=draft)
+    busy_since = timezone.now() - _ACTIVE_DRAFT
+    return _queue_next(
+        annotator=annotator,
+        tool=AnnotationTool.PROPERTIES,
+        after=after,
+        done=PropertyAnnotation.objects.filter(
+            table=OuterRef("pk"), annotator=annotator, version__gt=0
+        ),
+        weight=PropertyAnnotation.objects.filter(table=OuterRef("pk"))
+        .filter(Q(version__gt=0) | Q(draft_saved_at__gte=busy_since))
+        .exclude(annotator=annotator),
+    )
+
+
+@dataclass(frozen=True)
+class PropertyWork:
+    """What the property tool shows for one table and annotator."""
+
+    properties: dict[str, Any]  # the draft if unsaved, else the saved set, else empty
+    saved: dict[str, Any] | None
+    version: int
+    has_draft: bool
+    seconds_spent: int
+    draft_client_ms: int | None = None
+
+
+def property_work(*, annotator: User, table: Table) -> PropertyWork:
+    row = PropertyAnnotation.objects.filter(
+        table=table, annotator=annotator, source=AnnotationSource.ANNOTATOR
+    ).first()
+    empty = taxonomy.TABLE_PROPERTIES.empty()
+    if row is None:
+        return PropertyWork(empty, None, 0, False, 0)
+    saved = row.properties if row.version else None
+    current = row.draft if row.has_unsaved_draft else (saved or empty)
+    return PropertyWork(
+        {**empty, **current},
+        saved,
+        row.version,
+        row.has_unsaved_draft,
+        row.seconds_spent,
+        row.draft_client_ms if row.has_unsaved_draft else None,
+    )
+
+
+@dataclass(frozen=True)
+class Progress:
+    done_today: int
+    done_total: int
+    remaining: int
+
+
+def _start_of_day() -> datetime:
+    return timezone.now().astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def property_progress(*, annotator: User) -> Progress:
+    saved = PropertyAnnotation.objects.filter(
+        annotator=annotator, source=AnnotationSource.ANNOTATOR, version__gt=0
+    )
+    counts = saved.aggregate(
+        total=Count("pk"), today=Count("pk", filter=Q(saved_at__gte=_start_of_day()))
+    )
+    tables = Table.objects.filter(source__in=_ANNOTATED_SOURCES).count()
+    return Progress(counts["today"], counts["total"], max(0, tables - counts["total"]))
+
+
+def question_queue_next(*, annotator: User, after: str | None = None) -> Table | None:
+    """Their own draft first; then tables with the fewest human-written questions (uncovered
+    tables first) that this annotator has not written for; skipped tables last."""
+    draft = (
+        QuestionDraft.objects.filter(annotator=annotator)
+        .exclude(table_id=after)
+        .order_by("-updated_at")
+        .values_list("table_id", flat=True)
+        .first()
+    )
+    if draft:
+        return Table.objects.defer("canonical_csv").get(pk=draft)
+    return _queue_next(
+        annotator=annotator,
+        tool=AnnotationTool.QUESTIONS,
+        after=after,
+        done=QuestionAuthoring.objects.filter(question__table=OuterRef("pk"), annotator=annotator),
+        weight=Question.objects.filter(table=OuterRef("pk"), origin=QuestionOrigin.HUMAN),
+    )
+
+
+@dataclass(frozen=True)
+class QuestionWork:
+    draft: QuestionDraft | None
+    human_questions: list[Question]  # already on this table, so they are not written twice
+
+
+def question_work(*, annotator: User, table: Table) -> QuestionWork:
+    draft = QuestionDraft.objects.filter(annotator=annotator, table=table).first()
+    human = list(Question.objects.filter(table=table, origin=QuestionOrigin.HUMAN).order_by("id"))
+    return QuestionWork(draft, sorted(human, key=_question_order))
+
+
+@dataclass(frozen=True)
+class QuestionProgress:
+    written_today: int
+    written_total: int
+    tables_covered: int
+    tables_total: int
+
+
+def question_progress(*, annotator: User) -> QuestionProgress:
+    mine = QuestionAuthoring.objects.filter(annotator=annotator).aggregate(
+        total=Count("pk"), today=Count("pk", filter=Q(created_at__gte=_start_of_day()))
+    )
+    tables = Table.objects.filter(source__in=_ANNOTATED_SOURCES)
+    covered = tables.filter(Exists(_human_questions())).count()
+    return QuestionProgress(mine["today"], mine["total"], covered, tables.count())
+
+
+@dataclass(frozen=True)
+class MixRow:
+    code: str
+    label: str
+    mine: float
+    target: float
+    count: int
+
+
+def query_mix(*, annotator: User) -> tuple[int, list[MixRow]]:
+    """The share of this annotator's questions with each top-level query property, beside
+    the target mix."""
+    from hctqa.core.query_templates import TARGET_MIX
+
+    rows = QuestionAuthoring.objects.filter(annotator=annotator).values_list(
+        "question__query_properties", flat=True
+    )
+    props = list(rows)
+    n = len(props)
+    out = []
+    for code, target in TARGET_MIX.items():
+        count = sum(1 for p in props if (p or {}).get(code) is True)
+        out.append(
+            MixRow(
+                code,
+                taxonomy.QUERY_PROPERTIES.get(code).label,
+                count / n if n else 0.0,
+                target,
+                count,
+            )
+        )
+    return n, out
+
+
+# --- Agreement -----------------------------------------------------------------------------
+
+RELEASE_CODER = "release"
+
+
+def _coder(row: PropertyAnnotation) -> str:
+    return RELEASE_CODER if row.source == AnnotationSource.RELEASE else row.annotator.get_username()
+
+
+@dataclass(frozen=True)
+class AgreementView:
+    report: AgreementReport
+    open_disagreements: list[Disagreement]
+    resolved: int
+    annotators: int
+
+
+def agreement_overview() -> AgreementView:
+    """Agreement over every table a person has annotated, the release counting as one
+    annotator; disagreements already resolved after their last annotation are set apart."""
+    annotated = PropertyAnnotation.objects.filter(
+        source=AnnotationSource.ANNOTATOR, version__gt=0
+    ).values("table_id")
+    rows = _saved_annotations().filter(table_id__in=annotated).select_related("annotator")
+    by_table: dict[str, dict[str, dict[str, Any]]] = {}
+    latest: dict[str, datetime] = {}
+    for row in rows:
+        by_table.setdefault(row.table_id, {})[_coder(row)] = row.properties
+        latest[row.table_id] = max(latest.get(row.table_id, row.saved_at), row.saved_at)
+    resolutions = dict(
+        PropertyAnnotation.objects.filter(
+            source=AnnotationSource.RESOLUTION, table_id__in=list(by_table)
+        ).values_list("table_id", "saved_at")
+    )
+    codes = [p.code for p in taxonomy.TABLE_PROPERTIES.flags()]
+    report = agreement_report(by_table, codes)
+    open_ = [
+        d
+        for d in report.disagreements
+        if not (d.table_id in resolutions and resolutions[d.table_id] >= latest[d.table_id])
+    ]
+    coders = {c for by in by_table.values() for c in by if c != RELEASE_CODER}
+    return AgreementView(report, open_, len(report.disagreements) - len(open_), len(coders))
+
+
+@dataclass(frozen=True)
+class ResolutionWork:
+    table: Table
+    by_coder: dict[str, dict[str, Any]]
+    majority: dict[str, bool]
+    resolution: PropertyAnnotation | None
+
+
+def resolution_work(*, table_id: str) -> ResolutionWork:
+    table = table_get(table_id=table_id)
+    rows = (
+        _saved_annotations()
+        .filter(table=table)
+        .select_related("annotator")
+        .order_by("source", "annotator__username")
+    )
+    by_coder = {_coder(row): row.properties for row in rows}
+    codes = [p.code for p in taxonomy.TABLE_PROPERTIES.flags()]
+    resolution = PropertyAnnotation.objects.filter(
+        table=table, source=AnnotationSource.RESOLUTION
+    ).first()
+    return ResolutionWork(table, by_coder, majority(by_coder, codes), resolution)

@@ -2,15 +2,33 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import re
+import uuid
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
+from django.utils import timezone
 
-from annotation.models import Question, SyntheticTable, Table
+from annotation.models import (
+    AnnotationSkip,
+    AnnotationSource,
+    AnnotationTool,
+    PropertyAnnotation,
+    Question,
+    QuestionAuthoring,
+    QuestionDraft,
+    SyntheticTable,
+    Table,
+)
 from hctqa.core import taxonomy
+from hctqa.core.answers import AnswerFormatError, canonical_answer
+from hctqa.core.query_templates import TEMPLATES
 from hctqa.core.release import ReleaseQuestion, ReleaseTable
 from hctqa.core.splits import split_for_table
+from hctqa.errors import ApplicationError, ConflictError
 
 # Called as progress(done, total) while rows are written.
 Progress = Callable[[int, int], None]
@@ -108,6 +126,11 @@ def release_import(
     """
     summary = ImportSummary()
     table_rows = {t.id: _table_values(t) for t in tables}
+    # An adjudicated resolution, not the release, decides the properties of a resolved table.
+    for table_id, resolved in PropertyAnnotation.objects.filter(
+        source=AnnotationSource.RESOLUTION, table_id__in=list(table_rows)
+    ).values_list("table_id", "properties"):
+        table_rows[table_id]["table_properties"] = resolved
     question_rows = {q.id: _question_values(t.id, q) for t in tables for q in t.questions}
     synthetic_rows = {
         t.id: {f: getattr(t.synthetic, f) for f in _SYNTHETIC_FIELDS}
@@ -146,4 +169,343 @@ def release_import(
             done += len(batch)
             if progress is not None:
                 progress(done, total)
+    _release_annotations_sync({t.id: t.table_properties for t in tables})
     return summary
+
+
+def _release_annotations_sync(properties: dict[str, dict[str, object]]) -> None:
+    """The release's labels, kept as one annotation per table (version bumped on change)."""
+    existing = {
+        table_id: (pk, props, version)
+        for pk, table_id, props, version in PropertyAnnotation.objects.filter(
+            source=AnnotationSource.RELEASE, table_id__in=list(properties)
+        ).values_list("pk", "table_id", "properties", "version")
+    }
+    now = timezone.now()
+    create, update = [], []
+    for table_id, props in properties.items():
+        if table_id not in existing:
+            create.append(
+                PropertyAnnotation(
+                    table_id=table_id,
+                    source=AnnotationSource.RELEASE,
+                    properties=props,
+                    version=1,
+                    saved_at=now,
+                )
+            )
+            continue
+        pk, current, version = existing[table_id]
+        if current != props:
+            update.append(
+                PropertyAnnotation(pk=pk, properties=props, version=version + 1, saved_at=now)
+            )
+    PropertyAnnotation.objects.bulk_create(create, batch_size=_BATCH)
+    PropertyAnnotation.objects.bulk_update(
+        update, ["properties", "version", "saved_at"], batch_size=_BATCH
+    )
+
+
+# --- Annotation work -----------------------------------------------------------------------
+
+# Active time reported by a client is capped per request: a tab left open overnight is not
+# hours of annotation.
+_MAX_ELAPSED_MS = 30 * 60 * 1000
+
+
+def _require(user: Any, permission: str, what: str) -> None:
+    if not user.has_perm(permission):
+        raise PermissionDenied(f"only {what} can do this")
+
+
+def _seconds(elapsed_ms: int) -> int:
+    return max(0, min(int(elapsed_ms), _MAX_ELAPSED_MS)) // 1000
+
+
+def _normalized(tax: taxonomy.Taxonomy, values: Mapping[str, object], field: str) -> dict[str, Any]:
+    try:
+        return taxonomy.normalize(tax, values)
+    except taxonomy.PropertyError as exc:
+        raise ApplicationError(str(exc), field=field) from None
+
+
+def _consistent(tax: taxonomy.Taxonomy, values: dict[str, Any], field: str) -> None:
+    problems = taxonomy.check(tax, values)
+    if problems:
+        raise ApplicationError(" ".join(p.message for p in problems), field=field)
+    if not any(v is True for v in values.values()):
+        hint = (
+            " (Standard relational table when none of the others applies)"
+            if tax is taxonomy.TABLE_PROPERTIES
+            else ""
+        )
+        raise ApplicationError(f"choose at least one property{hint}", field=field)
+
+
+def _annotation_state(row: PropertyAnnotation) -> dict[str, Any]:
+    return {
+        "version": row.version,
+        "properties": row.properties,
+        "saved_at": row.saved_at.isoformat() if row.saved_at else None,
+    }
+
+
+@dataclass(frozen=True)
+class DraftResult:
+    accepted: bool  # False: a newer draft was already kept
+    version: int
+
+
+def _locked_annotation(annotator: Any, table: Table) -> PropertyAnnotation:
+    row, _ = PropertyAnnotation.objects.get_or_create(
+        table=table, annotator=annotator, source=AnnotationSource.ANNOTATOR
+    )
+    return PropertyAnnotation.objects.select_for_update().get(pk=row.pk)
+
+
+@transaction.atomic
+def property_draft_save(
+    *,
+    annotator: Any,
+    table: Table,
+    properties: Mapping[str, object],
+    base_version: int,
+    client_ms: int,
+    elapsed_ms: int = 0,
+) -> DraftResult:
+    """Keep an unsaved annotation. Refused (409) when the annotation was saved since the
+    draft began; ignored when a draft written later is already kept."""
+    _require(annotator, "annotation.annotate_table", "annotators")
+    values = _normalized(taxonomy.TABLE_PROPERTIES, properties, "properties")
+    row = _locked_annotation(annotator, table)
+    if base_version != row.version:
+        raise ConflictError(
+            "this annotation was saved in another tab or window since you opened it",
+            current=_annotation_state(row),
+        )
+    if (
+        row.has_unsaved_draft
+        and row.draft_client_ms is not None
+        and client_ms <= row.draft_client_ms
+    ):
+        return DraftResult(accepted=False, version=row.version)
+    row.draft = values
+    row.draft_base_version = base_version
+    row.draft_client_ms = client_ms
+    row.draft_saved_at = timezone.now()
+    row.seconds_spent += _seconds(elapsed_ms)
+    row.save()
+    return DraftResult(accepted=True, version=row.version)
+
+
+@transaction.atomic
+def property_annotation_save(
+    *,
+    annotator: Any,
+    table: Table,
+    properties: Mapping[str, object],
+    base_version: int,
+    elapsed_ms: int = 0,
+) -> PropertyAnnotation:
+    """Save an annotator's table properties. Contradictory sets are refused; so is a save
+    based on an older version, unless it saves what is already there (a retried request)."""
+    _require(annotator, "annotation.annotate_table", "annotators")
+    values = _normalized(taxonomy.TABLE_PROPERTIES, properties, "properties")
+    _consistent(taxonomy.TABLE_PROPERTIES, values, "properties")
+    row = _locked_annotation(annotator, table)
+    if row.version != base_version:
+        if row.version > 0 and row.properties == values:
+            return row
+        raise ConflictError(
+            "this annotation was saved in another tab or window since you opened it",
+            current=_annotation_state(row),
+        )
+    row.properties = values
+    row.version += 1
+    row.saved_at = timezone.now()
+    row.draft = None
+    row.draft_base_version = None
+    row.draft_client_ms = None
+    row.seconds_spent += _seconds(elapsed_ms)
+    row.save()
+    AnnotationSkip.objects.filter(
+        annotator=annotator, table=table, tool=AnnotationTool.PROPERTIES
+    ).delete()
+    return row
+
+
+@transaction.atomic
+def annotation_skip(*, annotator: Any, table: Table, tool: str) -> None:
+    """Move a table to the back of this annotator's queue for one tool."""
+    permission = (
+        "annotation.annotate_table"
+        if tool == AnnotationTool.PROPERTIES
+        else "annotation.write_question"
+    )
+    _require(annotator, permission, "annotators")
+    if tool not in AnnotationTool.values:
+        raise ApplicationError(f"tool should be one of {', '.join(AnnotationTool.values)}")
+    skip, created = AnnotationSkip.objects.get_or_create(
+        annotator=annotator, table=table, tool=tool
+    )
+    if not created:
+        skip.save(update_fields=["created_at"])  # skipped again: back of the queue again
+
+
+@transaction.atomic
+def table_properties_resolve(
+    *, adjudicator: Any, table: Table, properties: Mapping[str, object]
+) -> PropertyAnnotation:
+    """Decide a table's properties where annotations disagree; they become the table's."""
+    _require(adjudicator, "annotation.adjudicate_question", "adjudicators")
+    values = _normalized(taxonomy.TABLE_PROPERTIES, properties, "properties")
+    _consistent(taxonomy.TABLE_PROPERTIES, values, "properties")
+    locked = Table.objects.select_for_update().get(pk=table.pk)
+    now = timezone.now()
+    row, created = PropertyAnnotation.objects.get_or_create(
+        table=locked,
+        source=AnnotationSource.RESOLUTION,
+        defaults={"annotator": adjudicator, "properties": values, "version": 1, "saved_at": now},
+    )
+    if not created:
+        row.annotator = adjudicator
+        row.properties = values
+        row.version += 1
+        row.saved_at = now
+        row.save()
+    locked.table_properties = values
+    locked.save(update_fields=["table_properties", "updated_at"])
+    return row
+
+
+# --- Writing questions ---------------------------------------------------------------------
+
+_HUMAN_ID = re.compile(r"--M(\d+)$")
+
+
+@transaction.atomic
+def question_draft_save(
+    *,
+    annotator: Any,
+    table: Table,
+    client_key: uuid.UUID,
+    text: str,
+    gold_answer: str,
+    query_properties: Mapping[str, object],
+    template: str = "",
+    client_ms: int,
+    elapsed_ms: int = 0,
+) -> DraftResult:
+    """Keep a question being written. A draft for a question already saved is refused
+    (409), and a draft written earlier than the one kept is ignored."""
+    _require(annotator, "annotation.write_question", "annotators")
+    saved = (
+        QuestionAuthoring.objects.filter(client_key=client_key)
+        .values_list("question_id", flat=True)
+        .first()
+    )
+    if saved:
+        raise ConflictError("this question was already saved", current={"question_id": saved})
+    values = _normalized(taxonomy.QUERY_PROPERTIES, query_properties, "query_properties")
+    draft = (
+        QuestionDraft.objects.select_for_update().filter(annotator=annotator, table=table).first()
+    )
+    if draft is not None and client_ms <= draft.client_ms:
+        return DraftResult(accepted=False, version=0)
+    seconds = _seconds(elapsed_ms)
+    if draft is None:
+        QuestionDraft.objects.create(
+            annotator=annotator,
+            table=table,
+            client_key=client_key,
+            text=text,
+            gold_answer=gold_answer,
+            query_properties=values,
+            template=template,
+            client_ms=client_ms,
+            seconds_spent=seconds,
+        )
+    else:
+        if draft.client_key != client_key:
+            draft.seconds_spent = 0  # another question in progress replaces this one
+        draft.client_key = client_key
+        draft.text = text
+        draft.gold_answer = gold_answer
+        draft.query_properties = values
+        draft.template = template
+        draft.client_ms = client_ms
+        draft.seconds_spent += seconds
+        draft.save()
+    return DraftResult(accepted=True, version=0)
+
+
+@transaction.atomic
+def question_write(
+    *,
+    annotator: Any,
+    table: Table,
+    client_key: uuid.UUID,
+    text: str,
+    gold_answer: str,
+    query_properties: Mapping[str, object],
+    template: str = "",
+    elapsed_ms: int = 0,
+) -> Question:
+    """Save a human-written question with its gold answer and query properties.
+
+    Idempotent on ``client_key``: a retried save returns the question already saved.
+    """
+    _require(annotator, "annotation.write_question", "annotators")
+    done = (
+        QuestionAuthoring.objects.filter(client_key=client_key).select_related("question").first()
+    )
+    if done is not None:
+        return done.question
+    question_text = " ".join(text.split())
+    if not question_text:
+        raise ApplicationError("write the question", field="text")
+    if len(question_text) > 1000:
+        raise ApplicationError("a question is at most 1,000 characters", field="text")
+    try:
+        canonical = canonical_answer(gold_answer)
+    except AnswerFormatError as exc:
+        raise ApplicationError(str(exc), field="gold_answer") from None
+    values = _normalized(taxonomy.QUERY_PROPERTIES, query_properties, "query_properties")
+    _consistent(taxonomy.QUERY_PROPERTIES, values, "query_properties")
+    if template and template not in {t.code for t in TEMPLATES}:
+        raise ApplicationError(f"unknown template {template!r}", field="template")
+
+    locked = Table.objects.select_for_update().get(pk=table.pk)  # one new id at a time per table
+    taken = [
+        int(m.group(1))
+        for qid in Question.objects.filter(table=locked, id__contains="--M").values_list(
+            "id", flat=True
+        )
+        if (m := _HUMAN_ID.search(qid))
+    ]
+    question = Question.objects.create(
+        id=f"{locked.id}--M{max(taken, default=-1) + 1}",
+        table=locked,
+        text=question_text,
+        gold_answer=canonical,
+        origin=Question.Origin.HUMAN,
+        query_properties=values,
+        # Written by an annotator who checked it against the table, as in the paper.
+        status=Question.Status.VERIFIED,
+    )
+    draft = QuestionDraft.objects.filter(
+        annotator=annotator, table=locked, client_key=client_key
+    ).first()
+    QuestionAuthoring.objects.create(
+        question=question,
+        annotator=annotator,
+        template=template,
+        seconds_spent=(draft.seconds_spent if draft else 0) + _seconds(elapsed_ms),
+        client_key=client_key,
+    )
+    if draft is not None:
+        draft.delete()
+    AnnotationSkip.objects.filter(
+        annotator=annotator, table=locked, tool=AnnotationTool.QUESTIONS
+    ).delete()
+    return question

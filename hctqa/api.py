@@ -9,10 +9,12 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from hctqa.errors import ApplicationError
+from hctqa.errors import ApplicationError, ConflictError
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, ConflictError):
+        return Response({"detail": exc.message, "current": exc.current}, status=409)
     if isinstance(exc, ApplicationError):
         body: dict[str, Any] = {"detail": exc.message}
         if exc.field:

@@ -1,0 +1,242 @@
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from django.core.exceptions import PermissionDenied
+from django.test import Client
+
+from annotation import selectors, services
+from annotation.models import Question, QuestionAuthoring, QuestionDraft
+from hctqa.errors import ApplicationError, ConflictError
+from tests.factories import QuestionFactory, TableFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+LOOKUP = {
+    "row_filter": True,
+    "row_filter_lookup": True,
+    "row_filter_single_column": True,
+    "row_filter_single_row": True,
+    "returned_columns": True,
+    "returned_columns_plain": True,
+    "returned_columns_outputs": 1,
+}
+
+
+@pytest.fixture
+def annotator():
+    return UserFactory(username="ann", role="annotator")
+
+
+def write(user, table, key=None, **fields):
+    values = {
+        "text": "What was the value for North in 2019?",
+        "gold_answer": "{1}",
+        "query_properties": LOOKUP,
+        **fields,
+    }
+    return services.question_write(
+        annotator=user, table=table, client_key=key or uuid.uuid4(), **values
+    )
+
+
+def test_a_question_gets_the_next_human_written_id_and_a_canonical_answer(annotator) -> None:
+    table = TableFactory(id="psa--1--1")
+    QuestionFactory(table=table, id="psa--1--1--M0")
+    QuestionFactory(table=table, id="psa--1--1--M7")
+    QuestionFactory(table=table, id="psa--1--1--A9", origin="model")
+    question = write(annotator, table, gold_answer="{North|1} || {South | 2}")
+    assert question.id == "psa--1--1--M8"
+    assert question.gold_answer == "{North | 1} || {South | 2}"
+    assert (question.origin, question.status) == ("human", "verified")
+    assert question.query_properties["row_filter_conditions"] is None
+
+
+def test_time_per_question_adds_the_draft_time(annotator) -> None:
+    table = TableFactory()
+    key = uuid.uuid4()
+    services.question_draft_save(
+        annotator=annotator,
+        table=table,
+        client_key=key,
+        text="What",
+        gold_answer="",
+        query_properties={},
+        client_ms=1,
+        elapsed_ms=120_000,
+    )
+    question = write(annotator, table, key=key, elapsed_ms=30_000)
+    assert question.authoring.seconds_spent == 150 and question.authoring.annotator == annotator
+    assert not QuestionDraft.objects.exists()
+
+
+def test_saving_twice_with_one_key_makes_one_question(annotator) -> None:
+    table = TableFactory()
+    key = uuid.uuid4()
+    first = write(annotator, table, key=key)
+    assert write(annotator, table, key=key) == first
+    assert Question.objects.count() == 1
+
+
+def test_a_draft_for_a_saved_question_is_refused(annotator) -> None:
+    table = TableFactory()
+    key = uuid.uuid4()
+    question = write(annotator, table, key=key)
+    with pytest.raises(ConflictError) as info:
+        services.question_draft_save(
+            annotator=annotator,
+            table=table,
+            client_key=key,
+            text="late",
+            gold_answer="",
+            query_properties={},
+            client_ms=9,
+        )
+    assert info.value.current == {"question_id": question.id}
+    assert not QuestionDraft.objects.exists()
+
+
+def test_an_older_draft_does_not_overwrite_a_newer_one(annotator) -> None:
+    table = TableFactory()
+    key = uuid.uuid4()
+    common = {
+        "annotator": annotator,
+        "table": table,
+        "client_key": key,
+        "gold_answer": "",
+        "query_properties": {},
+    }
+    assert services.question_draft_save(text="newer", client_ms=20, **common).accepted
+    assert not services.question_draft_save(text="older", client_ms=10, **common).accepted
+    assert QuestionDraft.objects.get().text == "newer"
+
+
+@pytest.mark.parametrize(
+    ("fields", "message", "field"),
+    [
+        ({"gold_answer": "42"}, "row 1 must be wrapped in braces", "gold_answer"),
+        ({"gold_answer": "{a | 1} || {b}"}, "row 2 has 1 value but row 1 has 2", "gold_answer"),
+        ({"text": "   "}, "write the question", "text"),
+        ({"query_properties": {"aggregation": True}}, "Aggregation: choose", "query_properties"),
+        ({"query_properties": {}}, "choose at least one property", "query_properties"),
+        ({"template": "nonsense"}, "unknown template 'nonsense'", "template"),
+    ],
+)
+def test_bad_questions_are_refused_and_nothing_is_stored(annotator, fields, message, field) -> None:
+    with pytest.raises(ApplicationError) as info:
+        write(annotator, TableFactory(), **fields)
+    assert message in info.value.message and info.value.field == field
+    assert not Question.objects.exists() and not QuestionAuthoring.objects.exists()
+
+
+def test_only_annotators_write_questions() -> None:
+    with pytest.raises(PermissionDenied):
+        write(UserFactory(role="researcher"), TableFactory())
+
+
+def test_uncovered_tables_come_first_and_drafts_are_resumed(annotator) -> None:
+    covered = TableFactory(id="psa--1--1")
+    QuestionFactory(table=covered)
+    uncovered = TableFactory(id="psa--1--2")
+    assert selectors.question_queue_next(annotator=annotator) == uncovered
+    write(annotator, uncovered)
+    assert selectors.question_queue_next(annotator=annotator) == covered
+    services.question_draft_save(
+        annotator=annotator,
+        table=uncovered,
+        client_key=uuid.uuid4(),
+        text="again",
+        gold_answer="",
+        query_properties={},
+        client_ms=1,
+    )
+    assert selectors.question_queue_next(annotator=annotator) == uncovered
+    progress = selectors.question_progress(annotator=annotator)
+    assert (progress.written_total, progress.tables_covered, progress.tables_total) == (1, 2, 2)
+
+
+def test_the_nudge_mix_compares_with_the_target(annotator) -> None:
+    table = TableFactory()
+    write(annotator, table)
+    write(
+        annotator,
+        table,
+        query_properties={"yes_no": True, "yes_no_single_scope": True},
+        gold_answer="yes",
+    )
+    total, rows = selectors.query_mix(annotator=annotator)
+    by_code = {r.code: r for r in rows}
+    assert total == 2
+    assert by_code["row_filter"].mine == 0.5 and by_code["yes_no"].mine == 0.5
+    assert by_code["aggregation"].mine == 0 and by_code["aggregation"].target == pytest.approx(0.36)
+
+
+def test_the_answer_check_endpoint(client: Client, annotator) -> None:
+    client.force_login(annotator)
+    ok = client.post(
+        "/api/annotate/answers/check/", {"answer": "{a|b}"}, content_type="application/json"
+    )
+    assert ok.json() == {"canonical": "{a | b}"}
+    bad = client.post(
+        "/api/annotate/answers/check/", {"answer": "{a"}, content_type="application/json"
+    )
+    assert bad.status_code == 400
+    assert bad.json() == {
+        "detail": "row 1 must be wrapped in braces, like {a | b}: '{a'",
+        "field": "gold_answer",
+    }
+
+
+def test_the_api_writes_a_question_and_names_the_next_table(client: Client, annotator) -> None:
+    TableFactory(id="psa--1--1")
+    TableFactory(id="psa--1--2")
+    client.force_login(annotator)
+    key = str(uuid.uuid4())
+    body = {
+        "client_key": key,
+        "text": "Which?",
+        "gold_answer": "yes",
+        "query_properties": {"yes_no": True, "yes_no_multiple_scope": True},
+        "template": "yes_no_compare",
+    }
+    response = client.post(
+        "/api/annotate/questions/psa--1--1/save/", body, content_type="application/json"
+    )
+    assert response.status_code == 201
+    assert response.json() == {
+        "question": {"id": "psa--1--1--M0", "text": "Which?", "gold_answer": "Yes"}
+    }
+    following = client.get("/api/annotate/questions/next/?after=psa--1--1").json()
+    assert following == {"table": "psa--1--2", "url": "/annotate/questions/psa--1--2/"}
+    work = client.get("/api/annotate/questions/psa--1--1/").json()
+    assert work["mix"]["questions"] == 1
+    assert work["questions"] == [{"id": "psa--1--1--M0", "text": "Which?"}]
+    taxonomies = client.get("/api/annotate/taxonomies/").json()
+    assert {t["code"] for t in taxonomies["templates"]} >= {"lookup", "sum", "top_k"}
+
+
+def test_the_question_page_and_its_plain_form(client: Client, annotator) -> None:
+    TableFactory(id="psa--1--1")
+    client.force_login(annotator)
+    page = client.get("/annotate/questions/psa--1--1/").content.decode()
+    assert (
+        'id="gold_answer"' in page
+        and "js/annotate/questions.js" in page
+        and "Look up one value" in page
+    )
+    key = str(uuid.uuid4())
+    response = client.post(
+        "/annotate/questions/psa--1--1/",
+        {
+            "client_key": key,
+            "text": "Total?",
+            "gold_answer": "{5}",
+            "on": ["returned_columns", "returned_columns_plain"],
+            "returned_columns_outputs": "1",
+        },
+    )
+    assert response.status_code == 302
+    question = Question.objects.get()
+    assert question.query_properties["returned_columns_outputs"] == 1
+    assert str(question.authoring.client_key) == key
