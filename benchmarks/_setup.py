@@ -49,3 +49,20 @@ def _scratch_postgres(url: str) -> str:
         conn.execute("DROP DATABASE IF EXISTS hctqa_bench")
         conn.execute("CREATE DATABASE hctqa_bench")
     return urlunsplit(parts._replace(path="/hctqa_bench"))
+
+
+def import_release(data: Path) -> None:
+    """The whole real release into the benchmark database."""
+    import io
+
+    from django.core.management import call_command
+
+    real = data / "hctqa-real"
+    call_command(
+        "import_hctqa",
+        "--qaps",
+        str(real / "qaps.json.gz"),
+        "--csvs",
+        str(real / "csvs.tar.gz"),
+        stdout=io.StringIO(),
+    )

@@ -9,13 +9,12 @@ the API and times until the board lists it. Goal: under 10 s.
 
 from __future__ import annotations
 
-import io
 import os
 import subprocess
 import sys
 import time
 
-from _setup import REPO, setup
+from _setup import REPO, import_release, setup
 
 SAMPLES = [
     ("gemma-2-9b-it--text--real.jsonl.gz", "bench-gemma", "text", "paper", "9"),
@@ -25,7 +24,6 @@ SAMPLES = [
 
 def main() -> None:
     args = setup(__doc__ or "")
-    from django.core.management import call_command
     from django.test import Client
     from rest_framework.authtoken.models import Token
 
@@ -33,15 +31,7 @@ def main() -> None:
     from leaderboard.models import Status, Submission
     from tests.factories import UserFactory
 
-    real = args.data / "hctqa-real"
-    call_command(
-        "import_hctqa",
-        "--qaps",
-        str(real / "qaps.json.gz"),
-        "--csvs",
-        str(real / "csvs.tar.gz"),
-        stdout=io.StringIO(),
-    )
+    import_release(args.data)
     worker = subprocess.Popen(
         [
             sys.executable,

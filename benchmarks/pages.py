@@ -9,18 +9,16 @@ no network), 30 requests per page after a warm-up; the figures are median and p9
 
 from __future__ import annotations
 
-import io
 import statistics
 import time
 
-from _setup import setup
+from _setup import import_release, setup
 
 REPEAT = 30
 
 
 def main() -> None:
     args = setup(__doc__ or "")
-    from django.core.management import call_command
     from django.core.signals import request_finished, request_started
     from django.db import close_old_connections, connection
     from django.test import Client
@@ -29,15 +27,7 @@ def main() -> None:
     from annotation.models import Table
     from tests.factories import UserFactory
 
-    real = args.data / "hctqa-real"
-    call_command(
-        "import_hctqa",
-        "--qaps",
-        str(real / "qaps.json.gz"),
-        "--csvs",
-        str(real / "csvs.tar.gz"),
-        stdout=io.StringIO(),
-    )
+    import_release(args.data)
     biggest = max(Table.objects.only("id", "canonical_csv"), key=lambda t: len(t.canonical_csv))
     test_table = Table.objects.filter(split="test").order_by("id").first()
     pages = [

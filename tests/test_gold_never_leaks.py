@@ -72,6 +72,19 @@ def crawl(mine: int, theirs: int) -> dict[str, list[str]]:
             f"/api/submissions/{mine}/results/",
             f"/api/submissions/{theirs}/results/",
         ],
+        "annotate:hub": ["/annotate/"],
+        "annotate:properties_next": ["/annotate/properties/"],
+        "annotate:properties": [f"/annotate/properties/{T}/"],
+        "annotate:questions_next": ["/annotate/questions/"],
+        "annotate:questions": [f"/annotate/questions/{T}/"],
+        "annotate:agreement": ["/annotate/agreement/"],
+        "annotate:resolve": [f"/annotate/agreement/{T}/"],
+        "api-annotate-taxonomies": ["/api/annotate/taxonomies/"],
+        "api-annotate-property-next": ["/api/annotate/properties/next/"],
+        "api-annotate-property-work": [f"/api/annotate/properties/{T}/"],
+        "api-annotate-question-next": ["/api/annotate/questions/next/"],
+        "api-annotate-question-work": [f"/api/annotate/questions/{T}/"],
+        "api-annotate-agreement": ["/api/annotate/agreement/"],
     }
 
 
@@ -89,6 +102,15 @@ NO_GOLD_POSSIBLE = {
     "api-submission-create",
     "api-submission-rescore",
     "api-submission-delete",
+    # Annotation writes: they echo back only what the annotator sent.
+    "api-annotate-property-draft",
+    "api-annotate-property-save",
+    "api-annotate-property-skip",
+    "api-annotate-answer-check",
+    "api-annotate-question-draft",
+    "api-annotate-question-save",
+    "api-annotate-question-skip",
+    "api-annotate-resolve",
 }
 
 

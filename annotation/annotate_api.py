@@ -1,0 +1,378 @@
+"""REST API of the annotation tools. The tools' own pages use it too (session + CSRF), so
+everything an annotator does in the browser can be done with a token as well."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation import selectors, services
+from annotation.models import AnnotationTool, Question, Table
+from hctqa.core import taxonomy
+from hctqa.core.answers import AnswerFormatError, canonical_answer
+from hctqa.core.query_templates import TARGET_MIX, TEMPLATES
+from hctqa.errors import ApplicationError
+
+
+def _require(request: Request, permission: str) -> None:
+    if not request.user.has_perm(permission):
+        raise PermissionDenied("your role does not include this tool")
+
+
+def table_payload(table: Table) -> dict[str, Any]:
+    return {
+        "id": table.id,
+        "source": table.source,
+        "split": table.split,
+        "image": table.image.url if table.image else None,
+        "html": selectors.table_rendering(table=table, fmt="html"),
+        "url": table.get_absolute_url(),
+    }
+
+
+def _next(table: Table | None, tool: str) -> dict[str, Any] | None:
+    if table is None:
+        return None
+    return {"table": table.id, "url": f"/annotate/{tool}/{table.id}/"}
+
+
+def _progress(progress: selectors.Progress) -> dict[str, int]:
+    return {
+        "done_today": progress.done_today,
+        "done_total": progress.done_total,
+        "remaining": progress.remaining,
+    }
+
+
+def _violations(tax: taxonomy.Taxonomy, values: dict[str, Any]) -> list[dict[str, str]]:
+    return [{"code": v.code, "message": v.message} for v in taxonomy.check(tax, values)]
+
+
+class TaxonomiesApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses={200: dict})
+    def get(self, request: Request) -> Response:
+        return Response(
+            {
+                "table_properties": taxonomy.as_json(taxonomy.TABLE_PROPERTIES),
+                "query_properties": taxonomy.as_json(taxonomy.QUERY_PROPERTIES),
+                "templates": [
+                    {"code": t.code, "name": t.name, "example": t.example, "properties": t.filled()}
+                    for t in TEMPLATES
+                ],
+                "target_mix": TARGET_MIX,
+                "reserved_keys": list(taxonomy.RESERVED_KEYS),
+            }
+        )
+
+
+# --- Table properties ----------------------------------------------------------------------
+
+
+class PropertyNextApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses={200: dict, 204: None})
+    def get(self, request: Request) -> Response:
+        _require(request, "annotation.annotate_table")
+        table = selectors.property_queue_next(
+            annotator=request.user, after=request.query_params.get("after")
+        )
+        return Response(_next(table, "properties")) if table else Response(status=204)
+
+
+class PropertyWorkApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses={200: dict})
+    def get(self, request: Request, table_id: str) -> Response:
+        _require(request, "annotation.annotate_table")
+        table = selectors.table_get(table_id=table_id)
+        work = selectors.property_work(annotator=request.user, table=table)
+        return Response(
+            {
+                "table": table_payload(table),
+                "properties": work.properties,
+                "saved": work.saved,
+                "version": work.version,
+                "has_draft": work.has_draft,
+                "seconds_spent": work.seconds_spent,
+                "violations": _violations(taxonomy.TABLE_PROPERTIES, work.properties),
+                "progress": _progress(selectors.property_progress(annotator=request.user)),
+            }
+        )
+
+
+class PropertyDraftApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    class Input(serializers.Serializer):
+        properties = serializers.DictField()
+        base_version = serializers.IntegerField(min_value=0)
+        client_ms = serializers.IntegerField(min_value=0)
+        elapsed_ms = serializers.IntegerField(min_value=0, default=0)
+
+    @extend_schema(request=Input, responses={200: dict, 409: dict})
+    def put(self, request: Request, table_id: str) -> Response:
+        data = self._input(request)
+        result = services.property_draft_save(
+            annotator=request.user, table=selectors.table_get(table_id=table_id), **data
+        )
+        values = taxonomy.normalize(taxonomy.TABLE_PROPERTIES, data["properties"])
+        return Response(
+            {
+                "accepted": result.accepted,
+                "version": result.version,
+                "violations": _violations(taxonomy.TABLE_PROPERTIES, values),
+            }
+        )
+
+    def _input(self, request: Request) -> dict[str, Any]:
+        serializer = self.Input(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        return dict(serializer.validated_data)
+
+
+class PropertySaveApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    class Input(serializers.Serializer):
+        properties = serializers.DictField()
+        base_version = serializers.IntegerField(min_value=0)
+        elapsed_ms = serializers.IntegerField(min_value=0, default=0)
+
+    @extend_schema(request=Input, responses={200: dict, 400: dict, 409: dict})
+    def post(self, request: Request, table_id: str) -> Response:
+        serializer = self.Input(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        table = selectors.table_get(table_id=table_id)
+        row = services.property_annotation_save(
+            annotator=request.user, table=table, **serializer.validated_data
+        )
+        # The next table is asked for separately (the page prefetches it): saves stay quick.
+        return Response(
+            {
+                "version": row.version,
+                "saved_at": row.saved_at.isoformat(),
+                "properties": row.properties,
+            }
+        )
+
+
+class SkipApi(APIView):
+    permission_classes = [IsAuthenticated]
+    tool = AnnotationTool.PROPERTIES
+
+    @extend_schema(request=None, responses={200: dict})
+    def post(self, request: Request, table_id: str) -> Response:
+        table = selectors.table_get(table_id=table_id)
+        services.annotation_skip(annotator=request.user, table=table, tool=self.tool)
+        if self.tool == AnnotationTool.PROPERTIES:
+            following = selectors.property_queue_next(annotator=request.user, after=table.id)
+        else:
+            following = selectors.question_queue_next(annotator=request.user, after=table.id)
+        # Progress and the nudge mix are left to the next page: saves must be quick.
+        return Response({"next": _next(following, self.tool)})
+
+
+class PropertySkipApi(SkipApi):
+    tool = AnnotationTool.PROPERTIES
+
+
+class QuestionSkipApi(SkipApi):
+    tool = AnnotationTool.QUESTIONS
+
+
+# --- Questions -----------------------------------------------------------------------------
+
+
+class AnswerCheckApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    class Input(serializers.Serializer):
+        answer = serializers.CharField(allow_blank=True, trim_whitespace=False)
+
+    @extend_schema(request=Input, responses={200: dict, 400: dict})
+    def post(self, request: Request) -> Response:
+        serializer = self.Input(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            canonical = canonical_answer(serializer.validated_data["answer"])
+        except AnswerFormatError as exc:
+            raise ApplicationError(str(exc), field="gold_answer") from None
+        return Response({"canonical": canonical})
+
+
+def _mix(user: Any) -> dict[str, Any]:
+    total, rows = selectors.query_mix(annotator=user)
+    return {
+        "questions": total,
+        "rows": [
+            {"code": r.code, "label": r.label, "mine": r.mine, "target": r.target, "count": r.count}
+            for r in rows
+        ],
+    }
+
+
+def _question_progress(user: Any) -> dict[str, int]:
+    p = selectors.question_progress(annotator=user)
+    return {
+        "written_today": p.written_today,
+        "written_total": p.written_total,
+        "tables_covered": p.tables_covered,
+        "tables_total": p.tables_total,
+    }
+
+
+class QuestionNextApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses={200: dict, 204: None})
+    def get(self, request: Request) -> Response:
+        _require(request, "annotation.write_question")
+        table = selectors.question_queue_next(
+            annotator=request.user, after=request.query_params.get("after")
+        )
+        return Response(_next(table, "questions")) if table else Response(status=204)
+
+
+class QuestionWorkApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses={200: dict})
+    def get(self, request: Request, table_id: str) -> Response:
+        _require(request, "annotation.write_question")
+        table = selectors.table_get(table_id=table_id)
+        work = selectors.question_work(annotator=request.user, table=table)
+        draft = work.draft
+        return Response(
+            {
+                "table": table_payload(table),
+                "draft": None
+                if draft is None
+                else {
+                    "client_key": str(draft.client_key),
+                    "text": draft.text,
+                    "gold_answer": draft.gold_answer,
+                    "query_properties": draft.query_properties,
+                    "template": draft.template,
+                    "client_ms": draft.client_ms,
+                },
+                "questions": [{"id": q.id, "text": q.text} for q in work.human_questions],
+                "progress": _question_progress(request.user),
+                "mix": _mix(request.user),
+            }
+        )
+
+
+class _QuestionInput(serializers.Serializer):
+    client_key = serializers.UUIDField()
+    text = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=5000)
+    gold_answer = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=5000)
+    query_properties = serializers.DictField()
+    template = serializers.CharField(allow_blank=True, default="", max_length=40)
+    elapsed_ms = serializers.IntegerField(min_value=0, default=0)
+
+
+class QuestionDraftApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    class Input(_QuestionInput):
+        client_ms = serializers.IntegerField(min_value=0)
+
+    @extend_schema(request=Input, responses={200: dict, 409: dict})
+    def put(self, request: Request, table_id: str) -> Response:
+        serializer = self.Input(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        result = services.question_draft_save(
+            annotator=request.user,
+            table=selectors.table_get(table_id=table_id),
+            **serializer.validated_data,
+        )
+        return Response({"accepted": result.accepted})
+
+
+class QuestionSaveApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    class Input(_QuestionInput):
+        pass
+
+    @extend_schema(request=Input, responses={201: dict, 400: dict})
+    def post(self, request: Request, table_id: str) -> Response:
+        serializer = self.Input(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        table = selectors.table_get(table_id=table_id)
+        question: Question = services.question_write(
+            annotator=request.user, table=table, **serializer.validated_data
+        )
+        # The next table is asked for separately (the page prefetches it): saves stay quick.
+        return Response(
+            {
+                "question": {
+                    "id": question.id,
+                    "text": question.text,
+                    "gold_answer": question.gold_answer,
+                }
+            },
+            status=201,
+        )
+
+
+# --- Agreement and resolution --------------------------------------------------------------
+
+
+class AgreementApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses={200: dict})
+    def get(self, request: Request) -> Response:
+        _require(request, "annotation.adjudicate_question")
+        view = selectors.agreement_overview()
+        return Response(
+            {
+                "annotators": view.annotators,
+                "properties": [p.__dict__ for p in view.report.properties],
+                "pairs": [
+                    {
+                        "a": p.a,
+                        "b": p.b,
+                        "tables": p.tables,
+                        "mean_kappa": p.mean_kappa,
+                        "kappa": p.kappa,
+                    }
+                    for p in view.report.pairs
+                ],
+                "open_disagreements": [
+                    {"table": d.table_id, "properties": list(d.properties)}
+                    for d in view.open_disagreements
+                ],
+                "resolved": view.resolved,
+            }
+        )
+
+
+class ResolveApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    class Input(serializers.Serializer):
+        properties = serializers.DictField()
+
+    @extend_schema(request=Input, responses={200: dict})
+    def post(self, request: Request, table_id: str) -> Response:
+        serializer = self.Input(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        row = services.table_properties_resolve(
+            adjudicator=request.user,
+            table=selectors.table_get(table_id=table_id),
+            properties=serializer.validated_data["properties"],
+        )
+        return Response({"table": table_id, "properties": row.properties, "version": row.version})

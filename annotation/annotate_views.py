@@ -1,0 +1,295 @@
+"""Pages of the annotation tools. The tools' scripts drive them through the REST API; each
+page also takes a plain form post, so an annotator without JavaScript can still work."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.safestring import mark_safe
+
+from annotation import selectors, services
+from annotation.annotate_api import table_payload
+from hctqa.core import taxonomy
+from hctqa.core.query_templates import TEMPLATES
+from hctqa.errors import ApplicationError, ConflictError
+
+
+def _require(request: HttpRequest, permission: str) -> None:
+    if not request.user.has_perm(permission):
+        raise PermissionDenied("your role does not include this tool")
+
+
+@dataclass
+class PanelNode:
+    """A property for the checklist, with its value and its children grouped as the
+    taxonomy groups them."""
+
+    prop: taxonomy.Property
+    value: Any
+    groups: list[tuple[str, str, list[PanelNode]]] = field(default_factory=list)
+    loose: list[PanelNode] = field(default_factory=list)
+
+
+_RULE_TEXT = {"one": "choose one", "some": "at least one", "at_most_one": "at most one"}
+
+
+def panel(tax: taxonomy.Taxonomy, values: dict[str, Any]) -> list[PanelNode]:
+    def node(prop: taxonomy.Property) -> PanelNode:
+        children = tax.children(prop.code)
+        grouped: set[str] = set()
+        groups = []
+        for group in tax.groups:
+            if group.parent == prop.code:
+                members = [node(tax.get(m)) for m in group.members]
+                grouped.update(group.members)
+                groups.append((group.label, _RULE_TEXT[group.rule], members))
+        loose = [node(c) for c in children if c.code not in grouped]
+        return PanelNode(prop, values.get(prop.code), groups, loose)
+
+    return [node(root) for root in tax.roots()]
+
+
+def _form_values(request: HttpRequest, tax: taxonomy.Taxonomy) -> dict[str, Any]:
+    """Checkboxes named "on" and number inputs named by code, from a plain form post."""
+    chosen = set(request.POST.getlist("on"))
+    values: dict[str, Any] = {}
+    for prop in tax.properties:
+        if prop.kind == "flag":
+            values[prop.code] = prop.code in chosen
+        else:
+            raw = request.POST.get(prop.code, "").strip()
+            values[prop.code] = raw or None
+    return values
+
+
+@login_required
+def hub(request: HttpRequest) -> HttpResponse:
+    user = request.user
+    if not (
+        user.has_perm("annotation.annotate_table") or user.has_perm("annotation.write_question")
+    ):
+        raise PermissionDenied("the annotation tools are for annotators")
+    context = {
+        "properties": selectors.property_progress(annotator=user)
+        if user.has_perm("annotation.annotate_table")
+        else None,
+        "questions": selectors.question_progress(annotator=user)
+        if user.has_perm("annotation.write_question")
+        else None,
+    }
+    return render(request, "annotation/annotate/hub.html", context)
+
+
+# --- Table properties ----------------------------------------------------------------------
+
+
+@login_required
+def property_next(request: HttpRequest) -> HttpResponse:
+    _require(request, "annotation.annotate_table")
+    table = selectors.property_queue_next(annotator=request.user)
+    if table is None:
+        messages.success(request, "You have annotated every table. Thank you!")
+        return redirect("annotate:hub")
+    return redirect("annotate:properties", table_id=table.id)
+
+
+@login_required
+def property_tool(request: HttpRequest, table_id: str) -> HttpResponse:
+    _require(request, "annotation.annotate_table")
+    table = selectors.table_get(table_id=table_id)
+    status = 200
+    if request.method == "POST":
+        values = _form_values(request, taxonomy.TABLE_PROPERTIES)
+        try:
+            services.property_annotation_save(
+                annotator=request.user,
+                table=table,
+                properties=values,
+                base_version=int(request.POST.get("base_version", "0") or 0),
+            )
+        except ConflictError as exc:
+            messages.error(request, f"{exc.message}; the saved version is shown below.")
+            status = 409
+        except ApplicationError as exc:
+            messages.error(request, exc.message)
+            status = 400
+        else:
+            messages.success(request, f"Saved {table.id}.")
+            following = selectors.property_queue_next(annotator=request.user, after=table.id)
+            return (
+                redirect("annotate:properties", table_id=following.id)
+                if following
+                else redirect("annotate:hub")
+            )
+    work = selectors.property_work(annotator=request.user, table=table)
+    state = {
+        "table": table.id,
+        "version": work.version,
+        "properties": work.properties,
+        "has_draft": work.has_draft,
+        "draft_client_ms": work.draft_client_ms,
+        "user": request.user.get_username(),
+        "api": f"/api/annotate/properties/{table.id}/",
+    }
+    context = {
+        "table": table,
+        "table_html": mark_safe(table_payload(table)["html"]),  # noqa: S308 - our renderer escapes cells
+        "panel": panel(taxonomy.TABLE_PROPERTIES, work.properties),
+        "work": work,
+        "progress": selectors.property_progress(annotator=request.user),
+        "taxonomy": taxonomy.as_json(taxonomy.TABLE_PROPERTIES),
+        "state": state,
+        "violations": taxonomy.check(taxonomy.TABLE_PROPERTIES, work.properties),
+    }
+    return render(request, "annotation/annotate/properties.html", context, status=status)
+
+
+# --- Questions -----------------------------------------------------------------------------
+
+
+@login_required
+def question_next(request: HttpRequest) -> HttpResponse:
+    _require(request, "annotation.write_question")
+    table = selectors.question_queue_next(annotator=request.user)
+    if table is None:
+        messages.success(request, "There is no table left for you to write questions on.")
+        return redirect("annotate:hub")
+    return redirect("annotate:questions", table_id=table.id)
+
+
+@login_required
+def question_tool(request: HttpRequest, table_id: str) -> HttpResponse:
+    _require(request, "annotation.write_question")
+    table = selectors.table_get(table_id=table_id)
+    status = 200
+    form: dict[str, Any] = {}
+    if request.method == "POST":
+        values = _form_values(request, taxonomy.QUERY_PROPERTIES)
+        form = {
+            "text": request.POST.get("text", ""),
+            "gold_answer": request.POST.get("gold_answer", ""),
+            "template": request.POST.get("template", ""),
+            "query_properties": values,
+        }
+        try:
+            key = uuid.UUID(request.POST.get("client_key", ""))
+        except ValueError:
+            key = uuid.uuid4()
+        try:
+            question = services.question_write(
+                annotator=request.user, table=table, client_key=key, **form
+            )
+        except ApplicationError as exc:
+            messages.error(request, exc.message)
+            status = 400
+        else:
+            messages.success(request, f"Saved question {question.id}.")
+            following = selectors.question_queue_next(annotator=request.user, after=table.id)
+            return (
+                redirect("annotate:questions", table_id=following.id)
+                if following
+                else redirect("annotate:hub")
+            )
+    work = selectors.question_work(annotator=request.user, table=table)
+    draft = work.draft
+    current = form or {
+        "text": draft.text if draft else "",
+        "gold_answer": draft.gold_answer if draft else "",
+        "template": draft.template if draft else "",
+        "query_properties": {
+            **taxonomy.QUERY_PROPERTIES.empty(),
+            **(draft.query_properties if draft else {}),
+        },
+    }
+    state = {
+        "table": table.id,
+        "user": request.user.get_username(),
+        "api": f"/api/annotate/questions/{table.id}/",
+        "draft": None
+        if draft is None
+        else {
+            "client_key": str(draft.client_key),
+            "client_ms": draft.client_ms,
+            "text": draft.text,
+            "gold_answer": draft.gold_answer,
+            "template": draft.template,
+            "query_properties": draft.query_properties,
+        },
+    }
+    total, mix = selectors.query_mix(annotator=request.user)
+    context = {
+        "table": table,
+        "table_html": mark_safe(table_payload(table)["html"]),  # noqa: S308 - our renderer escapes cells
+        "panel": panel(taxonomy.QUERY_PROPERTIES, current["query_properties"]),
+        "current": current,
+        "client_key": str(draft.client_key) if draft else str(uuid.uuid4()),
+        "work": work,
+        "progress": selectors.question_progress(annotator=request.user),
+        "mix": mix,
+        "mix_total": total,
+        "templates": TEMPLATES,
+        "taxonomy": taxonomy.as_json(taxonomy.QUERY_PROPERTIES),
+        "template_data": {t.code: t.filled() for t in TEMPLATES},
+        "state": state,
+    }
+    return render(request, "annotation/annotate/questions.html", context, status=status)
+
+
+# --- Agreement -----------------------------------------------------------------------------
+
+
+@login_required
+def agreement(request: HttpRequest) -> HttpResponse:
+    _require(request, "annotation.adjudicate_question")
+    view = selectors.agreement_overview()
+    labels = {
+        p.code: p.label
+        if p.parent is None
+        else f"{taxonomy.TABLE_PROPERTIES.get(p.parent).label}: {p.label}"
+        for p in taxonomy.TABLE_PROPERTIES.properties
+    }
+    return render(request, "annotation/annotate/agreement.html", {"view": view, "labels": labels})
+
+
+@login_required
+def resolve(request: HttpRequest, table_id: str) -> HttpResponse:
+    _require(request, "annotation.adjudicate_question")
+    status = 200
+    if request.method == "POST":
+        values = _form_values(request, taxonomy.TABLE_PROPERTIES)
+        try:
+            services.table_properties_resolve(
+                adjudicator=request.user,
+                table=selectors.table_get(table_id=table_id),
+                properties=values,
+            )
+        except ApplicationError as exc:
+            messages.error(request, exc.message)
+            status = 400
+        else:
+            messages.success(request, f"Resolved {table_id}: its properties are set.")
+            return redirect("annotate:agreement")
+    work = selectors.resolution_work(table_id=table_id)
+    chosen = work.resolution.properties if work.resolution else work.majority
+    rows = [
+        (
+            prop,
+            [bool(props.get(prop.code)) for props in work.by_coder.values()],
+            bool(chosen.get(prop.code)),
+        )
+        for prop in taxonomy.TABLE_PROPERTIES.flags()
+    ]
+    context = {
+        "work": work,
+        "coders": list(work.by_coder),
+        "rows": rows,
+        "table_html": mark_safe(table_payload(work.table)["html"]),  # noqa: S308
+    }
+    return render(request, "annotation/annotate/resolve.html", context, status=status)
