@@ -1,6 +1,7 @@
 from django.urls import path
 
 from annotation import annotate_views as views
+from annotation import verify_views
 
 app_name = "annotate"
 
@@ -12,4 +13,27 @@ urlpatterns = [
     path("questions/<str:table_id>/", views.question_tool, name="questions"),
     path("agreement/", views.agreement, name="agreement"),
     path("agreement/<str:table_id>/", views.resolve, name="resolve"),
+    path("verify/", verify_views.verify_next, name="verify_next"),
+    path("verify/<int:slot_id>/", verify_views.verify, name="verify"),
+    path("verify/<int:slot_id>/skip/", verify_views.verify_skip, name="verify_skip"),
+    path("adjudication/", verify_views.adjudication, name="adjudication"),
+    path("adjudication/<str:question_id>/", verify_views.adjudicate, name="adjudicate"),
+    path("verification/", verify_views.dashboard, name="verification_dashboard"),
+    path(
+        "verification/verifiers/<int:user_id>/reinstate/",
+        verify_views.verifier_reinstate,
+        name="verifier_reinstate",
+    ),
+    path("generation/", verify_views.generation, name="generation"),
+    path("generation/<int:run_id>/", verify_views.generation_run, name="generation_run"),
+    path(
+        "generation/<int:run_id>/cancel/",
+        verify_views.generation_cancel,
+        name="generation_cancel",
+    ),
+    path(
+        "generation/<int:run_id>/resume/",
+        verify_views.generation_resume,
+        name="generation_resume",
+    ),
 ]

@@ -73,7 +73,9 @@ def _form_values(request: HttpRequest, tax: taxonomy.Taxonomy) -> dict[str, Any]
 def hub(request: HttpRequest) -> HttpResponse:
     user = request.user
     if not (
-        user.has_perm("annotation.annotate_table") or user.has_perm("annotation.write_question")
+        user.has_perm("annotation.annotate_table")
+        or user.has_perm("annotation.write_question")
+        or user.has_perm("annotation.verify_question")
     ):
         raise PermissionDenied("the annotation tools are for annotators")
     context = {
@@ -82,6 +84,9 @@ def hub(request: HttpRequest) -> HttpResponse:
         else None,
         "questions": selectors.question_progress(annotator=user)
         if user.has_perm("annotation.write_question")
+        else None,
+        "verifying": selectors.verifier_progress(annotator=user)
+        if user.has_perm("annotation.verify_question")
         else None,
     }
     return render(request, "annotation/annotate/hub.html", context)

@@ -294,3 +294,232 @@ class QuestionAuthoring(models.Model):
 
     def __str__(self) -> str:
         return f"{self.question_id} by {self.annotator}"
+
+
+# --- Verification of model-generated questions --------------------------------------------
+
+
+class SlotKind(models.TextChoices):
+    REGULAR = "regular", "Verification"
+    GOLD = "gold", "Gold control"
+
+
+class SlotStatus(models.TextChoices):
+    OPEN = "open", "Open"
+    LEASED = "leased", "Leased"
+    DONE = "done", "Done"
+
+
+class Rating(models.TextChoices):
+    GOOD = "good", "Good"
+    AMBIGUOUS = "ambiguous", "Ambiguous"
+    NONSENSICAL = "nonsensical", "Nonsensical"
+
+
+class VerificationSlot(models.Model):
+    """One verification of one question.
+
+    Every model-generated question gets exactly two regular slots when it is created, so "at
+    most two verifications" holds by construction, and the unique constraints make it hold
+    in the database too: one slot per number, and never two slots of a question for one
+    annotator. Gold slots are created for one annotator at a time, from verified
+    human-written questions, and look the same to them.
+    """
+
+    question = models.ForeignKey(
+        Question, on_delete=models.CASCADE, related_name="verification_slots"
+    )
+    kind = models.CharField(max_length=8, choices=SlotKind.choices, default=SlotKind.REGULAR)
+    slot_number = models.PositiveSmallIntegerField(null=True, blank=True)
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="verification_slots",
+    )
+    status = models.CharField(max_length=6, choices=SlotStatus.choices, default=SlotStatus.OPEN)
+    leased_at = models.DateTimeField(null=True, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    rating = models.CharField(max_length=11, choices=Rating.choices, blank=True)
+    answer_correct = models.BooleanField(null=True, blank=True)
+    corrected_answer = models.TextField(blank=True)
+    rewritten_question = models.TextField(blank=True)
+    gold_passed = models.BooleanField(null=True, blank=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    seconds_spent = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["question", "slot_number"],
+                condition=Q(kind="regular"),
+                name="two_numbered_slots_per_question",
+            ),
+            models.UniqueConstraint(
+                fields=["question", "annotator"],
+                condition=Q(annotator__isnull=False),
+                name="one_slot_per_question_and_annotator",
+            ),
+            models.CheckConstraint(
+                condition=(Q(kind="regular") & Q(slot_number__in=[1, 2]))
+                | (Q(kind="gold") & Q(slot_number__isnull=True)),
+                name="regular_slots_are_numbered_one_or_two",
+            ),
+            models.CheckConstraint(
+                condition=Q(
+                    status="open",
+                    annotator__isnull=True,
+                    lease_expires_at__isnull=True,
+                    submitted_at__isnull=True,
+                )
+                | Q(
+                    status="leased",
+                    annotator__isnull=False,
+                    lease_expires_at__isnull=False,
+                    submitted_at__isnull=True,
+                )
+                | (Q(status="done", submitted_at__isnull=False) & ~Q(rating="")),
+                name="slot_fields_match_status",
+            ),
+            models.CheckConstraint(
+                condition=Q(rating="") | Q(rating__in=Rating.values), name="slot_rating_valid"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["status", "kind"]),
+            models.Index(fields=["annotator", "status"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} slot {self.slot_number or ''} of {self.question_id} ({self.status})"
+
+
+class VerificationOutcome(models.Model):
+    """How a model-generated question was decided; kept for the statistics even when the
+    question is dropped."""
+
+    question = models.OneToOneField(
+        Question, on_delete=models.CASCADE, primary_key=True, related_name="outcome"
+    )
+    rating = models.CharField(max_length=11, choices=Rating.choices)
+    answer_corrected = models.BooleanField()
+    original_text = models.TextField()
+    original_answer = models.TextField()
+    adjudicator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    decided_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.question_id}: {self.rating}"
+
+
+class DiscardedVerification(models.Model):
+    """A verdict taken back when its annotator left the pool; the slot went back to the queue."""
+
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="+")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    rating = models.CharField(max_length=11, choices=Rating.choices)
+    answer_correct = models.BooleanField(null=True)
+    corrected_answer = models.TextField(blank=True)
+    rewritten_question = models.TextField(blank=True)
+    submitted_at = models.DateTimeField()
+    discarded_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"discarded verdict of {self.annotator} on {self.question_id}"
+
+
+class VerifierStanding(models.Model):
+    """An annotator's place in the verification pool: removed after failing gold questions."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True
+    )
+    removed_at = models.DateTimeField(null=True, blank=True)
+    reason = models.TextField(blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.user}: {'removed' if self.removed_at else 'in the pool'}"
+
+
+# --- Generation runs -----------------------------------------------------------------------
+
+
+class RunStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+class GenerationRun(models.Model):
+    """Model-generated questions for a set of tables, by one OpenAI-compatible chat model.
+    The API key is never stored: only the name of the environment variable holding it."""
+
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    base_url = models.URLField(max_length=500)
+    model = models.CharField(max_length=200)
+    api_key_env = models.CharField(max_length=100)
+    use_images = models.BooleanField(default=False)
+    questions_per_table = models.PositiveSmallIntegerField(default=8)
+    status = models.CharField(max_length=9, choices=RunStatus.choices, default=RunStatus.QUEUED)
+    error = models.TextField(blank=True)
+    tables_total = models.PositiveIntegerField(default=0)
+    tables_done = models.PositiveIntegerField(default=0)
+    tables_failed = models.PositiveIntegerField(default=0)
+    questions_created = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=RunStatus.values), name="generation_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(questions_per_table__gte=1, questions_per_table__lte=20),
+                name="generation_questions_per_table_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"generation run {self.pk} with {self.model}"
+
+    @property
+    def progress(self) -> int:
+        if not self.tables_total:
+            return 0
+        return round(100 * (self.tables_done + self.tables_failed) / self.tables_total)
+
+
+class GenerationItem(models.Model):
+    run = models.ForeignKey(GenerationRun, on_delete=models.CASCADE, related_name="items")
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="+")
+    status = models.CharField(
+        max_length=7,
+        choices=[("pending", "Pending"), ("done", "Done"), ("failed", "Failed")],
+        default="pending",
+    )
+    attempts = models.PositiveSmallIntegerField(default=0)
+    error = models.TextField(blank=True)
+    # The model's last reply, cut to a few kB, so a failure can be read without the logs.
+    last_output = models.TextField(blank=True)
+    questions_created = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "table"], name="one_item_per_table_and_run")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.table_id} in run {self.run_id} ({self.status})"

@@ -11,6 +11,7 @@ api_patterns = [
     path("", include("annotation.api_urls")),
     path("", include("leaderboard.api_urls")),
     path("annotate/", include("annotation.annotate_api_urls")),
+    path("verify/", include("annotation.verify_api_urls")),
     path("auth/token/", obtain_auth_token, name="api-token"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),

@@ -60,6 +60,25 @@ class QuestionFactory(factory.django.DjangoModelFactory[Question]):
     query_properties = factory.LazyFunction(taxonomy.QUERY_PROPERTIES.empty)
 
 
+class ModelQuestionFactory(QuestionFactory):
+    """A model-generated, unverified question with its two open verification slots."""
+
+    class Meta:
+        skip_postgeneration_save = True
+
+    id = factory.LazyAttributeSequence(lambda q, n: f"{q.table.id}--A{n}")
+    origin = Question.Origin.MODEL
+    status = Question.Status.UNVERIFIED
+    query_properties = factory.LazyFunction(dict)
+
+    @factory.post_generation
+    def slots(self, create: bool, extracted: object, **kwargs: object) -> None:
+        from annotation.services import verification_slots_open
+
+        if create:
+            verification_slots_open(questions=[self])
+
+
 class SubmissionFactory(factory.django.DjangoModelFactory):
     """A scored public text submission by a researcher."""
 

@@ -26,7 +26,7 @@ Q = f"{T}--M0"
 OPEN_Q = "psa--5--6--M0"
 
 
-def crawl(mine: int, theirs: int) -> dict[str, list[str]]:
+def crawl(mine: int, theirs: int, runs: tuple[int, int] = (1, 2)) -> dict[str, list[str]]:
     return {
         "home": ["/"],
         "annotation:dataset": ["/dataset/", "/dataset/?q=hidden", "/dataset/?split=test"],
@@ -65,6 +65,15 @@ def crawl(mine: int, theirs: int) -> dict[str, list[str]]:
         ],
         "leaderboard:compare": [f"/leaderboard/compare/?a={mine}&b={theirs}"],
         "leaderboard:regression": ["/leaderboard/regression/"],
+        "leaderboard:inference_runs": ["/leaderboard/inference/"],
+        "leaderboard:inference_run_new": ["/leaderboard/inference/new/"],
+        "leaderboard:inference_run_detail": [
+            f"/leaderboard/inference/{pk}/{suffix}"
+            for pk in runs
+            for suffix in ("", "?part=progress")
+        ],
+        "api-inference-run-list": ["/api/inference-runs/"],
+        "api-inference-run-detail": [f"/api/inference-runs/{pk}/" for pk in runs],
         "api-leaderboard": ["/api/leaderboard/"],
         "api-submission-list": ["/api/submissions/"],
         "api-submission-detail": [f"/api/submissions/{mine}/", f"/api/submissions/{theirs}/"],
@@ -85,6 +94,17 @@ def crawl(mine: int, theirs: int) -> dict[str, list[str]]:
         "api-annotate-question-next": ["/api/annotate/questions/next/"],
         "api-annotate-question-work": [f"/api/annotate/questions/{T}/"],
         "api-annotate-agreement": ["/api/annotate/agreement/"],
+        "annotate:verify_next": ["/annotate/verify/"],
+        "annotate:verify": ["/annotate/verify/1/", "/annotate/verify/2/"],
+        "annotate:adjudication": ["/annotate/adjudication/"],
+        "annotate:adjudicate": [f"/annotate/adjudication/{Q}/"],
+        "annotate:verification_dashboard": ["/annotate/verification/"],
+        "annotate:generation": ["/annotate/generation/"],
+        "annotate:generation_run": ["/annotate/generation/1/"],
+        "api-verify-adjudication": ["/api/verify/adjudication/"],
+        "api-verify-dashboard": ["/api/verify/dashboard/"],
+        "api-generation-runs": ["/api/verify/generation-runs/"],
+        "api-generation-run": ["/api/verify/generation-runs/1/"],
     }
 
 
@@ -102,6 +122,11 @@ NO_GOLD_POSSIBLE = {
     "api-submission-create",
     "api-submission-rescore",
     "api-submission-delete",
+    "leaderboard:inference_run_cancel",
+    "leaderboard:inference_run_resume",
+    "api-inference-run-create",
+    "api-inference-run-cancel",
+    "api-inference-run-resume",
     # Annotation writes: they echo back only what the annotator sent.
     "api-annotate-property-draft",
     "api-annotate-property-save",
@@ -111,6 +136,18 @@ NO_GOLD_POSSIBLE = {
     "api-annotate-question-save",
     "api-annotate-question-skip",
     "api-annotate-resolve",
+    # Verification writes. Claims never serve test-split gold: gold control draws from the
+    # other splits (tests/annotation/test_verification.py checks it).
+    "annotate:verify_skip",
+    "annotate:verifier_reinstate",
+    "annotate:generation_cancel",
+    "annotate:generation_resume",
+    "api-verify-claim",
+    "api-verify-renew",
+    "api-verify-submit",
+    "api-verify-release",
+    "api-verify-decide",
+    "api-generation-cancel",
 }
 
 
@@ -145,6 +182,32 @@ def _scored(owner, predictions: dict[str, str], name: str) -> int:
     return submission.pk
 
 
+def _inference_run(owner, answer: str) -> int:
+    from leaderboard.models import InferenceResponse, InferenceRun
+
+    run = InferenceRun.objects.create(
+        created_by=owner,
+        model_name=f"run-of-{owner.username}",
+        base_url="http://gpu-host:8000/v1",
+        api_key_env="KEY",
+        modality="text",
+        table_format="csv",
+        split="all",
+        data_scope="real",
+        weights="closed",
+        status="failed",
+        error="1 questions got no answer",
+        total=2,
+        answered=1,
+        failed=1,
+    )
+    InferenceResponse.objects.create(run=run, question_id=Q, response=answer, prompt_sha256="0")
+    InferenceResponse.objects.create(
+        run=run, question_id=OPEN_Q, status="failed", error="HTTP 503: busy", prompt_sha256="1"
+    )
+    return run.pk
+
+
 @pytest.fixture
 def secret_question() -> dict:
     QuestionFactory(
@@ -163,6 +226,8 @@ def secret_question() -> dict:
         # The crawling researcher guessed wrong; a rival's public submission got it right.
         "mine": _scored(owner, {Q: "a guess", OPEN_Q: "wrong"}, "mine"),
         "theirs": _scored(rival, {Q: SECRET, OPEN_Q: "nope"}, "theirs"),
+        # Inference runs: the rival's model answered the hidden question right.
+        "runs": (_inference_run(owner, "a guess"), _inference_run(rival, SECRET)),
     }
 
 
@@ -174,7 +239,7 @@ def test_no_page_or_endpoint_shows_test_split_gold(
         client.force_login(secret_question["owner"])
     elif role:
         client.force_login(UserFactory(role=role))
-    urls = crawl(secret_question["mine"], secret_question["theirs"])
+    urls = crawl(secret_question["mine"], secret_question["theirs"], secret_question["runs"])
     reached = 0
     for paths in urls.values():
         for url in paths:

@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth import authenticate
 from django.core.management import call_command
 
-from annotation.models import Question, Table
+from annotation.models import Question, Table, VerificationSlot
 
 pytestmark = pytest.mark.django_db
 
@@ -15,7 +15,15 @@ def test_it_loads_the_demo_tables_and_one_user_per_role() -> None:
     out = io.StringIO()
     call_command("load_demo", stdout=out)
     assert Table.objects.filter(id__startswith="synthetic--demo-").count() == 6
-    assert Question.objects.filter(table__id__startswith="synthetic--demo-").count() == 36
+    demo = Question.objects.filter(table__id__startswith="synthetic--demo-")
+    assert demo.filter(origin="synthetic").count() == 36
+    # Something to verify: three proposed questions per table, every second one wrong.
+    proposed = demo.filter(origin="model", status="unverified")
+    assert proposed.count() == 18
+    assert VerificationSlot.objects.filter(question__in=proposed, status="open").count() == 36
+    wrong = [q for q in proposed if q.id.endswith("--A1")]
+    originals = dict(demo.filter(origin="synthetic").values_list("text", "gold_answer"))
+    assert all(q.gold_answer != originals[q.text] for q in wrong)
     for role in ("annotator", "adjudicator", "researcher", "admin"):
         user = authenticate(username=role, password=f"{role}-demo-pass")
         assert user is not None and user.groups.filter(name=role).exists()

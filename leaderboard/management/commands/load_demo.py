@@ -8,7 +8,7 @@ from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand
 
 from annotation.management.commands.import_hctqa import report_summary
-from annotation.services import release_import
+from annotation.services import demo_generated_questions_ensure, release_import
 from hctqa.accounts.services import demo_users_ensure
 from hctqa.core.demo import demo_tables
 from leaderboard.demo import demo_submissions_ensure
@@ -24,8 +24,14 @@ class Command(BaseCommand):
         parser.add_argument("--no-users", action="store_true", help="load the tables only")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        summary = release_import(tables=demo_tables())
+        tables = demo_tables()
+        summary = release_import(tables=tables)
         report_summary(self, summary)
+        proposed = demo_generated_questions_ensure(table_ids=[t.id for t in tables])
+        if proposed:
+            self.stdout.write(
+                f"Model-generated demo questions waiting for verification: {proposed}"
+            )
         if options["no_users"]:
             return
         users = demo_users_ensure()

@@ -398,3 +398,69 @@ export function prefetchNext(tool, table) {
     window.location.assign(reply.ok && reply.data ? reply.data.url : "/annotate/");
   };
 }
+
+// The gold-answer editor, shared by the query tool and the verification page: the format is
+// checked against the server's rules as it is typed, and clicking a table cell adds its value
+// to the answer's last row (Shift-click starts a new row).
+export class AnswerEditor {
+  constructor({ field, message, table, onChange }) {
+    Object.assign(this, { field, message, onChange });
+    this.ok = null; // null: not checked yet
+    this.timer = null;
+    field.addEventListener("input", () => {
+      this.onChange();
+      clearTimeout(this.timer);
+      this.timer = setTimeout(() => this.check(), 250);
+    });
+    if (table) {
+      table.addEventListener("click", (event) => {
+        const cell = event.target.closest("td, th");
+        if (cell && cell.closest("table.hct")) this.insertCell(cell.textContent, event.shiftKey);
+      });
+    }
+  }
+
+  async check() {
+    const answer = this.field.value;
+    if (!answer.trim()) {
+      this.ok = null;
+      this.message.className = "answer-check";
+      this.message.textContent = "";
+      return;
+    }
+    const reply = await api("POST", "/api/annotate/answers/check/", { answer });
+    if (answer !== this.field.value) return; // typed on meanwhile
+    if (reply.ok) {
+      this.ok = true;
+      this.message.className = "answer-check good";
+      this.message.textContent =
+        reply.data.canonical === answer.trim() ? "Format OK" : `Will be saved as ${reply.data.canonical}`;
+    } else if (reply.status === 400) {
+      this.ok = false;
+      this.message.className = "answer-check bad";
+      this.message.textContent = reply.data.detail;
+    }
+  }
+
+  insertCell(text, newRow) {
+    const value = text.replace(/\s+/g, " ").trim();
+    if (!value) return;
+    const current = this.field.value.trim();
+    if (!current || ["yes", "no"].includes(current.toLowerCase())) {
+      this.field.value = `{${value}}`;
+    } else if (newRow || !current.endsWith("}")) {
+      this.field.value = `${current} || {${value}}`;
+    } else {
+      this.field.value = `${current.slice(0, -1)} | ${value}}`;
+    }
+    this.onChange();
+    this.check();
+  }
+
+  // What is wrong with the answer, or null when it can be sent.
+  problem(emptyMessage) {
+    if (!this.field.value.trim()) return emptyMessage;
+    if (this.ok === false) return `The answer: ${this.message.textContent}`;
+    return null;
+  }
+}

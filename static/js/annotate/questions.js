@@ -2,6 +2,7 @@
 // themselves consistent, templates, cell clicks into the answer, drafts kept as you go.
 import {
   ActiveTimer,
+  AnswerEditor,
   DraftSync,
   LocalDraft,
   Rules,
@@ -34,8 +35,6 @@ setupDefinitions(document.getElementById("show-definitions"), form);
 
 let clientKey = form.elements.client_key.value;
 let values = { ...rules.empty(), ...((state.draft && state.draft.query_properties) || {}) };
-let answerOk = null; // null: not checked yet
-let checkTimer = null;
 
 const sync = new DraftSync({
   url: state.api,
@@ -57,6 +56,13 @@ const sync = new DraftSync({
   },
 });
 
+const answer = new AnswerEditor({
+  field: answerField,
+  message: answerCheck,
+  table: document.querySelector(".annotate-table"),
+  onChange: () => sync.changed(),
+});
+
 const stored = local.load();
 if (stored && stored.client_ms > ((state.draft && state.draft.client_ms) || 0)) {
   clientKey = stored.client_key;
@@ -69,7 +75,7 @@ if (stored && stored.client_ms > ((state.draft && state.draft.client_ms) || 0)) 
 }
 render();
 showExample();
-if (answerField.value) checkAnswer();
+if (answerField.value) answer.check();
 textField.focus();
 
 function render() {
@@ -108,43 +114,6 @@ function showSavedElsewhere(questionId) {
   status.set("error", "Already saved");
 }
 
-async function checkAnswer() {
-  const answer = answerField.value;
-  if (!answer.trim()) {
-    answerOk = null;
-    answerCheck.className = "answer-check";
-    answerCheck.textContent = "";
-    return;
-  }
-  const reply = await api("POST", "/api/annotate/answers/check/", { answer });
-  if (answer !== answerField.value) return; // typed on meanwhile
-  if (reply.ok) {
-    answerOk = true;
-    answerCheck.className = "answer-check good";
-    answerCheck.textContent =
-      reply.data.canonical === answer.trim() ? "Format OK" : `Will be saved as ${reply.data.canonical}`;
-  } else if (reply.status === 400) {
-    answerOk = false;
-    answerCheck.className = "answer-check bad";
-    answerCheck.textContent = reply.data.detail;
-  }
-}
-
-function insertCellValue(text, newRow) {
-  const value = text.replace(/\s+/g, " ").trim();
-  if (!value) return;
-  const current = answerField.value.trim();
-  if (!current || ["yes", "no"].includes(current.toLowerCase())) {
-    answerField.value = `{${value}}`;
-  } else if (newRow || !current.endsWith("}")) {
-    answerField.value = `${current} || {${value}}`;
-  } else {
-    answerField.value = `${current.slice(0, -1)} | ${value}}`;
-  }
-  sync.changed();
-  checkAnswer();
-}
-
 function showExample() {
   const option = templateField.selectedOptions[0];
   document.getElementById("template-example").textContent =
@@ -154,8 +123,8 @@ function showExample() {
 function save() {
   const problems = [];
   if (!textField.value.trim()) problems.push("Write the question.");
-  if (!answerField.value.trim()) problems.push("Give the gold answer.");
-  else if (answerOk === false) problems.push(`The answer: ${answerCheck.textContent}`);
+  const answerProblem = answer.problem("Give the gold answer.");
+  if (answerProblem) problems.push(answerProblem);
   problems.push(...rules.check(values));
   if (!rules.anySet(values)) problems.push("Choose at least one query property.");
   if (problems.length) {
@@ -180,11 +149,6 @@ form.addEventListener("change", (event) => {
 });
 form.addEventListener("input", (event) => {
   if (event.target === textField) sync.changed();
-  if (event.target === answerField) {
-    sync.changed();
-    clearTimeout(checkTimer);
-    checkTimer = setTimeout(checkAnswer, 250);
-  }
 });
 templateField.addEventListener("change", () => {
   showExample();
@@ -200,10 +164,6 @@ form.addEventListener("submit", (event) => {
   save();
 });
 document.getElementById("skip").addEventListener("click", skip);
-document.querySelector(".annotate-table").addEventListener("click", (event) => {
-  const cell = event.target.closest("td, th");
-  if (cell && cell.closest("table.hct")) insertCellValue(cell.textContent, event.shiftKey);
-});
 document.addEventListener("keydown", (event) => {
   if ((event.ctrlKey || event.metaKey) && event.key === "Enter") {
     event.preventDefault();

@@ -1,0 +1,195 @@
+"""Writes to the dataset."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.models import (
+    AnnotationSource,
+    PropertyAnnotation,
+    Question,
+    SyntheticTable,
+    Table,
+)
+from hctqa.core import taxonomy
+from hctqa.core.release import ReleaseQuestion, ReleaseTable
+from hctqa.core.splits import split_for_table
+
+# Called as progress(done, total) while rows are written.
+Progress = Callable[[int, int], None]
+
+_BATCH = 500
+
+
+@dataclass
+class ImportSummary:
+    tables_created: int = 0
+    tables_updated: int = 0
+    tables_unchanged: int = 0
+    questions_created: int = 0
+    questions_updated: int = 0
+    questions_unchanged: int = 0
+    inconsistent_tables: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(
+            self.tables_created
+            + self.tables_updated
+            + self.questions_created
+            + self.questions_updated
+        )
+
+
+_TABLE_FIELDS = ("source", "split", "canonical_csv", "image_url", "table_properties")
+_QUESTION_FIELDS = (
+    "table_id",
+    "text",
+    "gold_answer",
+    "origin",
+    "template_number",
+    "sql",
+    "query_properties",
+    "status",
+)
+_SYNTHETIC_FIELDS = ("family", "hct_csv", "hct_html", "relational_csv")
+
+
+def _table_values(record: ReleaseTable) -> dict[str, object]:
+    return {
+        "source": record.source,
+        "split": record.split or split_for_table(record.id),
+        "canonical_csv": record.canonical_csv,
+        "image_url": record.image_url,
+        "table_properties": record.table_properties,
+    }
+
+
+def _question_values(table_id: str, record: ReleaseQuestion) -> dict[str, object]:
+    return {
+        "table_id": table_id,
+        "text": record.text,
+        "gold_answer": record.gold_answer,
+        "origin": record.origin,
+        "template_number": record.template_number,
+        "sql": record.sql,
+        "query_properties": record.query_properties,
+        # Release questions were all verified by people; synthetic answers come from SQL.
+        "status": Question.Status.VERIFIED,
+    }
+
+
+def _plan(
+    model: type, records: dict[str, dict[str, object]], fields: Sequence[str], key: str = "pk"
+) -> tuple[list[object], list[object], int]:
+    """Split records into rows to create, rows to update and a count left as they are."""
+    existing = {
+        row[0]: row[1:]
+        for row in model.objects.filter(**{f"{key}__in": list(records)}).values_list(key, *fields)
+    }
+    to_create, to_update, unchanged = [], [], 0
+    for pk, values in records.items():
+        current = existing.get(pk)
+        row = model(**{key: pk}, **values)
+        if current is None:
+            to_create.append(row)
+        elif tuple(values[f] for f in fields) != current:
+            to_update.append(row)
+        else:
+            unchanged += 1
+    return to_create, to_update, unchanged
+
+
+@transaction.atomic
+def release_import(
+    *, tables: Sequence[ReleaseTable], progress: Progress | None = None
+) -> ImportSummary:
+    """Create or update release tables and their questions, all or nothing.
+
+    Records already in the database with the same content are left alone, so importing the
+    same release twice changes nothing. Tables and questions not in ``tables`` are kept.
+    """
+    summary = ImportSummary()
+    table_rows = {t.id: _table_values(t) for t in tables}
+    # An adjudicated resolution, not the release, decides the properties of a resolved table.
+    for table_id, resolved in PropertyAnnotation.objects.filter(
+        source=AnnotationSource.RESOLUTION, table_id__in=list(table_rows)
+    ).values_list("table_id", "properties"):
+        table_rows[table_id]["table_properties"] = resolved
+    question_rows = {q.id: _question_values(t.id, q) for t in tables for q in t.questions}
+    synthetic_rows = {
+        t.id: {f: getattr(t.synthetic, f) for f in _SYNTHETIC_FIELDS}
+        for t in tables
+        if t.synthetic is not None
+    }
+    summary.inconsistent_tables = [
+        t.id for t in tables if taxonomy.check(taxonomy.TABLE_PROPERTIES, t.table_properties)
+    ]
+
+    t_create, t_update, summary.tables_unchanged = _plan(Table, table_rows, _TABLE_FIELDS)
+    q_create, q_update, summary.questions_unchanged = _plan(
+        Question, question_rows, _QUESTION_FIELDS
+    )
+    s_create, s_update, _ = _plan(SyntheticTable, synthetic_rows, _SYNTHETIC_FIELDS, "table_id")
+    summary.tables_created, summary.tables_updated = len(t_create), len(t_update)
+    summary.questions_created, summary.questions_updated = len(q_create), len(q_update)
+
+    steps: list[tuple[str, type, list[object], Sequence[str]]] = [
+        ("create", Table, t_create, ()),
+        ("update", Table, t_update, _TABLE_FIELDS),
+        ("create", SyntheticTable, s_create, ()),
+        ("update", SyntheticTable, s_update, _SYNTHETIC_FIELDS),
+        ("create", Question, q_create, ()),
+        ("update", Question, q_update, _QUESTION_FIELDS),
+    ]
+    total = sum(len(rows) for _, _, rows, _ in steps)
+    done = 0
+    for action, model, rows, fields in steps:
+        for start in range(0, len(rows), _BATCH):
+            batch = rows[start : start + _BATCH]
+            if action == "create":
+                model.objects.bulk_create(batch)
+            else:
+                model.objects.bulk_update(batch, list(fields))
+            done += len(batch)
+            if progress is not None:
+                progress(done, total)
+    _release_annotations_sync({t.id: t.table_properties for t in tables})
+    return summary
+
+
+def _release_annotations_sync(properties: dict[str, dict[str, object]]) -> None:
+    """The release's labels, kept as one annotation per table (version bumped on change)."""
+    existing = {
+        table_id: (pk, props, version)
+        for pk, table_id, props, version in PropertyAnnotation.objects.filter(
+            source=AnnotationSource.RELEASE, table_id__in=list(properties)
+        ).values_list("pk", "table_id", "properties", "version")
+    }
+    now = timezone.now()
+    create, update = [], []
+    for table_id, props in properties.items():
+        if table_id not in existing:
+            create.append(
+                PropertyAnnotation(
+                    table_id=table_id,
+                    source=AnnotationSource.RELEASE,
+                    properties=props,
+                    version=1,
+                    saved_at=now,
+                )
+            )
+            continue
+        pk, current, version = existing[table_id]
+        if current != props:
+            update.append(
+                PropertyAnnotation(pk=pk, properties=props, version=version + 1, saved_at=now)
+            )
+    PropertyAnnotation.objects.bulk_create(create, batch_size=_BATCH)
+    PropertyAnnotation.objects.bulk_update(
+        update, ["properties", "version", "saved_at"], batch_size=_BATCH
+    )

@@ -1,0 +1,342 @@
+"""Model-generated questions: a run asks an OpenAI-compatible chat model for question/answer
+pairs on each chosen table. A table's pairs are saved together with their two verification
+slots, or not at all; a table whose replies stay malformed is reported, never half-saved."""
+
+from __future__ import annotations
+
+import base64
+import mimetypes
+import os
+import re
+from datetime import timedelta
+from typing import Any
+
+import openai
+from django.conf import settings
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from annotation.models import (
+    GenerationItem,
+    GenerationRun,
+    Question,
+    QuestionOrigin,
+    QuestionStatus,
+    RunStatus,
+    Split,
+    Table,
+)
+from annotation.services.verification import verification_slots_open
+from hctqa.core.generation import (
+    GeneratedPair,
+    GenerationOutputError,
+    generation_messages,
+    parse_generation,
+)
+from hctqa.core.render import to_html
+from hctqa.core.tables import parse_table
+from hctqa.endpoints import endpoint_checked
+from hctqa.errors import ApplicationError, ConflictError
+
+MAX_TABLES_PER_RUN = 2000
+_OUTPUT_KEPT = 4000
+
+
+def _require_admin(user: Any) -> None:
+    if not user.has_perm("annotation.add_generationrun"):
+        raise PermissionDenied("only admins run question generation")
+
+
+def _enqueue(run_id: int) -> None:
+    from annotation.tasks import generate_questions
+
+    generate_questions.delay(run_id)
+
+
+def generation_run_create(
+    *,
+    user: Any,
+    base_url: str,
+    model: str,
+    api_key_env: str,
+    table_ids: list[str],
+    use_images: bool = False,
+    questions_per_table: int = 8,
+) -> GenerationRun:
+    """Queue a run over the given tables. The key is read from ``api_key_env`` on the worker
+    when the run starts; only the variable's name is stored."""
+    _require_admin(user)
+    base_url, api_key_env = endpoint_checked(base_url=base_url, api_key_env=api_key_env)
+    model = model.strip()
+    if not model:
+        raise ApplicationError("name the model", field="model")
+    if not 1 <= questions_per_table <= 20:
+        raise ApplicationError("between 1 and 20 questions per table", field="questions_per_table")
+    wanted = list(dict.fromkeys(t.strip() for t in table_ids if t.strip()))
+    if not wanted:
+        raise ApplicationError("choose at least one table", field="table_ids")
+    if len(wanted) > MAX_TABLES_PER_RUN:
+        raise ApplicationError(
+            f"at most {MAX_TABLES_PER_RUN} tables per run, not {len(wanted)}", field="table_ids"
+        )
+    found = set(Table.objects.filter(pk__in=wanted).values_list("pk", flat=True))
+    missing = [t for t in wanted if t not in found]
+    if missing:
+        shown = ", ".join(missing[:5]) + (" …" if len(missing) > 5 else "")
+        raise ApplicationError(f"no such table: {shown}", field="table_ids")
+    with transaction.atomic():
+        run = GenerationRun.objects.create(
+            created_by=user,
+            base_url=base_url,
+            model=model,
+            api_key_env=api_key_env,
+            use_images=use_images,
+            questions_per_table=questions_per_table,
+            tables_total=len(wanted),
+        )
+        GenerationItem.objects.bulk_create([GenerationItem(run=run, table_id=t) for t in wanted])
+        transaction.on_commit(lambda: _enqueue(run.pk))
+    return run
+
+
+def _run_for_update(run_id: int) -> GenerationRun:
+    run = GenerationRun.objects.select_for_update().filter(pk=run_id).first()
+    if run is None:
+        raise ApplicationError(f"no generation run {run_id}")
+    return run
+
+
+@transaction.atomic
+def generation_run_cancel(*, user: Any, run_id: int) -> GenerationRun:
+    """Stop a run before its next table; tables already done stay saved."""
+    _require_admin(user)
+    run = _run_for_update(run_id)
+    if run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
+        raise ConflictError(f"this run is already {run.status}", current={"status": run.status})
+    run.status = RunStatus.CANCELLED
+    run.finished_at = timezone.now()
+    run.save(update_fields=["status", "finished_at"])
+    return run
+
+
+# A running run whose worker has not reported for this long is taken to be dead.
+STALE_AFTER = timedelta(minutes=5)
+
+
+@transaction.atomic
+def generation_run_resume(*, user: Any, run_id: int) -> GenerationRun:
+    """Send a run back to the worker: after it was cancelled, failed or its worker died, or
+    to retry the tables that got no valid reply."""
+    _require_admin(user)
+    run = _run_for_update(run_id)
+    alive = run.status == RunStatus.QUEUED or (
+        run.status == RunStatus.RUNNING
+        and run.heartbeat_at is not None
+        and run.heartbeat_at > timezone.now() - STALE_AFTER
+    )
+    if alive:
+        raise ConflictError("this run is still in progress", current={"status": run.status})
+    retried = run.items.filter(status="failed").update(status="pending", error="")
+    run.tables_failed -= retried
+    run.status = RunStatus.QUEUED
+    run.error = ""
+    run.finished_at = None
+    run.save()
+    transaction.on_commit(lambda: _enqueue(run.pk))
+    return run
+
+
+def _image_data_url(table: Table) -> str | None:
+    if not table.image:
+        return None
+    try:
+        with table.image.open("rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    mime = mimetypes.guess_type(table.image.name)[0] or "image/png"
+    return f"data:{mime};base64,{base64.b64encode(data).decode()}"
+
+
+def _worked_example(table: Table) -> tuple[str, str] | None:
+    """A verified human-written question on another table, from the training split so no
+    held-out gold answer is ever sent to a model provider."""
+    examples = Question.objects.filter(
+        origin=QuestionOrigin.HUMAN, status=QuestionStatus.VERIFIED, table__split=Split.TRAIN
+    ).exclude(table=table)
+    count = examples.count()
+    if not count:
+        return None
+    # Stable per table, and different tables see different examples.
+    offset = sum(table.pk.encode()) % count
+    example = examples.order_by("pk").values_list("text", "gold_answer")[offset]
+    return example[0], example[1]
+
+
+def _next_model_numbers(table: Table, n: int) -> list[int]:
+    taken = Question.objects.filter(table=table, id__startswith=f"{table.pk}--A").values_list(
+        "id", flat=True
+    )
+    numbers = [int(m.group(1)) for q in taken if (m := re.search(r"--A(\d+)$", q))]
+    start = max(numbers, default=-1) + 1
+    return list(range(start, start + n))
+
+
+def _save_pairs(item: GenerationItem, pairs: list[GeneratedPair], output: str) -> int:
+    with transaction.atomic():
+        table = Table.objects.select_for_update().get(pk=item.table_id)  # serialises numbering
+        locked = GenerationItem.objects.select_for_update().get(pk=item.pk)
+        if locked.status != "pending":
+            return 0  # a retried task already saved this table
+        questions = [
+            Question(
+                id=f"{table.pk}--A{k}",
+                table=table,
+                text=pair.question,
+                gold_answer=pair.answer,
+                origin=QuestionOrigin.MODEL,
+                status=QuestionStatus.UNVERIFIED,
+            )
+            for k, pair in zip(_next_model_numbers(table, len(pairs)), pairs, strict=True)
+        ]
+        Question.objects.bulk_create(questions)
+        verification_slots_open(questions=questions)
+        GenerationItem.objects.filter(pk=item.pk).update(
+            status="done", questions_created=len(questions), error="", last_output=output
+        )
+        GenerationRun.objects.filter(pk=item.run_id).update(
+            tables_done=F("tables_done") + 1,
+            questions_created=F("questions_created") + len(questions),
+            heartbeat_at=timezone.now(),
+        )
+    return len(questions)
+
+
+def _fail_item(item: GenerationItem, error: str, output: str) -> None:
+    with transaction.atomic():
+        updated = GenerationItem.objects.filter(pk=item.pk, status="pending").update(
+            status="failed", error=error, last_output=output
+        )
+        if updated:
+            GenerationRun.objects.filter(pk=item.run_id).update(
+                tables_failed=F("tables_failed") + 1, heartbeat_at=timezone.now()
+            )
+
+
+def _generate_for(client: Any, run: GenerationRun, item: GenerationItem) -> None:
+    messages = generation_messages(
+        table_html=to_html(parse_table(item.table.canonical_csv)),
+        image_data_url=_image_data_url(item.table) if run.use_images else None,
+        example=_worked_example(item.table),
+        n=run.questions_per_table,
+    )
+    error, output = "", ""
+    for attempt in range(1, settings.GENERATION_MAX_ATTEMPTS + 1):
+        GenerationItem.objects.filter(pk=item.pk).update(attempts=attempt)
+        try:
+            reply = client.chat.completions.create(
+                model=run.model,
+                messages=messages,
+                temperature=settings.GENERATION_TEMPERATURE,
+                max_tokens=settings.GENERATION_MAX_TOKENS,
+            )
+        except openai.APIError as exc:
+            error = f"the endpoint failed: {exc.__class__.__name__}: {exc}"
+            continue
+        choice = reply.choices[0] if reply.choices else None
+        output = ((choice.message.content if choice else "") or "")[:_OUTPUT_KEPT]
+        try:
+            pairs = parse_generation(output, n=run.questions_per_table)
+        except GenerationOutputError as exc:
+            error = str(exc)
+            if choice is not None and choice.finish_reason == "length":
+                error += " (the reply hit the token limit)"
+            continue
+        _save_pairs(item, pairs, output)
+        return
+    _fail_item(
+        item, f"no valid reply after {settings.GENERATION_MAX_ATTEMPTS} attempts: {error}", output
+    )
+
+
+def generation_run_execute(*, run_id: int) -> str:
+    """Work through the run's pending tables. Safe to call again: finished tables are
+    skipped, and a cancelled run stops before its next table."""
+    now = timezone.now()
+    started = GenerationRun.objects.filter(
+        pk=run_id, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]
+    ).update(status=RunStatus.RUNNING, started_at=now, heartbeat_at=now)
+    run = GenerationRun.objects.get(pk=run_id)
+    if not started:
+        return run.status
+    api_key = os.environ.get(run.api_key_env)
+    if not api_key:
+        GenerationRun.objects.filter(pk=run_id).update(
+            status=RunStatus.FAILED,
+            error=f"the environment variable {run.api_key_env} is not set on the worker",
+            finished_at=timezone.now(),
+        )
+        return RunStatus.FAILED
+    client = openai.OpenAI(
+        base_url=run.base_url,
+        api_key=api_key,
+        timeout=settings.GENERATION_REQUEST_TIMEOUT,
+        max_retries=2,  # the client backs off on 429/5xx/timeouts itself
+    )
+    for item in run.items.filter(status="pending").select_related("table").order_by("pk"):
+        if GenerationRun.objects.filter(pk=run_id, status=RunStatus.CANCELLED).exists():
+            return RunStatus.CANCELLED
+        _generate_for(client, run, item)
+    GenerationRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
+        status=RunStatus.DONE, finished_at=timezone.now()
+    )
+    return GenerationRun.objects.values_list("status", flat=True).get(pk=run_id)
+
+
+DEMO_PER_TABLE = 3
+
+
+def _off_by_one(answer: str) -> str:
+    """The answer with its first number changed: a wrong proposal for a verifier to catch."""
+    match = re.search(r"\d+", answer)
+    if match is None:
+        return "No" if answer == "Yes" else "Yes" if answer == "No" else answer
+    return answer[: match.start()] + str(int(match.group()) + 1) + answer[match.end() :]
+
+
+@transaction.atomic
+def demo_generated_questions_ensure(*, table_ids: list[str]) -> int:
+    """Questions on the demo tables as a model might have proposed them, waiting for
+    verification, so a fresh platform has something to verify. Every second one carries a
+    wrong answer. Returns how many were added (0 when they exist already)."""
+    made: list[Question] = []
+    sources = (
+        Question.objects.filter(table_id__in=table_ids, origin=QuestionOrigin.SYNTHETIC)
+        .order_by("table_id", "pk")
+        .values_list("table_id", "text", "gold_answer")
+    )
+    per_table: dict[str, int] = {}
+    for table_id, text, answer in sources:
+        k = per_table.get(table_id, 0)
+        if k == DEMO_PER_TABLE:
+            continue
+        per_table[table_id] = k + 1
+        made.append(
+            Question(
+                id=f"{table_id}--A{k}",
+                table_id=table_id,
+                text=text,
+                gold_answer=answer if k % 2 == 0 else _off_by_one(answer),
+                origin=QuestionOrigin.MODEL,
+                status=QuestionStatus.UNVERIFIED,
+            )
+        )
+    existing = set(
+        Question.objects.filter(pk__in=[q.pk for q in made]).values_list("pk", flat=True)
+    )
+    new = [q for q in made if q.pk not in existing]
+    Question.objects.bulk_create(new)
+    verification_slots_open(questions=new)
+    return len(new)

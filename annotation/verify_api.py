@@ -1,0 +1,272 @@
+"""REST API of the verification workflow: claim, renew, submit and release slots; adjudicate;
+the dashboard; question-generation runs. The verification page's script uses it too."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation import selectors, services
+from annotation.models import GenerationRun, Rating
+
+SKIPPED_KEY = "verify_skipped"
+
+
+def skipped_questions(request: Any) -> list[str]:
+    return list(request.session.get(SKIPPED_KEY, []))
+
+
+def release_and_skip(request: Any, slot_id: int) -> None:
+    """Give the slot back, remembering the last few skipped questions in the session so the
+    next claim does not hand the same question straight back."""
+    held = selectors.verification_slot_held(annotator=request.user, slot_id=slot_id)
+    if held is not None:
+        request.session[SKIPPED_KEY] = [held.question_id, *skipped_questions(request)][:50]
+    services.verification_release(annotator=request.user, slot_id=slot_id)
+
+
+def claim_payload(request: Any) -> dict[str, Any] | None:
+    slot = services.verification_claim(
+        annotator=request.user, avoid_questions=skipped_questions(request)
+    )
+    return selectors.slot_payload(slot) if slot else None
+
+
+class VerifyClaimApi(APIView):
+    """The slot to verify now (the one already held, gold when due, else an open one)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses={200: dict, 204: None})
+    def post(self, request: Request) -> Response:
+        payload = claim_payload(request)
+        if payload is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        return Response(payload)
+
+
+class VerifyRenewApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses={200: dict, 409: dict})
+    def post(self, request: Request, slot_id: int) -> Response:
+        expires = services.verification_renew(annotator=request.user, slot_id=slot_id)
+        return Response({"slot": slot_id, "lease_expires_at": expires})
+
+
+class VerdictInput(serializers.Serializer):
+    rating = serializers.ChoiceField(choices=Rating.choices)
+    answer_correct = serializers.BooleanField()
+    corrected_answer = serializers.CharField(required=False, allow_blank=True, default="")
+    rewritten_question = serializers.CharField(required=False, allow_blank=True, default="")
+    elapsed_ms = serializers.IntegerField(required=False, min_value=0, default=0)
+
+
+class VerifySubmitApi(APIView):
+    """Record a verdict and hand out the next slot in the same round trip."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=VerdictInput, responses={200: dict, 400: dict, 409: dict})
+    def post(self, request: Request, slot_id: int) -> Response:
+        data = VerdictInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = dict(data.validated_data)
+        elapsed = values.pop("elapsed_ms")
+        result = services.verification_submit(
+            annotator=request.user,
+            slot_id=slot_id,
+            verdict=services.Verdict(**values),
+            elapsed_ms=elapsed,
+        )
+        following = None if result.removed_from_pool else claim_payload(request)
+        return Response(
+            {
+                "slot": slot_id,
+                "saved": True,
+                "removed_from_pool": result.removed_from_pool,
+                "next": following,
+            }
+        )
+
+
+class VerifyReleaseApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses={200: dict})
+    def post(self, request: Request, slot_id: int) -> Response:
+        release_and_skip(request, slot_id)
+        return Response({"slot": slot_id, "next": claim_payload(request)})
+
+
+class AdjudicationListApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses={200: dict})
+    def get(self, request: Request) -> Response:
+        if not request.user.has_perm("annotation.adjudicate_question"):
+            raise PermissionDenied("only adjudicators see the adjudication queue")
+        total, items = selectors.adjudication_queue(adjudicator=request.user)
+        return Response(
+            {
+                "waiting": total,
+                "questions": [
+                    {
+                        "question_id": item.question.pk,
+                        "table_id": item.question.table_id,
+                        "question": item.question.text,
+                        "proposed_answer": item.question.gold_answer,
+                        "verdicts": [
+                            {
+                                "annotator": v.annotator.username if v.annotator else None,
+                                "rating": v.rating,
+                                "answer_correct": v.answer_correct,
+                                "corrected_answer": v.corrected_answer,
+                                "rewritten_question": v.rewritten_question,
+                            }
+                            for v in item.verdicts
+                        ],
+                    }
+                    for item in items
+                ],
+            }
+        )
+
+
+class AdjudicationDecideApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    class Input(serializers.Serializer):
+        rating = serializers.ChoiceField(choices=Rating.choices)
+        answer = serializers.CharField(required=False, allow_blank=True, default="")
+        text = serializers.CharField(required=False, allow_blank=True, default="")
+
+    @extend_schema(request=Input, responses={200: dict, 400: dict, 409: dict})
+    def post(self, request: Request, question_id: str) -> Response:
+        data = self.Input(data=request.data)
+        data.is_valid(raise_exception=True)
+        question = services.adjudication_decide(
+            adjudicator=request.user, question_id=question_id, **data.validated_data
+        )
+        return Response(
+            {"question_id": question.pk, "status": question.status, "text": question.text}
+        )
+
+
+class VerificationDashboardApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses={200: dict})
+    def get(self, request: Request) -> Response:
+        board = selectors.verification_dashboard(viewer=request.user)
+        return Response(
+            {
+                "decided": board.decided,
+                "shares": [
+                    {"key": s.key, "count": s.count, "share": s.share, "paper": s.paper}
+                    for s in board.shares
+                ],
+                "krippendorff_alpha": board.alpha,
+                "alpha_questions": board.alpha_units,
+                "pairs": [
+                    {"a": p.a, "b": p.b, "questions": p.questions, "cohen_kappa": p.kappa}
+                    for p in board.pairs
+                ],
+                "verifiers": [
+                    {
+                        "username": v.username,
+                        "verified": v.verified,
+                        "last_day": v.last_day,
+                        "per_hour": v.per_hour,
+                        "gold_seen": v.gold_seen,
+                        "gold_accuracy": v.gold_accuracy,
+                        "removed_at": v.removed_at,
+                        "removal_reason": v.reason,
+                    }
+                    for v in board.verifiers
+                ],
+                "queues": [
+                    {"label": q.label, "done": q.done, "total": q.total, "percent": q.percent}
+                    for q in board.queues
+                ],
+                "questions_by_status": board.status_counts,
+            }
+        )
+
+
+def run_payload(run: GenerationRun) -> dict[str, Any]:
+    return {
+        "id": run.pk,
+        "model": run.model,
+        "base_url": run.base_url,
+        "api_key_env": run.api_key_env,
+        "use_images": run.use_images,
+        "questions_per_table": run.questions_per_table,
+        "status": run.status,
+        "error": run.error,
+        "tables_total": run.tables_total,
+        "tables_done": run.tables_done,
+        "tables_failed": run.tables_failed,
+        "questions_created": run.questions_created,
+        "progress": run.progress,
+        "created_at": run.created_at,
+        "finished_at": run.finished_at,
+        "url": f"/annotate/generation/{run.pk}/",
+    }
+
+
+class GenerationRunsApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    class Input(serializers.Serializer):
+        base_url = serializers.CharField()
+        model = serializers.CharField()
+        api_key_env = serializers.CharField()
+        table_ids = serializers.ListField(child=serializers.CharField(), allow_empty=True)
+        use_images = serializers.BooleanField(required=False, default=False)
+        questions_per_table = serializers.IntegerField(required=False, default=8)
+
+    @extend_schema(responses={200: dict})
+    def get(self, request: Request) -> Response:
+        if not request.user.has_perm("annotation.add_generationrun"):
+            raise PermissionDenied("only admins see question generation")
+        runs = selectors.generation_runs()
+        return Response({"runs": [run_payload(r) for r in runs]})
+
+    @extend_schema(request=Input, responses={201: dict, 400: dict})
+    def post(self, request: Request) -> Response:
+        data = self.Input(data=request.data)
+        data.is_valid(raise_exception=True)
+        run = services.generation_run_create(user=request.user, **data.validated_data)
+        return Response(run_payload(run), status=status.HTTP_201_CREATED)
+
+
+class GenerationRunApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses={200: dict})
+    def get(self, request: Request, run_id: int) -> Response:
+        if not request.user.has_perm("annotation.add_generationrun"):
+            raise PermissionDenied("only admins see question generation")
+        run = selectors.generation_run_get(run_id=run_id)
+        if run is None:
+            raise NotFound(f"no generation run {run_id}")
+        return Response(run_payload(run))
+
+
+class GenerationCancelApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses={200: dict, 409: dict})
+    def post(self, request: Request, run_id: int) -> Response:
+        if selectors.generation_run_get(run_id=run_id) is None:
+            raise NotFound(f"no generation run {run_id}")
+        run = services.generation_run_cancel(user=request.user, run_id=run_id)
+        return Response(run_payload(run))

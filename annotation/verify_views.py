@@ -1,0 +1,270 @@
+"""Pages of the verification workflow: verifying a model-generated question, adjudicating
+disagreements, the dashboard and question-generation runs. Each form also works as a plain
+post, without JavaScript."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_POST
+
+from annotation import selectors, services
+from annotation.annotate_api import table_payload
+from annotation.models import Rating, Source
+from annotation.verify_api import release_and_skip, skipped_questions
+from hctqa.errors import ApplicationError, ConflictError
+
+
+def _require(request: HttpRequest, permission: str, message: str) -> None:
+    if not request.user.has_perm(permission):
+        raise PermissionDenied(message)
+
+
+# --- Verifying -----------------------------------------------------------------------------
+
+
+@login_required
+def verify_next(request: HttpRequest) -> HttpResponse:
+    slot = services.verification_claim(
+        annotator=request.user, avoid_questions=skipped_questions(request)
+    )
+    if slot is None:
+        messages.success(request, "There is nothing left to verify right now. Thank you!")
+        return redirect("annotate:hub")
+    return redirect("annotate:verify", slot_id=slot.pk)
+
+
+def _verdict_from(post: Any) -> services.Verdict:
+    return services.Verdict(
+        rating=post.get("rating", ""),
+        answer_correct=post.get("answer_correct", "yes") != "no",
+        corrected_answer=post.get("corrected_answer", ""),
+        rewritten_question=post.get("rewritten_question", ""),
+    )
+
+
+@login_required
+def verify(request: HttpRequest, slot_id: int) -> HttpResponse:
+    _require(request, "annotation.verify_question", "only annotators verify questions")
+    status = 200
+    form: dict[str, str] = {}
+    if request.method == "POST":
+        form = {
+            k: request.POST.get(k, "")
+            for k in ("rating", "answer_correct", "corrected_answer", "rewritten_question")
+        }
+        try:
+            result = services.verification_submit(
+                annotator=request.user,
+                slot_id=slot_id,
+                verdict=_verdict_from(request.POST),
+                elapsed_ms=int(request.POST.get("elapsed_ms") or 0),
+            )
+        except ConflictError as exc:
+            messages.error(request, f"Not saved: {exc.message}.")
+            return redirect("annotate:verify_next")
+        except ApplicationError as exc:
+            messages.error(request, f"Not saved: {exc.message}.")
+            status = 400
+        else:
+            if result.removed_from_pool:
+                messages.error(request, "You have left the verification pool after gold checks.")
+                return redirect("annotate:hub")
+            messages.success(request, "Saved.")
+            return redirect("annotate:verify_next")
+    slot = selectors.verification_slot_held(annotator=request.user, slot_id=slot_id)
+    if slot is None:
+        messages.info(
+            request, "That question is no longer yours (its lease ran out); here is the next one."
+        )
+        return redirect("annotate:verify_next")
+    payload = selectors.slot_payload(slot)
+    context = {
+        "slot": slot,
+        "table": slot.question.table,
+        "table_html": mark_safe(table_payload(slot.question.table)["html"]),  # noqa: S308 - our renderer escapes cells
+        "payload": payload,
+        "form": form,
+        "ratings": Rating.choices,
+        "progress": selectors.verifier_progress(annotator=request.user),
+        "state": {
+            "slot": slot.pk,
+            "user": request.user.get_username(),
+            "lease_expires_at": slot.lease_expires_at.isoformat(),
+            "api": f"/api/verify/slots/{slot.pk}/",
+        },
+    }
+    return render(request, "annotation/verify/verify.html", context, status=status)
+
+
+@login_required
+@require_POST
+def verify_skip(request: HttpRequest, slot_id: int) -> HttpResponse:
+    release_and_skip(request, slot_id)
+    return redirect("annotate:verify_next")
+
+
+# --- Adjudication ----------------------------------------------------------------------------
+
+
+@login_required
+def adjudication(request: HttpRequest) -> HttpResponse:
+    _require(request, "annotation.adjudicate_question", "only adjudicators decide disagreements")
+    total, items = selectors.adjudication_queue(adjudicator=request.user)
+    return render(request, "annotation/verify/adjudication.html", {"total": total, "items": items})
+
+
+@login_required
+def adjudicate(request: HttpRequest, question_id: str) -> HttpResponse:
+    _require(request, "annotation.adjudicate_question", "only adjudicators decide disagreements")
+    status = 200
+    form: dict[str, str] = {}
+    if request.method == "POST":
+        form = {k: request.POST.get(k, "") for k in ("rating", "answer", "text")}
+        try:
+            services.adjudication_decide(adjudicator=request.user, question_id=question_id, **form)
+        except ConflictError as exc:
+            messages.error(request, exc.message)
+            return redirect("annotate:adjudication")
+        except ApplicationError as exc:
+            messages.error(request, f"Not saved: {exc.message}.")
+            status = 400
+        else:
+            messages.success(request, f"Decided {question_id}.")
+            _, following = selectors.adjudication_queue(adjudicator=request.user, limit=1)
+            if following:
+                return redirect("annotate:adjudicate", question_id=following[0].question.pk)
+            return redirect("annotate:adjudication")
+    item = selectors.adjudication_item(question_id=question_id)
+    if item is None or item.question.status != "adjudication":
+        raise Http404("this question is not waiting for adjudication")
+    context = {
+        "item": item,
+        "table": item.question.table,
+        "table_html": mark_safe(table_payload(item.question.table)["html"]),  # noqa: S308
+        "ratings": Rating.choices,
+        "form": form,
+    }
+    return render(request, "annotation/verify/adjudicate.html", context, status=status)
+
+
+# --- Dashboard -----------------------------------------------------------------------------
+
+
+@login_required
+def dashboard(request: HttpRequest) -> HttpResponse:
+    board = selectors.verification_dashboard(viewer=request.user)
+    return render(
+        request,
+        "annotation/verify/dashboard.html",
+        {"board": board, "can_reinstate": request.user.has_perm("annotation.change_question")},
+    )
+
+
+@login_required
+@require_POST
+def verifier_reinstate(request: HttpRequest, user_id: int) -> HttpResponse:
+    person = get_object_or_404(get_user_model(), pk=user_id)
+    services.verifier_reinstate(admin=request.user, user=person)
+    messages.success(request, f"{person.get_username()} is back in the verification pool.")
+    return redirect("annotate:verification_dashboard")
+
+
+# --- Question generation -------------------------------------------------------------------
+
+
+def _require_generation(request: HttpRequest) -> None:
+    _require(request, "annotation.add_generationrun", "only admins run question generation")
+
+
+@login_required
+def generation(request: HttpRequest) -> HttpResponse:
+    _require_generation(request)
+    status = 200
+    source = request.GET.get("source", "") if request.GET.get("source") in Source.values else ""
+    try:
+        count = max(1, min(int(request.GET.get("count", "10")), 2000))
+    except ValueError:
+        count = 10
+    form = {
+        "base_url": "http://127.0.0.1:8001/v1",
+        "model": "",
+        "api_key_env": "OPENAI_API_KEY",
+        "questions_per_table": "8",
+        "use_images": "",
+        "table_ids": "\n".join(
+            selectors.tables_without_generated_questions(source=source, limit=count)
+        ),
+    }
+    if request.method == "POST":
+        form = {k: request.POST.get(k, "") for k in form}
+        try:
+            run = services.generation_run_create(
+                user=request.user,
+                base_url=form["base_url"],
+                model=form["model"],
+                api_key_env=form["api_key_env"],
+                table_ids=form["table_ids"].split(),
+                use_images=bool(form["use_images"]),
+                questions_per_table=int(form["questions_per_table"] or 0),
+            )
+        except ValueError:
+            messages.error(request, "Not started: questions per table should be a number.")
+            status = 400
+        except ApplicationError as exc:
+            messages.error(request, f"Not started: {exc.message}.")
+            status = 400
+        else:
+            messages.success(request, f"Generation run {run.pk} is queued.")
+            return redirect("annotate:generation_run", run_id=run.pk)
+    context = {
+        "form": form,
+        "sources": Source.choices,
+        "source": source,
+        "count": count,
+        "runs": selectors.generation_runs(limit=20),
+    }
+    return render(request, "annotation/verify/generation.html", context, status=status)
+
+
+@login_required
+def generation_run(request: HttpRequest, run_id: int) -> HttpResponse:
+    _require_generation(request)
+    run = selectors.generation_run_get(run_id=run_id)
+    if run is None:
+        raise Http404(f"no generation run {run_id}")
+    context = {"run": run, "failures": selectors.generation_failures(run_id=run.pk)}
+    if request.htmx:
+        return render(request, "annotation/verify/partials/run_progress.html", context)
+    return render(request, "annotation/verify/generation_run.html", context)
+
+
+@login_required
+@require_POST
+def generation_cancel(request: HttpRequest, run_id: int) -> HttpResponse:
+    try:
+        services.generation_run_cancel(user=request.user, run_id=run_id)
+    except ApplicationError as exc:  # includes ConflictError
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"Run {run_id} is cancelled; tables already done stay saved.")
+    return redirect("annotate:generation_run", run_id=run_id)
+
+
+@login_required
+@require_POST
+def generation_resume(request: HttpRequest, run_id: int) -> HttpResponse:
+    try:
+        services.generation_run_resume(user=request.user, run_id=run_id)
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"Run {run_id} is queued again; failed tables will be retried.")
+    return redirect("annotate:generation_run", run_id=run_id)

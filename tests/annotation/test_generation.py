@@ -1,0 +1,238 @@
+"""Question generation against a local OpenAI-compatible server started by the tests."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from django.core.exceptions import PermissionDenied
+from django.core.files.base import ContentFile
+
+from annotation.models import GenerationItem, GenerationRun, Question, VerificationSlot
+from annotation.services import generation_run_create, generation_run_execute
+from hctqa.errors import ApplicationError
+from tests.factories import QuestionFactory, TableFactory, UserFactory
+from tests.fake_openai import FakeOpenAI, Reply
+
+pytestmark = pytest.mark.django_db
+
+KINDS = ["lookup", "filter", "aggregation", "ranking", "yes_no", "lookup", "filter", "ranking"]
+
+
+def valid_reply(n: int = 8, prefix: str = "Q") -> str:
+    answers = ["{1}", "{North} || {South}", "{22}", "{South | 20}", "Yes", "{2}", "{3}", "{4}"]
+    return json.dumps(
+        {
+            "questions": [
+                {
+                    "question": f"{prefix} question {i}?",
+                    "answer": answers[i % 8],
+                    "type": KINDS[i % 8],
+                }
+                for i in range(n)
+            ]
+        }
+    )
+
+
+@pytest.fixture
+def server():
+    with FakeOpenAI(lambda body: Reply(valid_reply())) as fake:
+        yield fake
+
+
+@pytest.fixture
+def admin():
+    return UserFactory(role="admin")
+
+
+@pytest.fixture
+def tables():
+    example_table = TableFactory(split="train")
+    QuestionFactory(
+        table=example_table, text="Which region has the most men?", gold_answer="{South}"
+    )
+    return [TableFactory(split="test"), TableFactory(split="test")]
+
+
+@pytest.fixture
+def key(monkeypatch) -> str:
+    monkeypatch.setenv("FAKE_LLM_KEY", "sk-test")
+    return "FAKE_LLM_KEY"
+
+
+def start(admin, server, tables, key, **extra) -> GenerationRun:
+    return generation_run_create(
+        user=admin,
+        base_url=server.base_url,
+        model="fake-model",
+        api_key_env=key,
+        table_ids=[t.pk for t in tables],
+        **extra,
+    )
+
+
+def test_each_table_gets_eight_unverified_questions_with_two_slots(
+    admin, server, tables, key, django_capture_on_commit_callbacks
+) -> None:
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        run = start(admin, server, tables, key)
+    assert len(callbacks) == 1  # the task is sent once the run is committed
+    assert generation_run_execute(run_id=run.pk) == "done"
+    run.refresh_from_db()
+    assert (run.tables_done, run.tables_failed, run.questions_created, run.progress) == (
+        2,
+        0,
+        16,
+        100,
+    )
+    made = Question.objects.filter(table=tables[0]).order_by("id")
+    assert [q.id for q in made] == sorted(f"{tables[0].pk}--A{k}" for k in range(8))
+    assert {(q.origin, q.status) for q in made} == {("model", "unverified")}
+    assert made.get(id=f"{tables[0].pk}--A1").gold_answer == "{North} || {South}"
+    assert VerificationSlot.objects.filter(question__in=made, status="open").count() == 16
+
+    # What the model was given: the table as HTML, one example from another table, the rules.
+    body = server.requests[0]
+    user = body["messages"][-1]["content"]
+    assert '<table class="hct">' in user and "colspan" in user
+    assert "Which region has the most men?" in user and "{South}" in user
+    assert "yes/no" in user and "answerable" in body["messages"][0]["content"].lower()
+    assert body["model"] == "fake-model"
+
+
+def test_a_second_run_numbers_questions_after_the_first(admin, server, tables, key) -> None:
+    for _ in range(2):
+        generation_run_execute(run_id=start(admin, server, tables[:1], key).pk)
+    ids = set(Question.objects.filter(table=tables[0]).values_list("id", flat=True))
+    assert ids == {f"{tables[0].pk}--A{k}" for k in range(16)}
+
+
+def test_malformed_output_is_retried_then_saved(admin, server, tables, key) -> None:
+    server.queue(Reply("Sure! Here are your questions:"), Reply(valid_reply(7)))
+    run = start(admin, server, tables[:1], key)
+    generation_run_execute(run_id=run.pk)
+    item = GenerationItem.objects.get(run=run)
+    assert (item.status, item.attempts, item.questions_created) == ("done", 3, 8)
+
+
+def test_truncated_output_is_reported_and_nothing_is_half_saved(admin, server, tables, key) -> None:
+    cut = valid_reply()[:300]
+    server.queue(*[Reply(cut, finish_reason="length")] * 3)
+    run = start(admin, server, tables, key)
+    assert generation_run_execute(run_id=run.pk) == "done"
+    failed = GenerationItem.objects.get(run=run, table=tables[0])
+    assert failed.status == "failed" and failed.attempts == 3
+    assert "no valid reply after 3 attempts" in failed.error
+    assert "token limit" in failed.error and failed.last_output == cut
+    assert not Question.objects.filter(table=tables[0]).exists()
+    # The other table is unaffected.
+    assert Question.objects.filter(table=tables[1]).count() == 8
+    run.refresh_from_db()
+    assert (run.tables_done, run.tables_failed, run.progress) == (1, 1, 100)
+
+
+@pytest.mark.parametrize(
+    ("output", "reason"),
+    [
+        (valid_reply(9), "expected 8 questions, got 9"),
+        (valid_reply().replace('"{1}"', '"{1"'), "question 1: the answer breaks the format"),
+        (valid_reply().replace('"yes_no"', '"trivia"'), "type should be one of"),
+        (
+            json.dumps({"questions": [{"question": "Q?", "answer": "Yes", "type": "yes_no"}] * 8}),
+            "repeats",
+        ),
+    ],
+)
+def test_schema_violations_name_the_problem(admin, server, tables, key, output, reason) -> None:
+    server.responder = lambda body: Reply(output)
+    run = start(admin, server, tables[:1], key)
+    generation_run_execute(run_id=run.pk)
+    assert reason in GenerationItem.objects.get(run=run).error
+    assert not Question.objects.filter(origin="model").exists()
+
+
+def test_a_server_error_is_retried_by_the_client(admin, server, tables, key) -> None:
+    server.queue(Reply(status=503))
+    run = start(admin, server, tables[:1], key)
+    generation_run_execute(run_id=run.pk)
+    assert GenerationItem.objects.get(run=run).status == "done"
+    assert len(server.requests) == 2
+
+
+def test_a_missing_key_variable_fails_the_run_clearly(admin, server, tables, monkeypatch) -> None:
+    monkeypatch.delenv("NOT_SET_ANYWHERE", raising=False)
+    run = start(admin, server, tables, "NOT_SET_ANYWHERE")
+    assert generation_run_execute(run_id=run.pk) == "failed"
+    run.refresh_from_db()
+    assert "NOT_SET_ANYWHERE is not set" in run.error
+    assert not server.requests
+
+
+def test_running_again_does_not_duplicate(admin, server, tables, key) -> None:
+    run = start(admin, server, tables, key)
+    generation_run_execute(run_id=run.pk)
+    generation_run_execute(run_id=run.pk)
+    assert Question.objects.filter(origin="model").count() == 16
+    assert len(server.requests) == 2
+
+
+def test_vision_runs_send_the_table_image(admin, server, tables, key) -> None:
+    tables[0].image.save("t.png", ContentFile(b"\x89PNG fake bytes"), save=True)
+    run = start(admin, server, tables[:1], key, use_images=True)
+    generation_run_execute(run_id=run.pk)
+    parts = server.requests[0]["messages"][-1]["content"]
+    assert parts[1]["image_url"]["url"].startswith("data:image/png;base64,")
+    assert "<table" not in parts[0]["text"]
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"api_key_env": "sk-live-abc123"}, "api_key_env"),
+        ({"base_url": "ftp://x"}, "base_url"),
+        ({"table_ids": ["psa--0--missing"]}, "table_ids"),
+        ({"table_ids": []}, "table_ids"),
+        ({"model": " "}, "model"),
+    ],
+)
+def test_bad_input_is_refused_and_nothing_is_created(admin, tables, changes, field) -> None:
+    values = {
+        "user": admin,
+        "base_url": "http://127.0.0.1:9/v1",
+        "model": "m",
+        "api_key_env": "KEY",
+        "table_ids": [tables[0].pk],
+        **changes,
+    }
+    with pytest.raises(ApplicationError) as error:
+        generation_run_create(**values)
+    assert error.value.field == field
+    assert not GenerationRun.objects.exists()
+
+
+def test_only_admins_generate(tables) -> None:
+    with pytest.raises(PermissionDenied):
+        generation_run_create(
+            user=UserFactory(role="annotator"),
+            base_url="http://127.0.0.1:9/v1",
+            model="m",
+            api_key_env="KEY",
+            table_ids=[tables[0].pk],
+        )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_worker_runs_generation(key, celery_worker_process) -> None:
+    admin = UserFactory(role="admin")
+    table = TableFactory()
+    with FakeOpenAI(lambda body: Reply(valid_reply())) as server:
+        run = start(admin, server, [table], key)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            run.refresh_from_db()
+            if run.status in ("done", "failed"):
+                break
+            time.sleep(0.2)
+    assert (run.status, run.questions_created) == ("done", 8)

@@ -1,0 +1,279 @@
+"""The verification pages and API: the forms work without JavaScript, the API drives the same
+services, and gold slots look exactly like the others."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from annotation.models import GenerationRun, Question, VerificationSlot
+from annotation.services import Verdict, verification_claim, verification_submit
+from tests.factories import ModelQuestionFactory, QuestionFactory, TableFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _no_gold(settings) -> None:
+    settings.VERIFICATION_GOLD_PERCENT = 0
+
+
+@pytest.fixture
+def annotator(client: Client):
+    user = UserFactory(role="annotator")
+    client.force_login(user)
+    return user
+
+
+def test_the_plain_form_verifies_and_moves_on(client: Client, annotator) -> None:
+    first, second = ModelQuestionFactory(gold_answer="{10}"), ModelQuestionFactory()
+    response = client.get("/annotate/verify/")
+    assert response.status_code == 302
+    page = client.get(response.url)
+    body = page.content.decode()
+    assert page.status_code == 200
+    assert first.text in body and "{10}" in body and 'name="rating"' in body
+    slot_id = int(re.search(r"/annotate/verify/(\d+)/", response.url).group(1))
+    posted = client.post(
+        response.url,
+        {
+            "rating": "good",
+            "answer_correct": "no",
+            "corrected_answer": "{11}",
+            "elapsed_ms": "4000",
+        },
+    )
+    assert posted.status_code == 302 and posted.url == "/annotate/verify/"
+    slot = VerificationSlot.objects.get(pk=slot_id)
+    assert (slot.status, slot.corrected_answer, slot.seconds_spent) == ("done", "{11}", 4)
+    # The next claim is a different question (this annotator already verified the first).
+    following = client.get("/annotate/verify/")
+    assert (
+        VerificationSlot.objects.get(
+            pk=int(re.search(r"(\d+)/$", following.url).group(1))
+        ).question_id
+        == second.pk
+    )
+
+
+def test_a_bad_form_keeps_what_was_typed(client: Client, annotator) -> None:
+    ModelQuestionFactory()
+    url = client.get("/annotate/verify/").url
+    response = client.post(url, {"rating": "ambiguous", "answer_correct": "yes"})
+    assert response.status_code == 400
+    assert "needs its rewrite" in response.content.decode()
+
+
+def test_a_lost_lease_sends_the_annotator_to_the_next_question(client: Client, annotator) -> None:
+    question = ModelQuestionFactory()
+    other = UserFactory(role="annotator")
+    slot = verification_claim(annotator=other)
+    response = client.get(f"/annotate/verify/{slot.pk}/", follow=True)
+    assert "no longer yours" in response.content.decode()
+    assert question.pk  # the annotator was given the question's other slot instead
+    assert VerificationSlot.objects.filter(annotator=annotator, status="leased").count() == 1
+
+
+def test_skipping_releases_and_serves_another_question(client: Client, annotator) -> None:
+    ModelQuestionFactory(), ModelQuestionFactory()
+    url = client.get("/annotate/verify/").url
+    first = VerificationSlot.objects.get(pk=int(url.rstrip("/").split("/")[-1]))
+    response = client.post(f"{url}skip/")
+    assert response.status_code == 302
+    nxt = client.get("/annotate/verify/").url
+    second = VerificationSlot.objects.get(pk=int(nxt.rstrip("/").split("/")[-1]))
+    assert second.question_id != first.question_id
+    first.refresh_from_db()
+    assert first.status == "open"
+
+
+def test_the_api_claims_renews_submits_and_hands_out_the_next(client: Client, annotator) -> None:
+    ModelQuestionFactory(gold_answer="{1}"), ModelQuestionFactory(gold_answer="{2}")
+    claimed = client.post("/api/verify/claim/").json()
+    assert set(claimed) >= {"slot", "question", "proposed_answer", "lease_expires_at", "url"}
+    renewed = client.post(f"/api/verify/slots/{claimed['slot']}/renew/")
+    assert renewed.status_code == 200
+    bad = client.post(
+        f"/api/verify/slots/{claimed['slot']}/submit/",
+        {"rating": "good", "answer_correct": False, "corrected_answer": "{"},
+        content_type="application/json",
+    )
+    assert bad.status_code == 400 and "corrected answer" in bad.json()["detail"]
+    done = client.post(
+        f"/api/verify/slots/{claimed['slot']}/submit/",
+        {"rating": "good", "answer_correct": True, "elapsed_ms": 1500},
+        content_type="application/json",
+    ).json()
+    assert done["saved"] and done["next"]["slot"] != claimed["slot"]
+    # Renewing a slot that is not yours is a conflict.
+    assert client.post(f"/api/verify/slots/{claimed['slot']}/renew/").status_code == 409
+
+
+def test_an_empty_queue_answers_204(client: Client, annotator) -> None:
+    assert client.post("/api/verify/claim/").status_code == 204
+    response = client.get("/annotate/verify/", follow=True)
+    assert "nothing left to verify" in response.content.decode()
+
+
+def test_gold_slots_look_like_the_others(client: Client, annotator, settings) -> None:
+    ModelQuestionFactory(text="A generated question?")
+    QuestionFactory(
+        table=TableFactory(split="train"), text="A control question?", gold_answer="{7}"
+    )
+    regular = client.post("/api/verify/claim/").json()
+    client.post(
+        f"/api/verify/slots/{regular['slot']}/submit/",
+        {"rating": "good", "answer_correct": True},
+        content_type="application/json",
+    )
+    settings.VERIFICATION_GOLD_PERCENT = 100
+    gold = client.post("/api/verify/claim/").json()
+    assert gold["question"] == "A control question?"
+    assert set(gold) == set(regular)
+    regular_page = client.get(regular["url"])  # done now: redirects
+    gold_page = client.get(gold["url"]).content.decode()
+    assert regular_page.status_code == 302
+    assert "A control question?" in gold_page
+    assert "gold" not in gold_page.lower().replace("gold answer", "")
+    assert "--M" not in gold_page
+
+
+def test_researchers_cannot_verify(client: Client) -> None:
+    client.force_login(UserFactory(role="researcher"))
+    assert client.get("/annotate/verify/").status_code == 403
+    assert client.post("/api/verify/claim/").status_code == 403
+
+
+def test_adjudication_pages(client: Client) -> None:
+    question = ModelQuestionFactory(gold_answer="{5}")
+    a, b = UserFactory(role="annotator"), UserFactory(role="annotator")
+    for user, verdict in ((a, Verdict("good", True)), (b, Verdict("nonsensical", True))):
+        slot = verification_claim(annotator=user)
+        verification_submit(annotator=user, slot_id=slot.pk, verdict=verdict)
+    client.force_login(UserFactory(role="adjudicator"))
+    listing = client.get("/annotate/adjudication/").content.decode()
+    assert question.text in listing and "Nonsensical" in listing
+    page = client.get(f"/annotate/adjudication/{question.pk}/")
+    assert page.status_code == 200
+    response = client.post(
+        f"/annotate/adjudication/{question.pk}/", {"rating": "good", "answer": "{6}"}
+    )
+    assert response.status_code == 302
+    question.refresh_from_db()
+    assert (question.status, question.gold_answer) == ("verified", "{6}")
+    assert client.get(f"/annotate/adjudication/{question.pk}/").status_code == 404
+    api = client.get("/api/verify/adjudication/").json()
+    assert api["waiting"] == 0
+
+
+def test_the_dashboard_shows_shares_agreement_throughput_and_removals(client: Client) -> None:
+    people = [UserFactory(role="annotator") for _ in range(2)]
+    ratings = ["good", "good", "ambiguous", "nonsensical"]
+    for _ in ratings:
+        ModelQuestionFactory(gold_answer="{1}")
+    for person in people:
+        for rating in ratings:
+            slot = verification_claim(annotator=person)
+            rewrite = "Clear?" if rating == "ambiguous" else ""
+            verification_submit(
+                annotator=person,
+                slot_id=slot.pk,
+                verdict=Verdict(rating, True, rewritten_question=rewrite),
+                elapsed_ms=30_000,
+            )
+    from annotation.services import verifier_remove
+
+    removed = UserFactory(role="annotator", username="dropped-out")
+    verifier_remove(user=removed, reason="marked 2 gold questions Nonsensical")
+    admin = UserFactory(role="admin")
+    client.force_login(admin)
+    with CaptureQueriesContext(connection) as queries:
+        page = client.get("/annotate/verification/")
+    body = page.content.decode()
+    assert page.status_code == 200
+    assert "72%" in body and "50%" in body  # the paper's figures beside ours
+    assert "dropped-out" in body and "marked 2 gold questions Nonsensical" in body
+    assert "Reinstate" in body
+    assert len(queries) <= 20
+    api = client.get("/api/verify/dashboard/").json()
+    shares = {s["key"]: s for s in api["shares"]}
+    assert shares["good"]["count"] == 2 and shares["good"]["share"] == 0.5
+    assert api["krippendorff_alpha"] == 1.0
+    assert api["pairs"][0]["cohen_kappa"] == 1.0 and api["pairs"][0]["questions"] == 4
+    by_name = {v["username"]: v for v in api["verifiers"]}
+    assert by_name[people[0].username]["verified"] == 4
+    assert by_name[people[0].username]["per_hour"] == pytest.approx(120)
+    assert by_name["dropped-out"]["removal_reason"]
+
+
+def test_annotators_cannot_see_the_dashboard(client: Client, annotator) -> None:
+    assert client.get("/annotate/verification/").status_code == 403
+    assert client.get("/api/verify/dashboard/").status_code == 403
+
+
+def test_generation_pages_start_and_show_a_run(
+    client: Client, django_capture_on_commit_callbacks
+) -> None:
+    table = TableFactory()
+    client.force_login(UserFactory(role="admin"))
+    form = client.get("/annotate/generation/?count=5").content.decode()
+    assert table.pk in form  # offered: it has no generated questions yet
+    with django_capture_on_commit_callbacks(execute=False):
+        response = client.post(
+            "/annotate/generation/",
+            {
+                "base_url": "http://127.0.0.1:9/v1",
+                "model": "m",
+                "api_key_env": "KEY",
+                "questions_per_table": "8",
+                "table_ids": table.pk,
+            },
+        )
+    run = GenerationRun.objects.get()
+    assert response.url == f"/annotate/generation/{run.pk}/"
+    page = client.get(response.url).content.decode()
+    assert "hx-trigger" in page and "0 of 1 tables" in page
+    fragment = client.get(response.url, HTTP_HX_REQUEST="true").content.decode()
+    assert fragment.lstrip().startswith('<section id="run-progress"')
+    assert client.post(f"/annotate/generation/{run.pk}/cancel/").status_code == 302
+    run.refresh_from_db()
+    assert run.status == "cancelled"
+    refused = client.post(
+        "/annotate/generation/",
+        {
+            "base_url": "x",
+            "model": "m",
+            "api_key_env": "KEY",
+            "questions_per_table": "8",
+            "table_ids": "",
+        },
+    )
+    assert refused.status_code == 400 and GenerationRun.objects.count() == 1
+
+
+def test_generation_api(client: Client, django_capture_on_commit_callbacks) -> None:
+    table = TableFactory()
+    client.force_login(UserFactory(role="admin"))
+    with django_capture_on_commit_callbacks(execute=False):
+        created = client.post(
+            "/api/verify/generation-runs/",
+            {
+                "base_url": "http://127.0.0.1:9/v1",
+                "model": "m",
+                "api_key_env": "K",
+                "table_ids": [table.pk],
+            },
+            content_type="application/json",
+        )
+    assert created.status_code == 201
+    run_id = created.json()["id"]
+    assert client.get(f"/api/verify/generation-runs/{run_id}/").json()["status"] == "queued"
+    assert (
+        client.post(f"/api/verify/generation-runs/{run_id}/cancel/").json()["status"] == "cancelled"
+    )
+    assert client.post(f"/api/verify/generation-runs/{run_id}/cancel/").status_code == 409
+    assert not Question.objects.filter(origin="model").exists()
