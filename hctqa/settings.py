@@ -177,6 +177,22 @@ MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
 # Files that are never served (uploaded predictions).
 PRIVATE_FILES_ROOT = Path(env_str("PRIVATE_FILES_ROOT", str(VAR_DIR / "private")))
 
+# --- Verification of model-generated questions
+VERIFICATION_LEASE_SECONDS = env_int("VERIFICATION_LEASE_SECONDS", 300)
+# Share of what a verifier is served that is gold (verified human-written questions).
+VERIFICATION_GOLD_PERCENT = env_int("VERIFICATION_GOLD_PERCENT", 10)
+# A verifier leaves the pool after marking more than this many gold questions Nonsensical…
+GOLD_MAX_NONSENSICAL = env_int("GOLD_MAX_NONSENSICAL", 1)
+# …or after flagging more than this many correct gold answers as wrong.
+GOLD_MAX_WRONG_ANSWER_FLAGS = env_int("GOLD_MAX_WRONG_ANSWER_FLAGS", 0)
+# Question generation: tries per table before its malformed replies are reported.
+GENERATION_MAX_ATTEMPTS = env_int("GENERATION_MAX_ATTEMPTS", 3)
+GENERATION_REQUEST_TIMEOUT = env_int("GENERATION_REQUEST_TIMEOUT", 120)
+# Eight pairs of JSON fit well within this; a reply cut at the limit is retried.
+GENERATION_MAX_TOKENS = env_int("GENERATION_MAX_TOKENS", 4096)
+# Some variety, so that retries after a malformed reply do not repeat it word for word.
+GENERATION_TEMPERATURE = env_int("GENERATION_TEMPERATURE_PERCENT", 70) / 100
+
 # --- Leaderboard submissions
 SUBMISSION_MAX_BYTES = env_int("SUBMISSION_MAX_BYTES", 50 * 1024 * 1024)
 # Submissions scored against test gold answers (split test or all) per user per UTC day;
@@ -186,6 +202,22 @@ SUBMISSION_DAILY_TEST_LIMIT = env_int("SUBMISSION_DAILY_TEST_LIMIT", 5)
 # SUBMISSION_MAX_ATTEMPTS tries.
 SUBMISSION_STUCK_AFTER_SECONDS = env_int("SUBMISSION_STUCK_AFTER_SECONDS", 600)
 SUBMISSION_MAX_ATTEMPTS = env_int("SUBMISSION_MAX_ATTEMPTS", 3)
+
+# --- Inference runs: the benchmark sent to an OpenAI-compatible endpoint (a GPU host's
+# vLLM, OpenAI, a llama.cpp server) by a worker on the "inference" queue.
+INFERENCE_REQUEST_TIMEOUT = env_int("INFERENCE_REQUEST_TIMEOUT", 120)  # seconds per request
+# Tries per question on 429s, 5xx and timeouts, with exponential back-off from
+# INFERENCE_RETRY_BASE_MS (doubling, jittered, at most INFERENCE_RETRY_MAX_SECONDS).
+INFERENCE_MAX_ATTEMPTS = env_int("INFERENCE_MAX_ATTEMPTS", 6)
+INFERENCE_RETRY_BASE_MS = env_int("INFERENCE_RETRY_BASE_MS", 1000)
+INFERENCE_RETRY_MAX_SECONDS = env_int("INFERENCE_RETRY_MAX_SECONDS", 60)
+# A running run whose heartbeat is older than this has lost its worker: the sweeper (beat)
+# queues it again, up to INFERENCE_MAX_AUTO_RESUMES times.
+INFERENCE_STALE_AFTER_SECONDS = env_int("INFERENCE_STALE_AFTER_SECONDS", 180)
+INFERENCE_MAX_AUTO_RESUMES = env_int("INFERENCE_MAX_AUTO_RESUMES", 5)
+# A task works on a run this long, then queues its own continuation: long runs stay under
+# the Celery time limits, and other runs get their turn.
+INFERENCE_SLICE_SECONDS = env_int("INFERENCE_SLICE_SECONDS", 1800)
 
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
@@ -246,10 +278,20 @@ CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 3600)
 CELERY_BROKER_CONNECTION_TIMEOUT = 3
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_DEFAULT_QUEUE = "default"
+# Inference runs go to the worker beside the GPUs: celery -A hctqa.celery worker -Q inference
+CELERY_TASK_ROUTES = {"leaderboard.tasks.run_inference": {"queue": "inference"}}
 CELERY_BEAT_SCHEDULE = {
     "sweep-stuck-submissions": {
         "task": "leaderboard.tasks.sweep_submissions",
         "schedule": env_int("SUBMISSION_SWEEP_EVERY_SECONDS", 60),
+    },
+    "resume-stale-inference-runs": {
+        "task": "leaderboard.tasks.sweep_inference_runs",
+        "schedule": 60,
+    },
+    "release-expired-verification-leases": {
+        "task": "annotation.tasks.release_expired_leases",
+        "schedule": 60,
     },
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
@@ -259,4 +301,6 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    # One INFO line per HTTP request would flood the inference worker's log.
+    "loggers": {"httpx2": {"level": "WARNING"}},
 }

@@ -1,6 +1,14 @@
 from django.contrib import admin
 
-from leaderboard.models import DailyLimitEntry, PropertyRegression, QuestionResult, Submission
+from leaderboard.models import (
+    CachedResponse,
+    DailyLimitEntry,
+    InferenceResponse,
+    InferenceRun,
+    PropertyRegression,
+    QuestionResult,
+    Submission,
+)
 
 
 @admin.register(Submission)
@@ -34,10 +42,44 @@ class QuestionResultAdmin(admin.ModelAdmin):
 
 @admin.register(DailyLimitEntry)
 class DailyLimitEntryAdmin(admin.ModelAdmin):
-    list_display = ("user", "submission", "created_at")
-    raw_id_fields = ("user", "submission")
+    list_display = ("user", "submission", "inference_run", "created_at")
+    raw_id_fields = ("user", "submission", "inference_run")
 
 
 @admin.register(PropertyRegression)
 class PropertyRegressionAdmin(admin.ModelAdmin):
     list_display = ("computed_at", "submissions", "tables", "r_squared")
+
+
+@admin.register(InferenceRun)
+class InferenceRunAdmin(admin.ModelAdmin):
+    list_display = (
+        "id",
+        "model_name",
+        "created_by",
+        "modality",
+        "table_format",
+        "split",
+        "status",
+        "answered",
+        "total",
+        "created_at",
+    )
+    list_filter = ("status", "modality", "table_format", "split", "data_scope")
+    search_fields = ("model_name", "base_url", "created_by__username")
+    raw_id_fields = ("created_by", "submission")
+    readonly_fields = ("lease", "heartbeat_at", "created_at", "config")
+
+
+@admin.register(InferenceResponse)
+class InferenceResponseAdmin(admin.ModelAdmin):
+    list_display = ("run", "question", "status", "from_cache", "attempts", "latency_ms")
+    list_filter = ("status", "from_cache")
+    raw_id_fields = ("run", "question")
+    search_fields = ("question__id",)
+
+
+@admin.register(CachedResponse)
+class CachedResponseAdmin(admin.ModelAdmin):
+    list_display = ("model_name", "base_url", "prompt_sha256", "created_at")
+    search_fields = ("model_name", "key", "prompt_sha256")

@@ -14,9 +14,20 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from hctqa.pagination import CountedPagination
 from leaderboard import exports, selectors, services
 from leaderboard.forms import BoardFilterForm, SubmissionForm
-from leaderboard.models import Modality, Submission
+from leaderboard.models import (
+    INFERENCE_FORMATS,
+    INFERENCE_STYLES,
+    DataScope,
+    EvalSplit,
+    InferenceRun,
+    Modality,
+    Submission,
+    Visibility,
+    Weights,
+)
 
 
 def _form_errors(form: Any) -> ValidationError:
@@ -160,3 +171,146 @@ class SubmissionResultsApi(APIView):
             raise Http404("only the owner can read per-question results")
         rows = selectors.results_export(submission=submission, user=request.user)
         return Response({"submission": submission.pk, "count": len(rows), "results": rows})
+
+
+# --- Inference runs ------------------------------------------------------------------------
+
+
+class InferenceRunOutput(serializers.ModelSerializer):
+    url = serializers.SerializerMethodField()
+    created_by = serializers.CharField(source="created_by.username", read_only=True)
+    progress = serializers.IntegerField(read_only=True, help_text="Percent of questions settled.")
+    submission_url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = InferenceRun
+        fields = [
+            "id",
+            "url",
+            "created_by",
+            "status",
+            "model_name",
+            "base_url",
+            "api_key_env",
+            "modality",
+            "table_format",
+            "prompt_style",
+            "system_role",
+            "split",
+            "data_scope",
+            "temperature",
+            "max_tokens",
+            "concurrency",
+            "use_cache",
+            "organisation",
+            "parameters_billions",
+            "weights",
+            "visibility",
+            "description",
+            "cancel_requested",
+            "total",
+            "answered",
+            "cached",
+            "failed",
+            "progress",
+            "error",
+            "created_at",
+            "started_at",
+            "heartbeat_at",
+            "finished_at",
+            "submission",
+            "submission_url",
+            "config",
+        ]
+
+    def get_url(self, run: InferenceRun) -> str:
+        return self.context["request"].build_absolute_uri(run.get_absolute_url())
+
+    def get_submission_url(self, run: InferenceRun) -> str | None:
+        if run.submission_id is None:
+            return None
+        return self.context["request"].build_absolute_uri(f"/api/submissions/{run.submission_id}/")
+
+
+class InferenceRunCreateApi(APIView):
+    """Start a run; the inference worker picks it up. The key is read on the worker from
+    the environment variable named by ``api_key_env``."""
+
+    permission_classes = [IsAuthenticated]
+
+    class InputSerializer(serializers.Serializer):
+        model_name = serializers.CharField(max_length=200)
+        base_url = serializers.CharField(max_length=500)
+        api_key_env = serializers.CharField(max_length=100)
+        modality = serializers.ChoiceField(choices=Modality.choices)
+        table_format = serializers.ChoiceField(choices=INFERENCE_FORMATS)
+        prompt_style = serializers.ChoiceField(choices=INFERENCE_STYLES, default="zero_shot")
+        system_role = serializers.BooleanField(default=True)
+        split = serializers.ChoiceField(choices=EvalSplit.choices)
+        data_scope = serializers.ChoiceField(choices=DataScope.choices, default=DataScope.REAL)
+        temperature = serializers.FloatField(default=0.0)
+        max_tokens = serializers.IntegerField(default=128)
+        concurrency = serializers.IntegerField(default=8)
+        use_cache = serializers.BooleanField(default=True)
+        organisation = serializers.CharField(max_length=200, default="", allow_blank=True)
+        parameters_billions = serializers.DecimalField(
+            max_digits=8, decimal_places=2, default=None, allow_null=True
+        )
+        weights = serializers.ChoiceField(choices=Weights.choices)
+        visibility = serializers.ChoiceField(choices=Visibility.choices, default=Visibility.PUBLIC)
+        description = serializers.CharField(default="", allow_blank=True)
+
+    @extend_schema(request=InputSerializer, responses={201: InferenceRunOutput})
+    def post(self, request: Request) -> Response:
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        run = services.inference_run_create(
+            user=request.user, data=services.InferenceRunInput(**data.validated_data)
+        )
+        return Response(InferenceRunOutput(run, context={"request": request}).data, status=201)
+
+
+class InferenceRunListApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=InferenceRunOutput(many=True))
+    def get(self, request: Request) -> Response:
+        runs = selectors.inference_runs_for(user=request.user).defer(None)
+        paginator = CountedPagination()
+        page = paginator.paginate_queryset(runs, request)
+        return paginator.get_paginated_response(
+            InferenceRunOutput(page, many=True, context={"request": request}).data
+        )
+
+
+class InferenceRunDetailApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=InferenceRunOutput)
+    def get(self, request: Request, pk: int) -> Response:
+        run = selectors.inference_run_for_viewer(run_id=pk, user=request.user)
+        return Response(InferenceRunOutput(run, context={"request": request}).data)
+
+
+class InferenceRunCancelApi(APIView):
+    """Stop a run (at once if queued, within a second if running); 409 if it has ended."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses={202: InferenceRunOutput})
+    def post(self, request: Request, pk: int) -> Response:
+        run = selectors.inference_run_for_viewer(run_id=pk, user=request.user)
+        run = services.inference_run_cancel(user=request.user, run_id=run.pk)
+        return Response(InferenceRunOutput(run, context={"request": request}).data, status=202)
+
+
+class InferenceRunResumeApi(APIView):
+    """Queue a stopped run again, keeping its saved answers; 409 if it is running or done."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=None, responses={202: InferenceRunOutput})
+    def post(self, request: Request, pk: int) -> Response:
+        run = selectors.inference_run_for_viewer(run_id=pk, user=request.user)
+        run = services.inference_run_resume(user=request.user, run_id=run.pk)
+        return Response(InferenceRunOutput(run, context={"request": request}).data, status=202)

@@ -22,4 +22,25 @@ urlpatterns = [
         api.SubmissionResultsApi.as_view(),
         name="api-submission-results",
     ),
+    path("inference-runs/", api.InferenceRunListApi.as_view(), name="api-inference-run-list"),
+    path(
+        "inference-runs/create/",
+        api.InferenceRunCreateApi.as_view(),
+        name="api-inference-run-create",
+    ),
+    path(
+        "inference-runs/<int:pk>/",
+        api.InferenceRunDetailApi.as_view(),
+        name="api-inference-run-detail",
+    ),
+    path(
+        "inference-runs/<int:pk>/cancel/",
+        api.InferenceRunCancelApi.as_view(),
+        name="api-inference-run-cancel",
+    ),
+    path(
+        "inference-runs/<int:pk>/resume/",
+        api.InferenceRunResumeApi.as_view(),
+        name="api-inference-run-resume",
+    ),
 ]

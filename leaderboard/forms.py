@@ -6,6 +6,8 @@ from django import forms
 
 from leaderboard import selectors
 from leaderboard.models import (
+    INFERENCE_FORMATS,
+    INFERENCE_STYLES,
     DataScope,
     EvalSplit,
     Modality,
@@ -15,7 +17,7 @@ from leaderboard.models import (
     Visibility,
     Weights,
 )
-from leaderboard.services import SubmissionInput
+from leaderboard.services import InferenceRunInput, SubmissionInput
 
 _ANY = [("", "Any")]
 
@@ -109,3 +111,72 @@ class CompareForm(forms.Form):
         if data.get("a") and data.get("a") == data.get("b"):
             raise forms.ValidationError("choose two different submissions")
         return data
+
+
+class InferenceRunForm(forms.Form):
+    """A new inference run. Ranges and combinations are checked by the service, which says
+    what is wrong with a field; the form only reads the values."""
+
+    model_name = forms.CharField(
+        max_length=200, help_text="As the endpoint knows it, e.g. Qwen/Qwen2.5-7B-Instruct."
+    )
+    base_url = forms.CharField(
+        label="Endpoint base URL",
+        max_length=500,
+        help_text="OpenAI-compatible, e.g. http://gpu-host:8000/v1 (vLLM) or "
+        "https://api.openai.com/v1.",
+    )
+    api_key_env = forms.CharField(
+        label="API key variable",
+        max_length=100,
+        initial="OPENAI_API_KEY",
+        help_text="The NAME of the environment variable holding the key on the inference "
+        "worker. The key itself is never stored. For a server without keys, set it to any "
+        "value there.",
+    )
+    modality = forms.ChoiceField(choices=Modality.choices, initial=Modality.TEXT)
+    table_format = forms.ChoiceField(
+        choices=INFERENCE_FORMATS,
+        initial=TableFormat.PAPER,
+        help_text="Vision runs send the table as an image.",
+    )
+    prompt_style = forms.ChoiceField(choices=INFERENCE_STYLES, initial=PromptStyle.ZERO_SHOT)
+    system_role = forms.BooleanField(
+        required=False,
+        initial=True,
+        label="Send the instructions as a system message",
+        help_text="Untick for models without a system role: the text then starts the first "
+        "user message.",
+    )
+    split = forms.ChoiceField(choices=EvalSplit.choices, initial=EvalSplit.TEST)
+    data_scope = forms.ChoiceField(choices=DataScope.choices, initial=DataScope.REAL)
+    temperature = forms.FloatField(initial=0.0)
+    max_tokens = forms.IntegerField(initial=128)
+    concurrency = forms.IntegerField(
+        initial=8, label="Requests in flight", help_text="At once, between 1 and 256."
+    )
+    use_cache = forms.BooleanField(
+        required=False,
+        initial=True,
+        label="Reuse cached answers",
+        help_text="Answers this model gave to the very same prompt and parameters before.",
+    )
+    organisation = forms.CharField(max_length=200, required=False)
+    parameters_billions = forms.DecimalField(
+        label="Parameters (billions)",
+        required=False,
+        min_value=Decimal("0.01"),
+        max_digits=8,
+        decimal_places=2,
+        help_text="Leave blank for a closed model of unknown size.",
+    )
+    weights = forms.ChoiceField(choices=Weights.choices, initial=Weights.OPEN)
+    visibility = forms.ChoiceField(
+        choices=Visibility.choices,
+        initial=Visibility.PUBLIC,
+        help_text="Of the leaderboard entry the run becomes.",
+    )
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+
+    def to_input(self) -> InferenceRunInput:
+        return InferenceRunInput(**self.cleaned_data)

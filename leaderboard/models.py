@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.conf import settings
 from django.core.files.storage import FileSystemStorage
 from django.db import models
-from django.db.models import Case, Q, Value, When
+from django.db.models import Case, F, Q, Value, When
 from django.urls import reverse
+from django.utils import timezone
 
 from annotation.models import Question
+from hctqa.core.prompts import PROMPT_STYLES, TABLE_FORMATS
 
 
 def private_storage() -> FileSystemStorage:
@@ -278,11 +282,16 @@ class QuestionResult(models.Model):
 
 class DailyLimitEntry(models.Model):
     """One submission scored against test gold answers, counted toward its owner's daily
-    limit. Entries outlive their submission: deleting one does not give a submission back."""
+    limit. Entries outlive their submission: deleting one does not give a submission back.
+    An inference run on test questions takes its entry when it is started, and the entry
+    names its submission once the run has produced one."""
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
     submission = models.ForeignKey(
         Submission, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    inference_run = models.ForeignKey(
+        "InferenceRun", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
@@ -309,3 +318,258 @@ class PropertyRegression(models.Model):
         return (
             f"regression over {self.submissions} submissions at {self.computed_at:%Y-%m-%d %H:%M}"
         )
+
+
+# --- Inference runs ------------------------------------------------------------------------
+
+
+class RunStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+class ResponseStatus(models.TextChoices):
+    ANSWERED = "answered", "Answered"
+    # The endpoint refused the request itself (a 4xx such as a prompt over the context
+    # length): final, and scored as an empty answer.
+    REJECTED = "rejected", "Rejected by the endpoint"
+    # No answer after every retry (429s, 5xx, timeouts): sent again when the run resumes.
+    FAILED = "failed", "No answer after retries"
+
+
+INFERENCE_FORMATS = [(v, label) for v, label in TableFormat.choices if v in TABLE_FORMATS]
+INFERENCE_STYLES = [(v, label) for v, label in PromptStyle.choices if v in PROMPT_STYLES]
+ACTIVE_RUN_STATUSES = (RunStatus.QUEUED, RunStatus.RUNNING)
+
+
+class InferenceRun(models.Model):
+    """The benchmark's questions sent to a model behind an OpenAI-compatible endpoint. Each
+    answer is saved as it arrives; when all are in, the run becomes a scored submission.
+
+    The API key is never stored, only the name of the environment variable that holds it
+    on the machine running the inference."""
+
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="inference_runs"
+    )
+
+    # The model and where it answers
+    model_name = models.CharField(max_length=200)
+    base_url = models.CharField(max_length=500)
+    api_key_env = models.CharField(max_length=100)
+    system_role = models.BooleanField(
+        default=True, help_text="False: the system text starts the first user message."
+    )
+
+    # How it is asked
+    modality = models.CharField(max_length=6, choices=Modality.choices)
+    table_format = models.CharField(max_length=16, choices=INFERENCE_FORMATS)
+    prompt_style = models.CharField(
+        max_length=16, choices=INFERENCE_STYLES, default=PromptStyle.ZERO_SHOT
+    )
+    split = models.CharField(max_length=10, choices=EvalSplit.choices)
+    data_scope = models.CharField(max_length=9, choices=DataScope.choices)
+    temperature = models.FloatField(default=0.0)
+    max_tokens = models.PositiveIntegerField(default=128)
+    concurrency = models.PositiveSmallIntegerField(
+        default=8, help_text="Requests in flight at once."
+    )
+    use_cache = models.BooleanField(
+        default=True, help_text="Reuse saved answers to the same prompt by the same model."
+    )
+
+    # The board row it becomes
+    organisation = models.CharField(max_length=200, blank=True)
+    parameters_billions = models.DecimalField(max_digits=8, decimal_places=2, null=True, blank=True)
+    weights = models.CharField(max_length=6, choices=Weights.choices)
+    visibility = models.CharField(
+        max_length=7, choices=Visibility.choices, default=Visibility.PUBLIC
+    )
+    description = models.TextField(blank=True)
+
+    # Lifecycle
+    status = models.CharField(
+        max_length=9, choices=RunStatus.choices, default=RunStatus.QUEUED, db_index=True
+    )
+    cancel_requested = models.BooleanField(default=False)
+    total = models.PositiveIntegerField(default=0)
+    answered = models.PositiveIntegerField(default=0, help_text="Cache hits included.")
+    cached = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    attempts = models.PositiveSmallIntegerField(
+        default=0, help_text="Executions started since it was last queued by hand."
+    )
+    # The executor holding the run: heartbeats and saves check it, so two workers can never
+    # work on one run at once.
+    lease = models.CharField(max_length=32, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    queued_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    submission = models.OneToOneField(
+        Submission,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="inference_run",
+    )
+    # Everything needed to run it again the same way (see services.inference).
+    config = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=RunStatus.values), name="inference_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(modality__in=Modality.values), name="inference_modality_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(table_format__in=TABLE_FORMATS), name="inference_format_valid"
+            ),
+            # A vision model reads the table as an image, a text model never does.
+            models.CheckConstraint(
+                condition=Q(modality=Modality.VISION, table_format=TableFormat.IMAGE)
+                | (Q(modality=Modality.TEXT) & ~Q(table_format=TableFormat.IMAGE)),
+                name="inference_format_matches_modality",
+            ),
+            models.CheckConstraint(
+                condition=Q(prompt_style__in=PROMPT_STYLES), name="inference_style_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(split__in=EvalSplit.values), name="inference_split_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(data_scope__in=DataScope.values), name="inference_scope_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(weights__in=Weights.values), name="inference_weights_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(visibility__in=Visibility.values), name="inference_visibility_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(weights=Weights.CLOSED) | Q(parameters_billions__isnull=False),
+                name="inference_open_models_state_size",
+            ),
+            models.CheckConstraint(
+                condition=Q(parameters_billions__isnull=True) | Q(parameters_billions__gt=0),
+                name="inference_parameters_positive",
+            ),
+            models.CheckConstraint(
+                condition=Q(temperature__gte=0, temperature__lte=2),
+                name="inference_temperature_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(max_tokens__gte=1, max_tokens__lte=8192),
+                name="inference_max_tokens_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(concurrency__gte=1, concurrency__lte=256),
+                name="inference_concurrency_range",
+            ),
+            models.CheckConstraint(
+                condition=~Q(model_name="") & ~Q(base_url="") & ~Q(api_key_env=""),
+                name="inference_endpoint_given",
+            ),
+            models.CheckConstraint(
+                condition=Q(cached__lte=F("answered")), name="inference_cached_within_answered"
+            ),
+            models.CheckConstraint(
+                condition=Q(answered__lte=F("total") - F("failed")),
+                name="inference_counts_within_total",
+            ),
+        ]
+        indexes = [models.Index(fields=["created_by", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"inference run {self.pk}: {self.model_name} ({self.status})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("leaderboard:inference_run_detail", args=[self.pk])
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in ACTIVE_RUN_STATUSES
+
+    @property
+    def is_resumable(self) -> bool:
+        """Stopped, or with no sign of a worker for INFERENCE_STALE_AFTER_SECONDS."""
+        if self.status in (RunStatus.FAILED, RunStatus.CANCELLED):
+            return True
+        stale = timezone.now() - timedelta(seconds=settings.INFERENCE_STALE_AFTER_SECONDS)
+        if self.status == RunStatus.RUNNING:
+            return self.heartbeat_at is None or self.heartbeat_at < stale
+        if self.status == RunStatus.QUEUED:
+            return self.queued_at is None or self.queued_at < stale
+        return False
+
+    @property
+    def progress(self) -> int:
+        """Percent of the questions settled (answered or given up), for the progress bar."""
+        if not self.total:
+            return 0
+        return min(100, (100 * (self.answered + self.failed)) // self.total)
+
+
+class InferenceResponse(models.Model):
+    """One question's reply in one run, saved the moment it arrives."""
+
+    run = models.ForeignKey(InferenceRun, on_delete=models.CASCADE, related_name="responses")
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="+")
+    status = models.CharField(
+        max_length=8, choices=ResponseStatus.choices, default=ResponseStatus.ANSWERED
+    )
+    response = models.TextField(blank=True)
+    finish_reason = models.CharField(max_length=32, blank=True)
+    error = models.TextField(blank=True)
+    prompt_sha256 = models.CharField(max_length=64)
+    from_cache = models.BooleanField(default=False)
+    attempts = models.PositiveSmallIntegerField(default=1, help_text="0 for a cache hit.")
+    latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "question"], name="one_response_per_question"),
+            models.CheckConstraint(
+                condition=Q(status__in=ResponseStatus.values), name="response_status_valid"
+            ),
+            # An answer carries no error; anything else says what went wrong.
+            models.CheckConstraint(
+                condition=Q(status=ResponseStatus.ANSWERED, error="")
+                | (~Q(status=ResponseStatus.ANSWERED) & ~Q(error="")),
+                name="response_error_matches_status",
+            ),
+            models.CheckConstraint(
+                condition=Q(from_cache=False) | Q(status=ResponseStatus.ANSWERED),
+                name="response_cache_hits_are_answers",
+            ),
+        ]
+        indexes = [models.Index(fields=["run", "status"])]
+
+    def __str__(self) -> str:
+        return f"{self.question_id} in run {self.run_id} ({self.status})"
+
+
+class CachedResponse(models.Model):
+    """A model's answer to one prompt, keyed by model, endpoint, prompt and decoding
+    parameters (``key`` is their SHA-256), so an identical request is never sent twice."""
+
+    key = models.CharField(max_length=64, unique=True)
+    model_name = models.CharField(max_length=200)
+    base_url = models.CharField(max_length=500)
+    prompt_sha256 = models.CharField(max_length=64)
+    response = models.TextField(blank=True)
+    finish_reason = models.CharField(max_length=32, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.model_name}: {self.prompt_sha256[:12]}"

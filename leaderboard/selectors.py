@@ -17,9 +17,12 @@ from hctqa.core.stats import PairedComparison, paired_bootstrap
 from leaderboard.models import (
     DataScope,
     EvalSplit,
+    InferenceResponse,
+    InferenceRun,
     Kind,
     PropertyRegression,
     QuestionResult,
+    ResponseStatus,
     Status,
     Submission,
     Visibility,
@@ -279,3 +282,61 @@ def comparable_submissions() -> QuerySet[Submission]:
 
 def current_regression() -> PropertyRegression | None:
     return PropertyRegression.objects.order_by("-computed_at").first()
+
+
+# --- Inference runs ------------------------------------------------------------------------
+
+
+def can_start_inference(*, user: User) -> bool:
+    return user.is_authenticated and user.has_perm("leaderboard.add_inferencerun")
+
+
+def can_manage_run(*, user: User, run: InferenceRun) -> bool:
+    if not user.is_authenticated:
+        return False
+    return run.created_by_id == user.pk or user.has_perm("leaderboard.change_inferencerun")
+
+
+def inference_runs_for(*, user: User) -> QuerySet[InferenceRun]:
+    """The user's own runs; admins see everyone's (they share the GPU host)."""
+    runs = InferenceRun.objects.select_related("created_by", "submission").defer("config")
+    if not user.has_perm("leaderboard.change_inferencerun"):
+        runs = runs.filter(created_by=user)
+    return runs.order_by("-created_at", "-id")
+
+
+def inference_run_for_viewer(*, run_id: int, user: User) -> InferenceRun:
+    """A run for its owner and admins; a 404 for anyone else, so runs do not reveal that
+    they exist."""
+    try:
+        run = InferenceRun.objects.select_related("created_by", "submission").get(pk=run_id)
+    except InferenceRun.DoesNotExist:
+        raise Http404("no such inference run") from None
+    if not can_manage_run(user=user, run=run):
+        raise Http404("no such inference run")
+    return run
+
+
+def inference_run_problems(*, run: InferenceRun, limit: int = 5) -> list[InferenceResponse]:
+    """The latest questions that got no answer, with the reason (never a gold answer)."""
+    return list(
+        InferenceResponse.objects.filter(run=run)
+        .exclude(status=ResponseStatus.ANSWERED)
+        .only("question_id", "status", "error", "attempts", "created_at")
+        .order_by("-created_at", "-id")[:limit]
+    )
+
+
+# What the public may read about how a submission's answers were produced: everything
+# but where the endpoint lives and what the key is called.
+_PRIVATE_CONFIG_KEYS = frozenset({"base_url", "api_key_env", "concurrency"})
+
+
+def inference_recipe(*, submission: Submission) -> dict[str, Any] | None:
+    """The configuration of the run that produced this submission, if one did."""
+    config = (
+        InferenceRun.objects.filter(submission=submission).values_list("config", flat=True).first()
+    )
+    if config is None:
+        return None
+    return {k: v for k, v in config.items() if k not in _PRIVATE_CONFIG_KEYS}

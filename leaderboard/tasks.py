@@ -35,3 +35,30 @@ def refresh_property_regression() -> int | None:
 
     result = property_regression_refresh()
     return result.pk if result else None
+
+
+# Routed to the "inference" queue (CELERY_TASK_ROUTES), for the worker beside the GPUs. A
+# database error hands the run back to the queue and retries; a dead worker's run is resumed
+# by the sweeper.
+@app.task(
+    bind=True,
+    acks_late=True,
+    autoretry_for=(DatabaseError,),
+    retry_backoff=5,
+    retry_backoff_max=120,
+    max_retries=5,
+)
+def run_inference(self: object, run_id: int) -> str:
+    from django.conf import settings
+
+    from leaderboard.services import inference_run_execute
+
+    return inference_run_execute(run_id=run_id, time_budget=settings.INFERENCE_SLICE_SECONDS)
+
+
+@app.task(acks_late=True)
+def sweep_inference_runs() -> dict[str, list[int]]:
+    from leaderboard.services import inference_run_sweep
+
+    result = inference_run_sweep()
+    return {"requeued": result.requeued, "failed": result.failed, "cancelled": result.cancelled}

@@ -18,6 +18,11 @@ urlpatterns = [
         views.submission_results,
         name="submission_results",
     ),
+    path("inference/", views.inference_runs, name="inference_runs"),
+    path("inference/new/", views.inference_run_new, name="inference_run_new"),
+    path("inference/<int:pk>/", views.inference_run_detail, name="inference_run_detail"),
+    path("inference/<int:pk>/cancel/", views.inference_run_cancel, name="inference_run_cancel"),
+    path("inference/<int:pk>/resume/", views.inference_run_resume, name="inference_run_resume"),
     path("compare/", views.compare, name="compare"),
     path("regression/", views.regression, name="regression"),
 ]

@@ -6,6 +6,7 @@ import json
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
@@ -14,8 +15,8 @@ from django_htmx.http import HttpResponseClientRefresh
 from hctqa.errors import ApplicationError
 from hctqa.pagination import page_with_count
 from leaderboard import exports, selectors, services
-from leaderboard.forms import BoardFilterForm, CompareForm, SubmissionForm
-from leaderboard.models import Modality
+from leaderboard.forms import BoardFilterForm, CompareForm, InferenceRunForm, SubmissionForm
+from leaderboard.models import InferenceRun, Modality
 
 BOARD_PAGE_SIZE = 100
 
@@ -114,6 +115,8 @@ def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
         return render(request, "leaderboard/partials/_submission_status.html", context)
     if submission.status == "scored" and not submission.is_reported:
         context["hardest"] = selectors.hardest_questions(submission=submission)
+    if not submission.is_reported:
+        context["recipe"] = selectors.inference_recipe(submission=submission)
     return render(request, "leaderboard/submission_detail.html", context)
 
 
@@ -173,3 +176,85 @@ def regression(request: HttpRequest) -> HttpResponse:
     return render(
         request, "leaderboard/regression.html", {"regression": selectors.current_regression()}
     )
+
+
+# --- Inference runs ------------------------------------------------------------------------
+
+RUNS_SHOWN = 100
+
+
+@login_required
+def inference_runs(request: HttpRequest) -> HttpResponse:
+    if not selectors.can_start_inference(user=request.user):
+        raise PermissionDenied("inference runs are for researchers and admins")
+    runs = list(selectors.inference_runs_for(user=request.user)[:RUNS_SHOWN])
+    context = {"runs": runs, "any_active": any(r.is_active for r in runs)}
+    if request.htmx:
+        return render(request, "leaderboard/partials/_inference_run_rows.html", context)
+    return render(request, "leaderboard/inference_runs.html", context)
+
+
+@login_required
+def inference_run_new(request: HttpRequest) -> HttpResponse:
+    if not selectors.can_start_inference(user=request.user):
+        raise PermissionDenied("inference runs are for researchers and admins")
+    form = InferenceRunForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            run = services.inference_run_create(user=request.user, data=form.to_input())
+        except ApplicationError as exc:
+            form.add_error(exc.field if exc.field in form.fields else None, exc.message)
+        else:
+            messages.success(request, "The run is queued for the inference worker.")
+            return redirect(run)
+    status = 400 if request.method == "POST" else 200
+    return render(request, "leaderboard/inference_run_new.html", {"form": form}, status=status)
+
+
+def _run_context(run: InferenceRun) -> dict:
+    return {
+        "run": run,
+        "problems": selectors.inference_run_problems(run=run),
+        "config_json": json.dumps(run.config, indent=1, sort_keys=True),
+    }
+
+
+@login_required
+def inference_run_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    run = selectors.inference_run_for_viewer(run_id=pk, user=request.user)
+    if request.htmx and request.GET.get("part") == "progress":
+        if not run.is_active:
+            # Finished: the whole page has more to show (the submission, the errors).
+            return HttpResponseClientRefresh()
+        return render(
+            request, "leaderboard/partials/_inference_run_progress.html", _run_context(run)
+        )
+    return render(request, "leaderboard/inference_run_detail.html", _run_context(run))
+
+
+@login_required
+@require_POST
+def inference_run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    run = selectors.inference_run_for_viewer(run_id=pk, user=request.user)
+    try:
+        run = services.inference_run_cancel(user=request.user, run_id=run.pk)
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+    if request.htmx:
+        return render(
+            request, "leaderboard/partials/_inference_run_progress.html", _run_context(run)
+        )
+    return redirect(run)
+
+
+@login_required
+@require_POST
+def inference_run_resume(request: HttpRequest, pk: int) -> HttpResponse:
+    run = selectors.inference_run_for_viewer(run_id=pk, user=request.user)
+    try:
+        services.inference_run_resume(user=request.user, run_id=run.pk)
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, "Queued again: the answers already saved are kept.")
+    return redirect(run)

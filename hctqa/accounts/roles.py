@@ -22,7 +22,7 @@ ROLE_PERMISSIONS: dict[str, tuple[str, ...]] = {
         "annotation.verify_question",
         "annotation.adjudicate_question",
     ),
-    RESEARCHER: ("leaderboard.add_submission",),
+    RESEARCHER: ("leaderboard.add_submission", "leaderboard.add_inferencerun"),
     ADMIN: ("annotation.view_test_gold",),
 }
 

@@ -2,6 +2,7 @@
 
 - HTML keeps the merged cells as real ``rowspan``/``colspan`` header cells;
 - plain CSV, Markdown and JSON records flatten them, since those formats cannot merge;
+- LaTeX keeps them too, as ``\\multicolumn``/``\\multirow``;
 - pandas' text rendering is what the paper's text-modality prompts contain.
 """
 
@@ -13,6 +14,8 @@ from html import escape
 
 from hctqa.core.tables import HCT, Cell, with_numbered_header, write_csv_rows
 
+# The formats the dataset pages, downloads and API offer. LaTeX is left out for now: those
+# callers would each need it too (a download type, a tab label).
 FORMATS = ("html", "csv", "markdown", "json", "pandas")
 
 
@@ -25,26 +28,33 @@ def _span_attrs(cell: Cell) -> str:
     return attrs
 
 
-def _html_cell(cell: Cell) -> str:
+def _html_cell(cell: Cell, *, compact: bool = False) -> str:
     text = escape(cell.text)
-    pos = f' data-row="{cell.row}" data-col="{cell.col}"'
+    pos = "" if compact else f' data-row="{cell.row}" data-col="{cell.col}"'
     span = _span_attrs(cell)
     if cell.role == "value":
         return f"<td{span}{pos}>{text}</td>"
     if cell.role == "row_group_label":
-        return f'<th scope="rowgroup"{span}{pos} class="hct-group">{text}</th>'
+        css = "" if compact else ' class="hct-group"'
+        return f'<th scope="rowgroup"{span}{pos}{css}>{text}</th>'
     if cell.role == "row_header":
         scope = "rowgroup" if cell.rowspan > 1 else "row"
         return f'<th scope="{scope}"{span}{pos}>{text}</th>'
     scope = "colgroup" if cell.colspan > 1 else "col"
-    css = ' class="hct-corner"' if cell.role == "corner" else ""
+    css = ' class="hct-corner"' if cell.role == "corner" and not compact else ""
     return f'<th scope="{scope}"{span}{pos}{css}>{text}</th>'
 
 
-def to_html(table: HCT, *, css_class: str = "hct", caption: str | None = None) -> str:
-    """An HTML ``<table>``: column headers in ``<thead>``, merged cells as spans."""
+def to_html(
+    table: HCT, *, css_class: str = "hct", caption: str | None = None, compact: bool = False
+) -> str:
+    """An HTML ``<table>``: column headers in ``<thead>``, merged cells as spans.
+
+    ``compact`` leaves out the CSS classes and cell positions the web pages use, for prompts,
+    where they would only cost tokens.
+    """
     rows = table.rows()
-    out = [f'<table class="{escape(css_class)}">']
+    out = ["<table>" if compact else f'<table class="{escape(css_class)}">']
     if caption:
         out.append(f"<caption>{escape(caption)}</caption>")
     out.append("<thead>")
@@ -52,9 +62,10 @@ def to_html(table: HCT, *, css_class: str = "hct", caption: str | None = None) -
         if r == table.header_rows:
             out.append("</thead><tbody>")
         row_class = ""
-        if rows[r] and rows[r][0].role == "row_group_label":
+        if rows[r] and rows[r][0].role == "row_group_label" and not compact:
             row_class = ' class="hct-group-row"'
-        out.append(f"<tr{row_class}>" + "".join(_html_cell(c) for c in rows[r]) + "</tr>")
+        cells = "".join(_html_cell(c, compact=compact) for c in rows[r])
+        out.append(f"<tr{row_class}>{cells}</tr>")
     if table.header_rows >= table.n_rows:
         out.append("</thead><tbody>")
     out.append("</tbody></table>")
@@ -110,6 +121,86 @@ def to_records(table: HCT) -> list[dict[str, str]]:
 
 def to_json_records(table: HCT) -> str:
     return json.dumps(to_records(table), ensure_ascii=False, indent=1)
+
+
+_LATEX_SPECIALS = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
+
+
+def latex_escape(text: str) -> str:
+    """Cell text as LaTeX: specials escaped, whitespace runs (line breaks too) made one space,
+    since a blank line inside a tabular cell is an error."""
+    return "".join(_LATEX_SPECIALS.get(ch, ch) for ch in " ".join(text.split()))
+
+
+def _latex_cell(cell: Cell, row: int) -> str:
+    """The cell's entry in ``row``: its text in its first row, empty in the rows below it."""
+    text = latex_escape(cell.text) if row == cell.row else ""
+    if cell.role == "row_group_label" and text:
+        text = rf"\textbf{{{text}}}"
+    if cell.rowspan > 1 and row == cell.row:
+        text = rf"\multirow{{{cell.rowspan}}}{{*}}{{{text}}}"
+    if cell.colspan > 1:
+        align = "c" if cell.role in ("column_header", "corner") else "l"
+        # \multicolumn replaces the spec of the columns it spans, their rules included.
+        left = "|" if cell.col == 0 else ""
+        text = rf"\multicolumn{{{cell.colspan}}}{{{left}{align}|}}{{{text}}}"
+    return text
+
+
+def _ends_in_row(cell: Cell | None, row: int) -> bool:
+    return cell is None or cell.row + cell.rowspan - 1 == row
+
+
+def to_latex(table: HCT) -> str:
+    r"""A LaTeX ``tabular`` that keeps the merged cells: ``\multicolumn`` for column spans,
+    ``\multirow`` (package ``multirow``) for row spans, and ``\cline`` rules that stop at a
+    merged cell, so no rule crosses it. Row-group labels span the row in bold."""
+    n_rows, n_cols = table.n_rows, table.n_columns
+    owner: list[list[Cell | None]] = [[None] * n_cols for _ in range(n_rows)]
+    for cell in table.cells:
+        for r in range(cell.row, cell.row + cell.rowspan):
+            for c in range(cell.col, cell.col + cell.colspan):
+                owner[r][c] = cell
+    lines = [r"\begin{tabular}{|" + "l|" * n_cols + "}", r"\hline"]
+    for r in range(n_rows):
+        entries: list[str] = []
+        c = 0
+        while c < n_cols:
+            cell = owner[r][c]
+            if cell is None:  # not expected from parse_table; keep the row's width regardless
+                entries.append("")
+                c += 1
+                continue
+            entries.append(_latex_cell(cell, r))
+            c = cell.col + cell.colspan
+        lines.append(" & ".join(entries) + r" \\")
+        # A rule under every column whose cell ends in this row; none through a multirow.
+        ends = [_ends_in_row(owner[r][c], r) for c in range(n_cols)]
+        if all(ends):
+            lines.append(r"\hline")
+        else:
+            c = 0
+            while c < n_cols:
+                if not ends[c]:
+                    c += 1
+                    continue
+                start = c
+                while c < n_cols and ends[c]:
+                    c += 1
+                lines.append(rf"\cline{{{start + 1}-{c}}}")
+    lines.append(r"\end{tabular}")
+    return "\n".join(lines) + "\n"
 
 
 def to_pandas_text(canonical_csv: str) -> str:

@@ -19,6 +19,9 @@ CORE_MODULES = [
     "hctqa.core.answers",
     "hctqa.core.agreement",
     "hctqa.core.query_templates",
+    "hctqa.core.generation",
+    "hctqa.core.prompts",
+    "hctqa.core.images",
 ]
 
 

@@ -141,7 +141,7 @@ def test_the_daily_limit_holds_under_concurrent_uploads(
     dataset, researcher, settings, monkeypatch
 ) -> None:
     settings.SUBMISSION_DAILY_TEST_LIMIT = 3
-    monkeypatch.setattr(services, "_enqueue_scoring", lambda pk: None)
+    monkeypatch.setattr(services.submissions, "_enqueue_scoring", lambda pk: None)
     outcomes: list[str] = []
     start = threading.Barrier(8)
 

@@ -1,8 +1,10 @@
-"""Writes for the leaderboard: submissions, their scoring, the sweeper and the regression."""
+"""Writes for submissions: creating, scoring, the sweeper, the regression, the paper's rows."""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import json
 import logging
 import uuid
 from collections import defaultdict
@@ -156,8 +158,49 @@ def submission_create(
     _check_metadata(data)
     raw = _read_upload(predictions)
     _validated_predictions(raw)
-    if selectors.includes_test_questions(data.split):
+    counted = selectors.includes_test_questions(data.split)
+    if counted:
         _take_test_split_slot(owner)
+    submission = _store(owner=owner, data=data, raw=raw)
+    if counted:
+        DailyLimitEntry.objects.create(user=owner, submission=submission)
+    return submission
+
+
+@transaction.atomic
+def submission_create_from_predictions(
+    *,
+    owner: Any,
+    data: SubmissionInput,
+    predictions: dict[str, str],
+    limit_entry: DailyLimitEntry | None = None,
+) -> Submission:
+    """Store answers produced on the platform (by an inference run) as a submission and queue
+    its scoring. They are kept as a predictions file like an upload, so the submission can
+    be scored again. ``limit_entry``: the run already took today's test-split slot when it
+    was started; without one, a test-split submission takes a slot now."""
+    if not owner.has_perm("leaderboard.add_submission"):
+        raise PermissionDenied("only researchers can submit predictions")
+    _check_metadata(data)
+    lines = "\n".join(
+        json.dumps({"question_id": qid, "response": answer}, ensure_ascii=False)
+        for qid, answer in sorted(predictions.items())
+    )
+    raw = gzip.compress(lines.encode("utf-8"), mtime=0)
+    _validated_predictions(raw)
+    counted = limit_entry is None and selectors.includes_test_questions(data.split)
+    if counted:
+        _take_test_split_slot(owner)
+    submission = _store(owner=owner, data=data, raw=raw)
+    if counted:
+        DailyLimitEntry.objects.create(user=owner, submission=submission)
+    elif limit_entry is not None:
+        DailyLimitEntry.objects.filter(pk=limit_entry.pk).update(submission=submission)
+    return submission
+
+
+def _store(*, owner: Any, data: SubmissionInput, raw: bytes) -> Submission:
+    """Save the checked predictions file and the submission, and queue its scoring."""
     submission = Submission(
         kind=Kind.SUBMISSION,
         owner=owner,
@@ -169,8 +212,6 @@ def submission_create(
     suffix = ".gz" if raw[:2] == b"\x1f\x8b" else ""
     submission.predictions.save(f"{uuid.uuid4().hex}.jsonl{suffix}", ContentFile(raw), save=False)
     submission.save()
-    if selectors.includes_test_questions(data.split):
-        DailyLimitEntry.objects.create(user=owner, submission=submission)
     _enqueue_scoring(submission.pk)
     return submission
 

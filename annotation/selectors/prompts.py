@@ -1,0 +1,190 @@
+"""Reads that turn benchmark questions into model prompts (``hctqa.core.prompts``)."""
+
+from __future__ import annotations
+
+import io
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import Q, QuerySet
+from django.db.models.functions import Length
+
+from annotation.models import Question, QuestionStatus, Source, Table
+from hctqa.core.prompts import (
+    PROMPT_STYLES,
+    TABLE_FORMATS,
+    PromptError,
+    PromptTable,
+    WorkedExample,
+    prompt_messages,
+)
+from hctqa.core.release import REAL_SOURCES
+
+PROMPT_SPLITS = ("test", "validation", "train", "all")
+PROMPT_SCOPES = ("real", "synthetic")
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+@dataclass(frozen=True)
+class PromptRecord:
+    qa_id: str
+    table_id: str
+    prompt: list[dict[str, Any]]
+
+    def as_json(self) -> dict[str, Any]:
+        return {"qa_id": self.qa_id, "table_id": self.table_id, "prompt": self.prompt}
+
+
+def prompt_questions(*, split: str, data_scope: str) -> QuerySet[Question]:
+    """The verified questions of a split and scope: the same selection the leaderboard scores
+    a submission on (``leaderboard.selectors.benchmark_questions``)."""
+    if split not in PROMPT_SPLITS:
+        raise PromptError(f"unknown split {split!r}; choose one of {', '.join(PROMPT_SPLITS)}")
+    if data_scope not in PROMPT_SCOPES:
+        raise PromptError(f"unknown scope {data_scope!r}; choose one of {', '.join(PROMPT_SCOPES)}")
+    scope = (
+        Q(table__source=Source.SYNTHETIC)
+        if data_scope == "synthetic"
+        else Q(table__source__in=REAL_SOURCES)
+    )
+    questions = Question.objects.filter(scope, status=QuestionStatus.VERIFIED)
+    if split != "all":
+        questions = questions.filter(table__split=split)
+    return questions
+
+
+def table_png(table: Table) -> bytes | None:
+    """The table's own image as PNG (converted if stored in another format), or None when it
+    has none or the file cannot be read: the prompt then draws the table instead. The prompt
+    export and inference runs both use this, so both send the same bytes."""
+    if not table.image:
+        return None
+    try:
+        with table.image.open("rb") as handle:
+            data = handle.read()
+    except (OSError, ValueError):
+        return None
+    if data.startswith(_PNG_SIGNATURE):
+        return data
+    from PIL import Image, UnidentifiedImageError  # only image prompts need pillow
+
+    try:
+        with Image.open(io.BytesIO(data)) as picture:
+            out = io.BytesIO()
+            try:
+                picture.save(out, format="PNG")
+            except OSError:  # a mode PNG cannot hold (CMYK)
+                out = io.BytesIO()
+                picture.convert("RGB").save(out, format="PNG")
+            return out.getvalue()
+    except (OSError, UnidentifiedImageError):
+        return None
+
+
+def _prompt_table(table: Table, *, with_image: bool) -> PromptTable:
+    return PromptTable(
+        canonical_csv=table.canonical_csv,
+        image_png=table_png(table) if with_image else None,
+        source=table.source,
+    )
+
+
+def _one_shot_examples(*, data_scope: str, with_image: bool) -> list[tuple[str, WorkedExample]]:
+    """Two worked examples from the train split, whose gold answers are public: the questions
+    on the two smallest tables (ties by id). A question on the first example's table gets the
+    second, so an example is never about the table being asked about."""
+    candidates = (
+        prompt_questions(split="train", data_scope=data_scope)
+        .annotate(csv_length=Length("table__canonical_csv"))
+        .select_related("table")
+        .order_by("csv_length", "table_id", "id")
+    )
+    examples: list[tuple[str, WorkedExample]] = []
+    for question in candidates.iterator(chunk_size=200):
+        if examples and examples[0][0] == question.table_id:
+            continue
+        table = _prompt_table(question.table, with_image=with_image)
+        examples.append(
+            (question.table_id, WorkedExample(question.text, question.gold_answer, table))
+        )
+        if len(examples) == 2:
+            break
+    if len(examples) < 2:
+        raise PromptError("one_shot prompts need verified train-split questions on two tables")
+    return examples
+
+
+def prompt_records(
+    *,
+    table_format: str,
+    split: str = "all",
+    data_scope: str = "real",
+    prompt_style: str = "zero_shot",
+    system_role: bool = True,
+) -> Iterator[PromptRecord]:
+    """One prompt per question of the split and scope, by table id then question id.
+
+    Tables are read one at a time, so memory stays flat whatever the size of the export.
+    Raises ``PromptError`` for an unknown format, style, split or scope before yielding.
+    """
+    if table_format not in TABLE_FORMATS:
+        raise PromptError(
+            f"unknown table format {table_format!r}; choose one of {', '.join(TABLE_FORMATS)}"
+        )
+    if prompt_style not in PROMPT_STYLES:
+        raise PromptError(
+            f"unknown prompt style {prompt_style!r}; choose one of {', '.join(PROMPT_STYLES)}"
+        )
+    questions = prompt_questions(split=split, data_scope=data_scope)
+    with_image = table_format == "image"
+    examples = (
+        _one_shot_examples(data_scope=data_scope, with_image=with_image)
+        if prompt_style == "one_shot"
+        else []
+    )
+    return _records(
+        questions=questions,
+        table_format=table_format,
+        prompt_style=prompt_style,
+        system_role=system_role,
+        examples=examples,
+        with_image=with_image,
+    )
+
+
+def _records(
+    *,
+    questions: QuerySet[Question],
+    table_format: str,
+    prompt_style: str,
+    system_role: bool,
+    examples: list[tuple[str, WorkedExample]],
+    with_image: bool,
+) -> Iterator[PromptRecord]:
+    by_table: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for qa_id, table_id, text in questions.order_by("table_id", "id").values_list(
+        "id", "table_id", "text"
+    ):
+        by_table[table_id].append((qa_id, text))
+    tables = (
+        Table.objects.filter(id__in=questions.values("table_id"))
+        .only("id", "source", "canonical_csv", "image")
+        .order_by("id")
+    )
+    for table in tables.iterator(chunk_size=100):
+        prompt_table = _prompt_table(table, with_image=with_image)
+        example = None
+        if examples:
+            example = examples[1][1] if examples[0][0] == table.id else examples[0][1]
+        for qa_id, text in by_table[table.id]:
+            messages = prompt_messages(
+                question=text,
+                table=prompt_table,
+                table_format=table_format,
+                prompt_style=prompt_style,
+                example=example,
+                system_role=system_role,
+            )
+            yield PromptRecord(qa_id=qa_id, table_id=table.id, prompt=messages)

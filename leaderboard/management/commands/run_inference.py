@@ -1,0 +1,235 @@
+"""Run a model on the benchmark through an OpenAI-compatible endpoint, from the command line.
+
+    manage.py run_inference --user ada --model Qwen/Qwen2.5-7B-Instruct \\
+        --base-url http://gpu-host:8000/v1 --api-key-env VLLM_KEY --parameters 7
+    manage.py run_inference --resume 12        # carry on where run 12 stopped
+    manage.py run_inference --cancel 12
+
+By default the run executes here, in the foreground, with a progress line; its submission is
+then scored here too. ``--enqueue`` leaves it to the worker on the inference queue instead.
+"""
+
+from __future__ import annotations
+
+import time
+from argparse import ArgumentParser
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
+from django.core.management.base import BaseCommand, CommandError
+
+from hctqa.core.prompts import PROMPT_STYLES, TABLE_FORMATS
+from hctqa.errors import ApplicationError
+from leaderboard.models import (
+    DataScope,
+    EvalSplit,
+    InferenceRun,
+    Modality,
+    RunStatus,
+    Status,
+    Visibility,
+    Weights,
+)
+from leaderboard.services import (
+    InferenceRunInput,
+    inference_run_cancel,
+    inference_run_create,
+    inference_run_execute,
+    inference_run_resume,
+    submission_score,
+)
+from leaderboard.services.inference import Progress
+
+
+def _decimal(value: str) -> Decimal:
+    try:
+        return Decimal(value)
+    except InvalidOperation:
+        raise ValueError(value) from None
+
+
+class Command(BaseCommand):
+    help = (
+        "Send the benchmark's questions to an OpenAI-compatible endpoint and turn the answers "
+        "into a scored leaderboard submission; or resume or cancel a run."
+    )
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        action = parser.add_mutually_exclusive_group()
+        action.add_argument("--resume", type=int, metavar="RUN_ID", help="continue a run")
+        action.add_argument("--cancel", type=int, metavar="RUN_ID", help="stop a run")
+        parser.add_argument(
+            "--enqueue",
+            action="store_true",
+            help="leave the run to the worker on the inference queue instead of running it here",
+        )
+        new = parser.add_argument_group("a new run")
+        new.add_argument("--user", help="the researcher or admin it runs for")
+        new.add_argument("--model", help="the model's name as the endpoint knows it")
+        new.add_argument("--base-url", help="e.g. http://gpu-host:8000/v1")
+        new.add_argument(
+            "--api-key-env",
+            default="OPENAI_API_KEY",
+            help="NAME of the environment variable holding the key (default OPENAI_API_KEY)",
+        )
+        new.add_argument("--modality", choices=Modality.values, default=Modality.TEXT)
+        new.add_argument(
+            "--table-format", choices=TABLE_FORMATS, help="default: paper, or image for vision"
+        )
+        new.add_argument("--prompt-style", choices=PROMPT_STYLES, default="zero_shot")
+        new.add_argument(
+            "--no-system-role",
+            action="store_true",
+            help="put the system text in the first user message",
+        )
+        new.add_argument("--split", choices=EvalSplit.values, default=EvalSplit.TEST)
+        new.add_argument("--scope", choices=DataScope.values, default=DataScope.REAL)
+        new.add_argument("--temperature", type=float, default=0.0)
+        new.add_argument("--max-tokens", type=int, default=128)
+        new.add_argument("--concurrency", type=int, default=8, help="requests in flight")
+        new.add_argument("--no-cache", action="store_true", help="send every question again")
+        new.add_argument("--weights", choices=Weights.values, default=Weights.OPEN)
+        new.add_argument("--parameters", type=_decimal, help="billions, for open weights")
+        new.add_argument("--organisation", default="")
+        new.add_argument("--private", action="store_true", help="a private leaderboard entry")
+        new.add_argument("--description", default="")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            if options["cancel"]:
+                self._cancel(options["cancel"])
+            elif options["resume"]:
+                self._resume(options["resume"], enqueue=options["enqueue"])
+            else:
+                self._create(options)
+        except ApplicationError as exc:
+            # Name the option unless the message does already.
+            named = not exc.field or exc.field in exc.message
+            where = "" if named else f"{exc.field.replace('_', '-')}: "
+            raise CommandError(where + exc.message) from None
+        except PermissionDenied as exc:
+            raise CommandError(str(exc) or "not allowed") from None
+
+    # --- the three actions
+
+    def _run(self, pk: int) -> InferenceRun:
+        try:
+            return InferenceRun.objects.select_related("created_by").get(pk=pk)
+        except InferenceRun.DoesNotExist:
+            raise CommandError(f"there is no inference run {pk}") from None
+
+    def _cancel(self, pk: int) -> None:
+        run = self._run(pk)
+        run = inference_run_cancel(user=run.created_by, run_id=pk)
+        if run.status == RunStatus.CANCELLED:
+            self.stdout.write(f"Run {pk} is cancelled; --resume {pk} carries it on.")
+        else:
+            self.stdout.write(f"Run {pk} will stop within a second.")
+
+    def _resume(self, pk: int, *, enqueue: bool) -> None:
+        run = self._run(pk)
+        inference_run_resume(user=run.created_by, run_id=pk, enqueue=enqueue)
+        if enqueue:
+            self.stdout.write(f"Run {pk} is queued for the inference worker.")
+            return
+        self._execute(pk)
+
+    def _create(self, options: dict[str, Any]) -> None:
+        missing = [f"--{n}" for n in ("user", "model", "base_url") if not options[n]]
+        if missing:
+            raise CommandError(
+                f"a new run needs {', '.join(m.replace('_', '-') for m in missing)} "
+                "(or --resume/--cancel RUN_ID)"
+            )
+        try:
+            user = get_user_model().objects.get(username=options["user"])
+        except get_user_model().DoesNotExist:
+            raise CommandError(f"there is no user {options['user']!r}") from None
+        vision = options["modality"] == Modality.VISION
+        data = InferenceRunInput(
+            model_name=options["model"],
+            base_url=options["base_url"],
+            api_key_env=options["api_key_env"],
+            modality=options["modality"],
+            table_format=options["table_format"] or ("image" if vision else "paper"),
+            prompt_style=options["prompt_style"],
+            system_role=not options["no_system_role"],
+            split=options["split"],
+            data_scope=options["scope"],
+            temperature=options["temperature"],
+            max_tokens=options["max_tokens"],
+            concurrency=options["concurrency"],
+            use_cache=not options["no_cache"],
+            weights=options["weights"],
+            parameters_billions=options["parameters"],
+            organisation=options["organisation"],
+            visibility=Visibility.PRIVATE if options["private"] else Visibility.PUBLIC,
+            description=options["description"],
+        )
+        run = inference_run_create(user=user, data=data, enqueue=options["enqueue"])
+        if options["enqueue"]:
+            self.stdout.write(f"Run {run.pk} is queued for the inference worker.")
+            return
+        self.stdout.write(f"Run {run.pk}: {run.model_name} at {run.base_url}")
+        self._execute(run.pk)
+
+    # --- running in the foreground
+
+    def _execute(self, pk: int) -> None:
+        tty = self.stdout.isatty()
+        last = [0.0]
+        latest: list[Progress] = []
+
+        def show(progress: Progress, *, final: bool = False) -> None:
+            latest[:] = [progress]
+            now = time.monotonic()
+            if not final and now - last[0] < (0.5 if tty else 5.0):
+                return
+            last[0] = now
+            rate = progress.sent / progress.elapsed if progress.elapsed else 0.0
+            line = (
+                f"{progress.answered + progress.failed}/{progress.total} settled · "
+                f"{progress.cached} from the cache · {progress.failed} without an answer · "
+                f"{rate:.1f} requests/s"
+            )
+            self.stdout.write(("\r" + line) if tty else line, ending="")
+            if not tty:
+                self.stdout.write("")
+
+        try:
+            outcome = inference_run_execute(run_id=pk, on_progress=show)
+        except KeyboardInterrupt:
+            raise CommandError(
+                f"interrupted; the answers so far are saved: --resume {pk}"
+            ) from None
+        if latest:
+            show(latest[0], final=True)
+        if tty:
+            self.stdout.write("")
+        run = self._run(pk)
+        if run.status != RunStatus.DONE:
+            raise CommandError(
+                f"run {pk} is {run.status}: {run.error or outcome}"
+                + ("" if run.status == RunStatus.RUNNING else f" (--resume {pk})")
+            )
+        self.stdout.write(
+            f"Run {pk} is done: {run.answered} answered ({run.cached} from the cache), "
+            f"{run.failed} rejected by the endpoint."
+        )
+        submission = run.submission
+        if submission is None:
+            return
+        # The web's worker may have scored it already; scoring twice does the work once.
+        submission_score(submission_id=submission.pk)
+        submission.refresh_from_db()
+        if submission.status == Status.SCORED:
+            self.stdout.write(
+                self.style.SUCCESS(
+                    f"Submission {submission.pk} scored: recall {submission.recall:.3f}, "
+                    f"CC {submission.cc:.3f} over {submission.n_questions} questions."
+                )
+            )
+        else:
+            self.stdout.write(f"Submission {submission.pk} is {submission.status}.")

@@ -1,0 +1,267 @@
+"""The inference-run pages (with and without htmx) and the API."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+from rest_framework.authtoken.models import Token
+
+from leaderboard.models import InferenceResponse, InferenceRun, RunStatus
+from leaderboard.services import inference_run_execute, submission_score
+from tests.factories import UserFactory
+from tests.fake_openai import FakeOpenAI, Reply
+from tests.leaderboard.inference_helpers import KEY_ENV, make_questions, right_answer, start
+
+pytestmark = pytest.mark.django_db
+
+FORM = {
+    "model_name": "fake-7b",
+    "base_url": "http://gpu-host:8000/v1",
+    "api_key_env": KEY_ENV,
+    "modality": "text",
+    "table_format": "markdown",
+    "prompt_style": "zero_shot",
+    "system_role": "on",
+    "split": "test",
+    "data_scope": "real",
+    "temperature": "0",
+    "max_tokens": "128",
+    "concurrency": "8",
+    "use_cache": "on",
+    "organisation": "Lab",
+    "parameters_billions": "7",
+    "weights": "open",
+    "visibility": "public",
+    "description": "",
+}
+
+
+@pytest.fixture
+def researcher():
+    return UserFactory(username="ada", role="researcher")
+
+
+@pytest.fixture
+def logged_in(client: Client, researcher) -> Client:
+    client.force_login(researcher)
+    return client
+
+
+def test_a_researcher_starts_a_run_from_the_form_without_javascript(
+    logged_in: Client, researcher
+) -> None:
+    make_questions(3)
+    page = logged_in.get("/leaderboard/inference/new/")
+    assert page.status_code == 200 and 'name="api_key_env"' in page.content.decode()
+    response = logged_in.post("/leaderboard/inference/new/", FORM)
+    run = InferenceRun.objects.get()
+    assert (
+        response.status_code == 302 and response["Location"] == f"/leaderboard/inference/{run.pk}/"
+    )
+    assert (run.created_by, run.table_format, run.status) == (researcher, "markdown", "queued")
+    assert run.system_role and run.use_cache and run.concurrency == 8
+    detail = logged_in.get(response["Location"]).content.decode()
+    assert "waiting for the inference worker" in detail and "Cancel the run" in detail
+    assert "$" + KEY_ENV in detail
+
+
+def test_the_form_shows_what_is_wrong_and_keeps_the_input(logged_in: Client) -> None:
+    make_questions(1)
+    response = logged_in.post(
+        "/leaderboard/inference/new/", {**FORM, "modality": "vision", "concurrency": "8"}
+    )
+    assert response.status_code == 400
+    assert "choose the image format" in response.content.decode()
+    assert 'value="fake-7b"' in response.content.decode()
+    assert not InferenceRun.objects.exists()
+
+
+def test_runs_are_for_researchers_and_admins(client: Client) -> None:
+    assert client.get("/leaderboard/inference/").status_code == 302  # log in first
+    client.force_login(UserFactory(role="annotator"))
+    assert client.get("/leaderboard/inference/").status_code == 403
+    assert client.get("/leaderboard/inference/new/").status_code == 403
+    assert "Inference runs" not in client.get("/").content.decode()
+    client.force_login(UserFactory(role="researcher"))
+    assert "Inference runs" in client.get("/").content.decode()
+
+
+def test_a_run_is_seen_only_by_its_owner_and_admins(client: Client, researcher) -> None:
+    make_questions(1)
+    run = start(researcher, "http://gpu-host:8000/v1")
+    client.force_login(UserFactory(role="researcher"))
+    assert client.get(f"/leaderboard/inference/{run.pk}/").status_code == 404
+    assert client.post(f"/leaderboard/inference/{run.pk}/cancel/").status_code == 404
+    client.force_login(UserFactory(role="admin"))
+    assert client.get(f"/leaderboard/inference/{run.pk}/").status_code == 200
+    assert "fake-7b" in client.get("/leaderboard/inference/").content.decode()
+
+
+def test_the_progress_fragment_polls_while_running_and_refreshes_when_done(
+    logged_in: Client, researcher
+) -> None:
+    make_questions(4)
+    run = start(researcher, "http://gpu-host:8000/v1")
+    InferenceRun.objects.filter(pk=run.pk).update(status="running", total=4, answered=1, cached=1)
+    fragment = logged_in.get(
+        f"/leaderboard/inference/{run.pk}/?part=progress", HTTP_HX_REQUEST="true"
+    )
+    html = fragment.content.decode()
+    assert "<html" not in html and 'hx-trigger="every 1s"' in html
+    assert 'value="25"' in html and "1 of 4 answered (1 from the cache)" in html
+    InferenceRun.objects.filter(pk=run.pk).update(status="done")
+    done = logged_in.get(f"/leaderboard/inference/{run.pk}/?part=progress", HTTP_HX_REQUEST="true")
+    assert done.headers["HX-Refresh"] == "true"
+
+
+def test_the_list_refreshes_its_rows_while_a_run_is_active(logged_in: Client, researcher) -> None:
+    make_questions(1)
+    start(researcher, "http://gpu-host:8000/v1")
+    rows = logged_in.get("/leaderboard/inference/", HTTP_HX_REQUEST="true").content.decode()
+    assert rows.startswith('<tbody id="run-rows" hx-get=') and "fake-7b" in rows
+
+
+def test_cancelling_from_the_page_swaps_in_the_new_state(logged_in: Client, researcher) -> None:
+    make_questions(1)
+    run = start(researcher, "http://gpu-host:8000/v1")
+    response = logged_in.post(f"/leaderboard/inference/{run.pk}/cancel/", HTTP_HX_REQUEST="true")
+    html = response.content.decode()
+    assert 'id="run-progress"' in html and "Cancelled" in html and "Resume" in html
+    assert "hx-trigger" not in html  # no more polling
+    # Again, without htmx: the message says why not.
+    again = logged_in.post(f"/leaderboard/inference/{run.pk}/cancel/", follow=True)
+    assert "this run is already cancelled" in again.content.decode()
+
+
+def test_resuming_from_the_page_queues_the_run_again(logged_in: Client, researcher) -> None:
+    make_questions(1)
+    run = start(researcher, "http://gpu-host:8000/v1")
+    InferenceRun.objects.filter(pk=run.pk).update(status="failed", error="it broke")
+    response = logged_in.post(f"/leaderboard/inference/{run.pk}/resume/", follow=True)
+    assert "Queued again" in response.content.decode()
+    run.refresh_from_db()
+    assert run.status == RunStatus.QUEUED and run.error == ""
+
+
+def test_the_run_page_lists_questions_without_an_answer(
+    logged_in: Client, researcher, monkeypatch, settings
+) -> None:
+    settings.INFERENCE_MAX_ATTEMPTS = 1
+    monkeypatch.setenv(KEY_ENV, "k")
+    make_questions(2)
+    with FakeOpenAI(lambda body: Reply(status=503, error="warming up")) as server:
+        run = start(researcher, server.base_url)
+        inference_run_execute(run_id=run.pk)
+    html = logged_in.get(f"/leaderboard/inference/{run.pk}/").content.decode()
+    assert "Questions without an answer" in html and "HTTP 503: warming up" in html
+    assert "2 questions got no answer" in html and "Resume" in html
+
+
+def test_the_submission_page_says_how_the_answers_were_produced(
+    client: Client, researcher, monkeypatch
+) -> None:
+    monkeypatch.setenv(KEY_ENV, "k")
+    make_questions(2)
+    with FakeOpenAI(right_answer) as server:
+        run = start(researcher, server.base_url)
+        inference_run_execute(run_id=run.pk)
+    run.refresh_from_db()
+    submission_score(submission_id=run.submission_id)
+    html = client.get(f"/leaderboard/submissions/{run.submission_id}/").content.decode()
+    assert "How the answers were produced" in html and "prompt_format_sha256" in html
+    assert f"inference run {run.pk}" in html
+    # Where the endpoint lives and what the key is called stay with the run's owner.
+    assert server.base_url not in html and KEY_ENV not in html
+
+
+# --- The API -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def api(client: Client, researcher) -> Client:
+    token = Token.objects.create(user=researcher)
+    client.defaults["HTTP_AUTHORIZATION"] = f"Token {token.key}"
+    return client
+
+
+def test_the_api_starts_a_run_with_defaults(api: Client) -> None:
+    make_questions(2)
+    response = api.post(
+        "/api/inference-runs/create/",
+        {
+            "model_name": "fake-7b",
+            "base_url": "http://gpu-host:8000/v1/",
+            "api_key_env": KEY_ENV,
+            "modality": "text",
+            "table_format": "paper",
+            "split": "test",
+            "weights": "closed",
+        },
+        content_type="application/json",
+    )
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["status"] == "queued" and body["base_url"] == "http://gpu-host:8000/v1"
+    assert (body["temperature"], body["max_tokens"], body["concurrency"]) == (0.0, 128, 8)
+    assert body["system_role"] and body["use_cache"] and body["data_scope"] == "real"
+    assert body["config"]["prompt_format_sha256"] and body["submission"] is None
+    assert api.get("/api/inference-runs/").json()["results"][0]["id"] == body["id"]
+    assert api.get(f"/api/inference-runs/{body['id']}/").json()["model_name"] == "fake-7b"
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"api_key_env": "sk-abc-123"}, "api_key_env"),
+        ({"temperature": 3}, "temperature"),
+        ({"modality": "vision"}, "table_format"),
+    ],
+)
+def test_the_api_says_which_field_is_wrong(api: Client, change, field) -> None:
+    make_questions(1)
+    data = {
+        "model_name": "m",
+        "base_url": "http://h/v1",
+        "api_key_env": "K",
+        "modality": "text",
+        "table_format": "csv",
+        "split": "test",
+        "weights": "closed",
+        **change,
+    }
+    response = api.post("/api/inference-runs/create/", data, content_type="application/json")
+    assert response.status_code == 400 and response.json()["field"] == field
+
+
+def test_the_api_cancels_and_resumes_with_409_when_it_cannot(api: Client, researcher) -> None:
+    make_questions(1)
+    run = start(researcher, "http://gpu-host:8000/v1")
+    cancelled = api.post(f"/api/inference-runs/{run.pk}/cancel/")
+    assert cancelled.status_code == 202 and cancelled.json()["status"] == "cancelled"
+    again = api.post(f"/api/inference-runs/{run.pk}/cancel/")
+    assert again.status_code == 409 and again.json()["current"] == {"status": "cancelled"}
+    assert api.post(f"/api/inference-runs/{run.pk}/resume/").json()["status"] == "queued"
+    busy = api.post(f"/api/inference-runs/{run.pk}/resume/")
+    assert busy.status_code == 409 and "waiting for the inference worker" in busy.json()["detail"]
+
+
+def test_the_api_refuses_people_who_cannot_start_runs(client: Client) -> None:
+    make_questions(1)
+    annotator = UserFactory(role="annotator")
+    client.defaults["HTTP_AUTHORIZATION"] = f"Token {Token.objects.create(user=annotator).key}"
+    response = client.post(
+        "/api/inference-runs/create/",
+        {
+            "model_name": "m",
+            "base_url": "http://h/v1",
+            "api_key_env": "K",
+            "modality": "text",
+            "table_format": "csv",
+            "split": "test",
+            "weights": "closed",
+        },
+        content_type="application/json",
+    )
+    assert response.status_code == 403
+    assert client.get("/api/inference-runs/").json()["count"] == 0
+    assert not InferenceResponse.objects.exists()

@@ -1,0 +1,150 @@
+"""``manage.py run_inference``: in the foreground, queued, cancelled, resumed, and resumed
+after the process was killed with SIGKILL halfway through."""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from annotation.models import Question
+from leaderboard.models import InferenceResponse, InferenceRun, RunStatus, Status
+from tests.conftest import REPO, _worker_env
+from tests.factories import UserFactory
+from tests.fake_openai import FakeOpenAI
+from tests.leaderboard.inference_helpers import KEY_ENV, asked, make_questions, right_answer
+
+pytestmark = pytest.mark.django_db
+
+NEW_RUN = ["--user", "ada", "--model", "fake-7b", "--table-format", "csv", "--parameters", "7"]
+
+
+@pytest.fixture(autouse=True)
+def setup(monkeypatch) -> None:
+    monkeypatch.setenv(KEY_ENV, "sk-test")
+    UserFactory(username="ada", role="researcher")
+
+
+def run_command(*args: str) -> str:
+    out = io.StringIO()
+    call_command("run_inference", *args, stdout=out)
+    return out.getvalue()
+
+
+def test_a_run_in_the_foreground_ends_as_a_scored_submission() -> None:
+    make_questions(6)
+    with FakeOpenAI(right_answer) as server:
+        out = run_command(*NEW_RUN, "--base-url", server.base_url, "--api-key-env", KEY_ENV)
+    run = InferenceRun.objects.get()
+    assert f"Run {run.pk} is done: 6 answered (0 from the cache)" in out
+    assert "6/6 settled" in out  # the progress line
+    assert "scored: recall 1.000" in out
+    assert run.submission.status == Status.SCORED
+
+
+def test_enqueue_leaves_the_run_to_the_worker_and_cancel_stops_it(
+    django_capture_on_commit_callbacks,
+) -> None:
+    make_questions(1)
+    with django_capture_on_commit_callbacks() as queued:
+        out = run_command(*NEW_RUN, "--base-url", "http://gpu-host:8000/v1", "--enqueue")
+    run = InferenceRun.objects.get()
+    assert f"Run {run.pk} is queued" in out and len(queued) == 1
+    assert "is cancelled" in run_command("--cancel", str(run.pk))
+    assert InferenceRun.objects.get().status == RunStatus.CANCELLED
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--model", "m"], "a new run needs --user, --base-url"),
+        (
+            [*NEW_RUN, "--base-url", "http://h/v1", "--api-key-env", "sk-1"],
+            "api-key-env: give the NAME",
+        ),
+        (
+            [*NEW_RUN, "--base-url", "http://h/v1", "--concurrency", "0"],
+            "concurrency should be between",
+        ),
+        (["--resume", "999"], "there is no inference run 999"),
+        (["--user", "nobody", "--model", "m", "--base-url", "http://h/v1"], "no user 'nobody'"),
+    ],
+)
+def test_mistakes_get_a_clear_message(args, message) -> None:
+    make_questions(1)
+    with pytest.raises(CommandError, match=message):
+        run_command(*args)
+
+
+def test_a_finished_run_cannot_be_resumed() -> None:
+    make_questions(1)
+    with FakeOpenAI(right_answer) as server:
+        run_command(*NEW_RUN, "--base-url", server.base_url, "--api-key-env", KEY_ENV)
+    with pytest.raises(CommandError, match="its answers are a submission already"):
+        run_command("--resume", str(InferenceRun.objects.get().pk))
+
+
+def test_a_failed_run_says_how_to_resume(monkeypatch) -> None:
+    make_questions(1)
+    monkeypatch.delenv(KEY_ENV)
+    with pytest.raises(CommandError, match=r"is not set .* \(--resume \d+\)"):
+        run_command(*NEW_RUN, "--base-url", "http://h/v1", "--api-key-env", KEY_ENV)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_killed_run_resumes_without_asking_answered_questions_again(
+    tmp_path: Path, settings
+) -> None:
+    settings.INFERENCE_STALE_AFTER_SECONDS = 1
+    make_questions(80)
+    concurrency = 4
+    with FakeOpenAI(right_answer, latency=0.05) as server:
+        env = {**_worker_env(tmp_path), KEY_ENV: "sk-test"}
+        log = open(tmp_path / "command.log", "w")  # noqa: SIM115 - closed below
+        proc = subprocess.Popen(
+            [sys.executable, "manage.py", "run_inference", *NEW_RUN]
+            + ["--base-url", server.base_url, "--api-key-env", KEY_ENV]
+            + ["--concurrency", str(concurrency)],
+            cwd=REPO,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while InferenceResponse.objects.count() < 25:
+                assert proc.poll() is None, (tmp_path / "command.log").read_text()
+                assert time.monotonic() < deadline, "the run made no progress"
+                time.sleep(0.02)
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            log.close()
+        run = InferenceRun.objects.get()
+        assert run.status == RunStatus.RUNNING  # as the killed process left it
+        saved = set(InferenceResponse.objects.values_list("question_id", flat=True))
+        assert 25 <= len(saved) < 80
+
+        time.sleep(1.1)  # the heartbeat goes stale: the process is gone
+        out = run_command("--resume", str(run.pk))
+
+    assert "is done: 80 answered" in out and "scored: recall 1.000" in out
+    assert InferenceResponse.objects.count() == 80
+    times = Counter(asked(server))
+    assert len(times) == 80
+    # Answers saved before the kill were never asked for again. What went out twice is what
+    # the kill lost: the requests in flight (one per slot) and the answers that had arrived
+    # but were not yet committed (commits come every FLUSH_SECONDS, 50 ms).
+    numbers = Question.objects.filter(pk__in=saved).values_list("text", flat=True)
+    assert all(times[t.removeprefix("What is value number ").rstrip("?")] == 1 for t in numbers)
+    assert sum(times.values()) - 80 <= 2 * concurrency
