@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from django.db import connections
@@ -119,13 +120,22 @@ def _worker_env(tmp_path: Path) -> dict[str, str]:
     env = os.environ.copy()
     env["DATABASE_URL"] = _database_url_of_this_test_run()
     env["DB_CONN_MAX_AGE"] = "0"
-    if not os.environ.get("CELERY_BROKER_URL"):
+    broker = os.environ.get("CELERY_BROKER_URL")
+    if not broker:
         env["CELERY_FILESYSTEM_DIR"] = str(tmp_path / "broker")
+    elif broker.startswith("redis"):
+        # One Redis database per pytest-xdist worker: otherwise another test process's
+        # worker, on another test database, can take this test's tasks.
+        number = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
+        parts = urlsplit(broker)
+        env["CELERY_BROKER_URL"] = urlunsplit(parts._replace(path=f"/{1 + number % 15}"))
     return env
 
 
 @pytest.fixture
-def celery_worker_process(tmp_path: Path) -> Iterator[subprocess.Popen]:
+def celery_worker_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[subprocess.Popen]:
     """A real `celery worker` process, and this process's Celery app pointed at its broker."""
     from hctqa.celery import app
 
@@ -133,6 +143,10 @@ def celery_worker_process(tmp_path: Path) -> Iterator[subprocess.Popen]:
     options = app.conf.broker_transport_options
     if "CELERY_FILESYSTEM_DIR" in env:
         options = filesystem_broker_options(Path(env["CELERY_FILESYSTEM_DIR"]))
+    broker_url = env.get("CELERY_BROKER_URL", app.conf.broker_url)
+    if "CELERY_BROKER_URL" in os.environ:
+        # Celery reads this variable before its own settings.
+        monkeypatch.setenv("CELERY_BROKER_URL", broker_url)
     name = f"test-{uuid.uuid4().hex[:8]}@%h"
     log = open(tmp_path / "worker.log", "w")  # noqa: SIM115 - closed at teardown
     proc = subprocess.Popen(
@@ -151,6 +165,9 @@ def celery_worker_process(tmp_path: Path) -> Iterator[subprocess.Popen]:
             name,
             "--without-mingle",
             "--without-gossip",
+            # Both queues: inference runs go to "inference" (the GPU host's queue).
+            "-Q",
+            "default,inference",
         ],
         cwd=REPO,
         env=env,
@@ -158,7 +175,7 @@ def celery_worker_process(tmp_path: Path) -> Iterator[subprocess.Popen]:
         stderr=subprocess.STDOUT,
     )
     try:
-        with celery_conf(broker_transport_options=options):
+        with celery_conf(broker_url=broker_url, broker_transport_options=options):
             deadline = time.monotonic() + 60
             while True:
                 if proc.poll() is not None:
@@ -207,7 +224,18 @@ def browser() -> Iterator[object]:
 @pytest.fixture
 def page(browser: object) -> Iterator[object]:
     context = browser.new_context(viewport={"width": 1280, "height": 900})  # type: ignore[attr-defined]
+    # Requests the page still has in flight when a test ends (a prefetch, a draft) must finish
+    # before the database is flushed: a live-server thread mid-transaction deadlocks the
+    # flush on PostgreSQL.
+    in_flight: set[object] = set()
+    context.on("request", lambda request: in_flight.add(request))
+    context.on("requestfinished", lambda request: in_flight.discard(request))
+    context.on("requestfailed", lambda request: in_flight.discard(request))
     page = context.new_page()
     page.set_default_timeout(10_000)
     yield page
+    deadline = time.monotonic() + 5
+    while in_flight and context.pages and time.monotonic() < deadline:
+        context.pages[0].wait_for_timeout(50)
     context.close()
+    time.sleep(0.1)  # the server thread closes its connection just after replying
