@@ -41,9 +41,11 @@ def _paginated(
 
 @extend_schema_field({"type": "string", "nullable": True})
 class GoldAnswerField(serializers.Field):
-    """The gold answer, or null when the requester may not see it (test split)."""
+    """The gold answer (or ``attribute``, something that gives it away, such as a synthetic
+    question's SQL), or null when the requester may not see it (test split)."""
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, attribute: str = "gold_answer", **kwargs: Any) -> None:
+        self.attribute = attribute
         kwargs.setdefault("read_only", True)
         kwargs.setdefault("source", "*")
         super().__init__(**kwargs)
@@ -51,7 +53,7 @@ class GoldAnswerField(serializers.Field):
     def to_representation(self, question: Question) -> str | None:
         request = self.context["request"]
         if selectors.gold_answer_visible(user=request.user, split=question.table.split):
-            return question.gold_answer
+            return getattr(question, self.attribute)
         return None
 
 
@@ -59,6 +61,10 @@ class QuestionOutput(serializers.ModelSerializer):
     split = serializers.CharField(source="table.split", read_only=True)
     gold_answer = GoldAnswerField(
         help_text="Null for test-split questions unless you are an admin."
+    )
+    # A synthetic question's SQL, run on its relational table, computes the gold answer.
+    sql = GoldAnswerField(
+        attribute="sql", help_text="Null for test-split questions unless you are an admin."
     )
     url = serializers.SerializerMethodField()
 

@@ -13,10 +13,16 @@ from django.db.models import Count, QuerySet, Window
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 
+_LAST_PLAUSIBLE_PAGE = 10**9
+
 
 def page_with_count(queryset: QuerySet[Any], *, number: int, size: int) -> Page:
     """Page ``number`` (1-based; past the end gives the last page), with its paginator's
     count already known."""
+    if number > _LAST_PLAUSIBLE_PAGE:
+        # Databases refuse offsets this large (SQLite: past 64 bits); it is past the end anyway.
+        count = queryset.count()
+        number = max(1, -(-count // size))
     offset = (number - 1) * size
     rows = list(queryset.annotate(_total=Window(Count("pk")))[offset : offset + size])
     paginator = Paginator(queryset, size)

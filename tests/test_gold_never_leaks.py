@@ -14,6 +14,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
+from annotation.models import SyntheticTable
 from hctqa.core.render import FORMATS
 from leaderboard import services
 from tests.factories import QuestionFactory, TableFactory, UserFactory
@@ -21,6 +22,9 @@ from tests.factories import QuestionFactory, TableFactory, UserFactory
 pytestmark = pytest.mark.django_db
 
 SECRET = "SECRET-TEST-GOLD-7731"
+# What computes the gold answer of a synthetic question: its SQL and its relational table.
+SECRET_SQL = "SELECT SECRETSQL9 FROM t"
+SECRET_ROWS = "SECRETROWS4"
 T = "psa--5--5"
 Q = f"{T}--M0"
 OPEN_Q = "psa--5--6--M0"
@@ -210,11 +214,20 @@ def _inference_run(owner, answer: str) -> int:
 
 @pytest.fixture
 def secret_question() -> dict:
+    table = TableFactory(id=T, split="test")
+    SyntheticTable.objects.create(
+        table=table,
+        family="t3qa",
+        hct_csv="a,b\n1,2",
+        hct_html="<table></table>",
+        relational_csv=f"A,B\na,b\n{SECRET_ROWS},2",
+    )
     QuestionFactory(
-        table=TableFactory(id=T, split="test"),
+        table=table,
         id=Q,
         gold_answer=f"{{{SECRET}}}",
         text="What is hidden?",
+        sql=SECRET_SQL,
     )
     QuestionFactory(
         table=TableFactory(id="psa--5--6", split="train"), id=OPEN_Q, gold_answer="{open}"
@@ -246,7 +259,8 @@ def test_no_page_or_endpoint_shows_test_split_gold(
             response = client.get(url)
             assert response.status_code in (200, 302, 401, 403, 404), (url, response.status_code)
             body = b"".join(response.streaming_content) if response.streaming else response.content
-            assert SECRET not in body.decode(), url
+            for secret in (SECRET, SECRET_SQL, SECRET_ROWS):
+                assert secret not in body.decode(), (url, secret)
             reached += response.status_code == 200
     if role == "researcher":
         # The owner reaches their own per-question results, predictions and all.
@@ -259,7 +273,9 @@ def test_no_page_or_endpoint_shows_test_split_gold(
 def test_the_crawl_would_see_gold_if_it_leaked(client: Client, secret_question: dict) -> None:
     # The same pages as an admin show the secret: the crawl above is not blind.
     client.force_login(UserFactory(role="admin"))
-    assert SECRET in client.get(f"/tables/{T}/").content.decode()
+    table_page = client.get(f"/tables/{T}/").content.decode()
+    assert SECRET in table_page and SECRET_SQL in table_page and SECRET_ROWS in table_page
+    assert SECRET_SQL in client.get(f"/api/questions/{Q}/").content.decode()
     assert SECRET in client.get(f"/api/questions/{Q}/").content.decode()
     theirs = secret_question["theirs"]
     assert SECRET in client.get(f"/leaderboard/submissions/{theirs}/results.json").content.decode()

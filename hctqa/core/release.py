@@ -191,6 +191,11 @@ def _parse_table_record(
     image_url = info.get("table_image_url") or ""
     if not isinstance(image_url, str):
         raise ReleaseError(table_id, "table_image_url should be a string")
+    # It becomes an <img src>: only web addresses, never javascript: or data: URLs.
+    if image_url and not image_url.lower().startswith(("http://", "https://")):
+        raise ReleaseError(
+            table_id, f"table_image_url should start with http:// or https://, not {image_url!r}"
+        )
     questions = tuple(
         _parse_question(q, table_id, i)
         for i, q in enumerate(_field(record, "questions", list, table_id))

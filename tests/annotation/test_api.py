@@ -114,6 +114,10 @@ def test_pages_past_the_end_are_404_with_a_reason(client: Client, tables: None) 
     bad = client.get("/api/tables/?page=zero")
     assert bad.status_code == 400
     assert bad.json() == {"page": ["Enter a whole number."]}
+    # Past any offset a database accepts: still a 404 with the reason, not a server error.
+    huge = client.get(f"/api/tables/?page={10**30}")
+    assert huge.status_code == 404
+    assert huge.json() == {"detail": f"page {10**30} is past the last page (1)"}
 
 
 def test_a_list_page_is_one_query(client: Client, tables: None, django_assert_num_queries) -> None:

@@ -124,6 +124,11 @@ def test_a_missing_file_is_refused() -> None:
         run("--qaps", "no-such.json")
 
 
+def test_a_folder_is_refused_with_the_file_to_give(tmp_path: Path) -> None:
+    with pytest.raises(CommandError, match=f"is a folder: .* --qaps {tmp_path}/qaps.json.gz"):
+        run("--qaps", str(tmp_path))
+
+
 def _table(table_id: str, n_questions: int) -> ReleaseTable:
     return ReleaseTable(
         id=table_id,

@@ -82,6 +82,10 @@ def test_it_reads_a_well_formed_table() -> None:
         (broken("table_info.table_formats.csv", "Year,Value\n"), "psa--1--1: canonical CSV"),
         (broken("questions.0.question_properties", {"Rank Report Top": "x"}), "Rank Report Top"),
         (broken("questions", "none"), "'questions' should be list, not str"),
+        (
+            broken("table_info.table_image_url", "javascript:alert(1)"),
+            "table_image_url should start with http:// or https://",
+        ),
     ],
 )
 def test_it_names_the_offending_record(table: dict, message: str) -> None:

@@ -42,6 +42,11 @@ class Command(BaseCommand):
         qaps: Path = options["qaps"]
         csvs: Path | None = options["csvs"]
         for path in (qaps, csvs):
+            if path is not None and path.is_dir():
+                raise CommandError(
+                    f"{path} is a folder: give the file in it, e.g. --qaps {path}/qaps.json.gz "
+                    f"--csvs {path}/csvs.tar.gz"
+                )
             if path is not None and not path.is_file():
                 raise CommandError(f"{path}: no such file")
         try:
