@@ -38,13 +38,14 @@ def main() -> None:
         ("InternVL2-4B--vision--real.jsonl.gz", "id", "vision", score_vision),
     ):
         with gzip.open(args.data / "sample-submissions" / filename, "rt", encoding="utf-8") as f:
-            answers = [(gold[r[key]], r["response"]) for r in map(json.loads, f)]
+            records = [(r[key], r["response"]) for r in map(json.loads, f)]
+        answers = [(gold[qid], response) for qid, response in records]
         pairs = (answers * (N // len(answers) + 1))[:N]
         start = time.perf_counter()
         for g, response in pairs:
             scorer(g, response)
         per_question = time.perf_counter() - start
-        predictions = {r_id: r for r_id, r in zip(gold, (a for _, a in answers), strict=False)}
+        predictions = dict(records)
         start = time.perf_counter()
         evaluate(gold, predictions, modality)
         whole = time.perf_counter() - start

@@ -7,6 +7,46 @@ from typing import Any
 
 from leaderboard.models import BOARD_SOURCES, Submission
 
+BOARD_COLUMNS = (
+    "rank",
+    "model",
+    "organisation",
+    "reported_in_paper",
+    "parameters_billions",
+    "size_class",
+    "weights",
+    "modality",
+    "table_format",
+    "prompt_style",
+    "split",
+    "data_scope",
+    "precision",
+    "precision_ci_low",
+    "precision_ci_high",
+    "recall",
+    "recall_ci_low",
+    "recall_ci_high",
+    "f1",
+    "cc",
+    "cc_ci_low",
+    "cc_ci_high",
+    *(f"recall_{src}" for src in BOARD_SOURCES),
+    "coverage",
+    "submission_id",
+    "scored_at",
+)
+RESULT_COLUMNS = (
+    "question_id",
+    "split",
+    "prediction",
+    "answered",
+    "gold_answer",
+    "precision",
+    "recall",
+    "f1",
+    "cc",
+)
+
 
 def board_rows(submissions: Iterable[Submission]) -> list[dict[str, Any]]:
     rows = []

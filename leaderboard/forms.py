@@ -80,9 +80,8 @@ class BoardFilterForm(forms.Form):
         required=False, choices=_ANY + list(SizeClass.choices), label="Size"
     )
     weights = forms.ChoiceField(required=False, choices=_ANY + list(Weights.choices))
-    data_scope = forms.ChoiceField(
-        required=False, choices=_ANY + list(DataScope.choices), label="Data"
-    )
+    # No "any": real and synthetic scores are never ranked together (blank means real).
+    data_scope = forms.ChoiceField(required=False, choices=list(DataScope.choices), label="Data")
     table_format = forms.ChoiceField(
         required=False, choices=_ANY + list(TableFormat.choices), label="Table format"
     )

@@ -55,19 +55,19 @@ def board_export(request: HttpRequest, modality: str, fmt: str) -> HttpResponse:
     if not form.is_valid():
         return HttpResponse(json.dumps(form.errors), status=400, content_type="application/json")
     rows = exports.board_rows(selectors.board(filters=form.filters(modality=modality)))
-    return _download(rows, fmt, f"hctqa-leaderboard-{modality}")
+    return _download(rows, fmt, f"hctqa-leaderboard-{modality}", exports.BOARD_COLUMNS)
 
 
-def _download(rows: list[dict], fmt: str, name: str) -> HttpResponse:
+def _download(rows: list[dict], fmt: str, name: str, columns: tuple[str, ...]) -> HttpResponse:
     if fmt == "json":
         body = json.dumps(rows, indent=1, default=str)
         response = HttpResponse(body, content_type="application/json; charset=utf-8")
     elif fmt == "csv":
         out = io.StringIO()
-        if rows:
-            writer = csv.DictWriter(out, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
+        # The header even with no rows: a script reading the file still finds its columns.
+        writer = csv.DictWriter(out, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(rows)
         response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
     else:
         raise Http404("export formats are csv and json")
@@ -148,7 +148,7 @@ def submission_results(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
     if not selectors.can_manage(user=request.user, submission=submission):
         raise Http404("only the owner can download per-question results")
     rows = selectors.results_export(submission=submission, user=request.user)
-    return _download(rows, fmt, f"submission-{submission.pk}-results")
+    return _download(rows, fmt, f"submission-{submission.pk}-results", exports.RESULT_COLUMNS)
 
 
 def compare(request: HttpRequest) -> HttpResponse:

@@ -25,22 +25,32 @@ def _size(n: int) -> str:
 
 
 def _gunzip(data: bytes, max_bytes: int) -> bytes:
-    """Decompress without ever holding more than ``max_bytes``: a small file can unpack to
-    gigabytes."""
-    decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    try:
-        out = decompressor.decompress(data, max_bytes + 1)
-    except zlib.error as exc:
-        raise PredictionsError(
-            f"the file looks gzipped but cannot be decompressed ({exc})"
-        ) from None
-    if len(out) > max_bytes or decompressor.unconsumed_tail:
-        raise PredictionsError(
-            f"the file is larger than the {_size(max_bytes)} limit once unzipped"
-        )
-    if not decompressor.eof:
-        raise PredictionsError("the gzip file is truncated")
-    return out
+    """Decompress every gzip member (``cat a.gz b.gz`` is one valid gzip file) without ever
+    holding more than ``max_bytes``: a small file can unpack to gigabytes."""
+    out = bytearray()
+    rest = data
+    while rest:
+        decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            out += decompressor.decompress(rest, max_bytes + 1 - len(out))
+        except zlib.error as exc:
+            raise PredictionsError(
+                f"the file looks gzipped but cannot be decompressed ({exc})"
+            ) from None
+        if len(out) > max_bytes or decompressor.unconsumed_tail:
+            raise PredictionsError(
+                f"the file is larger than the {_size(max_bytes)} limit once unzipped"
+            )
+        if not decompressor.eof:
+            raise PredictionsError("the gzip file is truncated")
+        rest = decompressor.unused_data
+        if rest and not rest.startswith(b"\x1f\x8b"):
+            if rest.strip(b"\x00"):  # some tools pad with zeros; anything else is not gzip
+                raise PredictionsError(
+                    f"{len(rest):,} bytes after the end of the gzip data are not gzip"
+                )
+            break
+    return bytes(out)
 
 
 def _record_value(record: dict, keys: tuple[str, ...]) -> tuple[str | None, object]:
@@ -79,7 +89,9 @@ def parse_predictions(data: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES) -> dic
         records = [(i + 1, r) for i, r in enumerate(array)]
         where = "record"
     else:
-        for number, line in enumerate(text.splitlines(), start=1):
+        # JSON Lines splits on \n only: str.splitlines() would also split inside an answer
+        # holding U+2028, U+0085 or a form feed, which JSON strings may carry raw.
+        for number, line in enumerate(text.split("\n"), start=1):
             if not line.strip():
                 continue
             try:

@@ -19,7 +19,7 @@ from django.core.exceptions import PermissionDenied
 from django.core.files.base import ContentFile
 from django.core.files.uploadedfile import UploadedFile
 from django.db import DatabaseError, transaction
-from django.db.models import Avg, Count, F, Q
+from django.db.models import Avg, Case, Count, F, PositiveSmallIntegerField, Q, When
 from django.utils import timezone
 
 from annotation.models import QuestionOrigin
@@ -145,13 +145,13 @@ def _take_test_split_slot(user: Any) -> None:
         )
 
 
-@transaction.atomic
 def submission_create(
     *, owner: Any, data: SubmissionInput, predictions: UploadedFile
 ) -> Submission:
     """Check the metadata, the file and today's limit, store the upload and queue scoring.
 
-    Nothing is stored when any check fails.
+    Nothing is stored when any check fails. The file is read and parsed before the
+    transaction opens: the limit's lock (a write lock on SQLite) is held only to store.
     """
     if not owner.has_perm("leaderboard.add_submission"):
         raise PermissionDenied("only researchers can submit predictions")
@@ -159,11 +159,12 @@ def submission_create(
     raw = _read_upload(predictions)
     _validated_predictions(raw)
     counted = selectors.includes_test_questions(data.split)
-    if counted:
-        _take_test_split_slot(owner)
-    submission = _store(owner=owner, data=data, raw=raw)
-    if counted:
-        DailyLimitEntry.objects.create(user=owner, submission=submission)
+    with transaction.atomic():
+        if counted:
+            _take_test_split_slot(owner)
+        submission = _store(owner=owner, data=data, raw=raw)
+        if counted:
+            DailyLimitEntry.objects.create(user=owner, submission=submission)
     return submission
 
 
@@ -480,8 +481,16 @@ def submission_sweep(*, now: datetime | None = None) -> SweepResult:
             continue
         with transaction.atomic():
             # A queued one waited too long (its message may be lost): that is an attempt too.
+            # One stuck in scoring had its attempt counted when scoring claimed it.
             if still_stuck.update(
-                status=Status.QUEUED, queued_at=now, started_at=None, attempts=F("attempts") + 1
+                status=Status.QUEUED,
+                queued_at=now,
+                started_at=None,
+                attempts=Case(
+                    When(status=Status.QUEUED, then=F("attempts") + 1),
+                    default=F("attempts"),
+                    output_field=PositiveSmallIntegerField(),
+                ),
             ):
                 requeued.append(pk)
                 _enqueue_scoring(pk)

@@ -24,6 +24,24 @@ def test_a_json_array_and_gzip_are_accepted() -> None:
     assert parse_predictions(gzip.compress(jsonl({"id": "q1", "response": "a"}))) == {"q1": "a"}
 
 
+def test_every_member_of_a_concatenated_gzip_is_read() -> None:
+    # `cat part1.gz part2.gz > all.gz` is one valid gzip file; gunzip reads both parts.
+    data = gzip.compress(jsonl({"id": "q1", "response": "a"}) + b"\n")
+    data += gzip.compress(jsonl({"id": "q2", "response": "b"}))
+    assert parse_predictions(data) == {"q1": "a", "q2": "b"}
+    assert parse_predictions(data + b"\x00" * 8) == {"q1": "a", "q2": "b"}
+    assert "bytes after the end of the gzip data are not gzip" in refused(data + b"junk")
+    truncated = data + gzip.compress(b"more")[:-4]
+    assert "truncated" in refused(truncated)
+
+
+def test_only_a_newline_ends_a_json_line() -> None:
+    # JSON strings may hold these characters raw; str.splitlines() would split on them.
+    answer = "a\u2028b\x85c\u2029d"
+    line = '{"id": "q1", "response": "' + answer + '"}'
+    assert parse_predictions(line.encode() + b"\r\n") == {"q1": answer}
+
+
 def test_blank_lines_and_a_byte_order_mark_are_fine() -> None:
     data = (
         b"\xef\xbb\xbf"

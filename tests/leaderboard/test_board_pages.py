@@ -10,7 +10,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from leaderboard import services
+from leaderboard import exports, services
 from leaderboard.models import Kind, Status, Submission
 from tests.factories import SubmissionFactory, UserFactory
 from tests.leaderboard.conftest import answers, upload
@@ -60,6 +60,9 @@ def test_filters_narrow_the_board(client: Client) -> None:
     assert rows(client.get("/leaderboard/?table_format=html")) == ["small-open"]
     assert rows(client.get("/leaderboard/?q=acme")) == ["medium"]
     assert rows(client.get("/leaderboard/?data_scope=synthetic")) == ["synthetic-one"]
+    # Real and synthetic are never ranked together: there is no "any".
+    assert "synthetic-one" not in rows(client.get("/leaderboard/?data_scope="))
+    assert client.get("/leaderboard/?data_scope=any").status_code == 400
 
 
 def test_every_column_sorts_both_ways_with_missing_figures_last(client: Client) -> None:
@@ -93,6 +96,10 @@ def test_the_board_exports_as_csv_and_json(client: Client) -> None:
     exported = list(csv.DictReader(io.StringIO(response.content.decode())))
     assert [r["model"] for r in exported] == ["b", "a"]
     assert client.get("/leaderboard/audio/export.csv").status_code == 404
+    assert list(body[0]) == list(exports.BOARD_COLUMNS)
+    # No rows: the header is still there for the script reading it.
+    empty = client.get("/leaderboard/vision/export.csv").content.decode()
+    assert empty.strip() == ",".join(exports.BOARD_COLUMNS)
     assert client.get("/api/leaderboard/?modality=vision").json()["count"] == 0
 
 
@@ -166,7 +173,9 @@ def test_owners_download_per_question_results_without_test_gold(
     assert client.get(f"/leaderboard/submissions/{submission.pk}/results.csv").status_code == 404
     client.force_login(researcher)
     body = client.get(f"/leaderboard/submissions/{submission.pk}/results.json").json()
-    assert len(body) == 12
+    assert len(body) == 12 and list(body[0]) == list(exports.RESULT_COLUMNS)
+    csv_rows = client.get(f"/leaderboard/submissions/{submission.pk}/results.csv").content
+    assert len(list(csv.DictReader(io.StringIO(csv_rows.decode())))) == 12
     test_rows = [r for r in body if r["split"] == "test"]
     assert test_rows and all(r["gold_answer"] is None and r["recall"] is None for r in test_rows)
     assert all(r["prediction"] for r in test_rows)

@@ -69,6 +69,16 @@ def test_bad_input_is_named(dataset, tmp_path: Path) -> None:
         run(str(bad), "--modality", "audio")
 
 
+def test_a_file_over_the_limit_is_refused_without_reading_it(
+    dataset, tmp_path: Path, settings, monkeypatch
+) -> None:
+    settings.SUBMISSION_MAX_BYTES = 100
+    big = write(tmp_path, answers(dataset))
+    monkeypatch.setattr(Path, "read_bytes", lambda self: pytest.fail("read the whole file"))
+    with pytest.raises(CommandError, match="p.jsonl: .* MB, over the 0.0 MB limit"):
+        run(str(big), "--modality", "text")
+
+
 def test_an_empty_database_says_what_to_do(tmp_path: Path) -> None:
     path = tmp_path / "p.jsonl"
     path.write_text("[]")

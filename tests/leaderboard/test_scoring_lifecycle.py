@@ -181,8 +181,13 @@ def test_the_sweeper_requeues_stuck_submissions_and_fails_hopeless_ones(
     assert states[fresh.pk] == Status.SCORING
     hopeless.refresh_from_db()
     assert hopeless.error == "scoring did not finish after 3 attempts; re-score to try again"
+    # Scoring counted the stuck one's attempt when it claimed it; a lost queue message is an
+    # attempt of its own. Neither is counted twice.
+    attempts = dict(Submission.objects.values_list("pk", "attempts"))
+    assert (attempts[stuck_scoring.pk], attempts[stuck_queued.pk]) == (1, 1)
     # A requeued submission then scores normally.
     assert services.submission_score(submission_id=stuck_scoring.pk) == "scored"
+    assert Submission.objects.get(pk=stuck_scoring.pk).attempts == 2
 
 
 def test_the_regression_is_kept_current(researcher) -> None:

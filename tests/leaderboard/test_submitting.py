@@ -3,7 +3,7 @@ from __future__ import annotations
 import threading
 
 import pytest
-from django.db import close_old_connections
+from django.db import close_old_connections, connection
 from django.test import Client
 
 from hctqa.errors import ApplicationError
@@ -162,6 +162,26 @@ def test_the_daily_limit_holds_under_concurrent_uploads(
         t.join()
     assert sorted(outcomes) == ["created"] * 3 + ["refused"] * 5
     assert Submission.objects.count() == 3 == DailyLimitEntry.objects.count()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_file_is_parsed_before_the_daily_limit_is_locked(
+    dataset, researcher, monkeypatch
+) -> None:
+    # Parsing a 50 MB file inside the transaction would hold the lock (SQLite: the database's
+    # write lock) for seconds, stalling every other writer.
+    monkeypatch.setattr(services.submissions, "_enqueue_scoring", lambda pk: None)
+    parsed_in_transaction: list[bool] = []
+    real_parse = services.submissions.parse_predictions
+
+    def parse(*args, **kwargs):
+        parsed_in_transaction.append(connection.in_atomic_block)
+        return real_parse(*args, **kwargs)
+
+    monkeypatch.setattr(services.submissions, "parse_predictions", parse)
+    make(researcher, dataset)
+    assert parsed_in_transaction == [False]
+    assert DailyLimitEntry.objects.count() == 1
 
 
 def test_the_api_takes_a_submission_with_a_token(

@@ -33,6 +33,12 @@ class Command(BaseCommand):
         path: Path = options["path"]
         if not path.is_file():
             raise CommandError(f"{path}: no such file")
+        limit = settings.SUBMISSION_MAX_BYTES
+        if path.stat().st_size > limit:  # before reading it all into memory
+            raise CommandError(
+                f"{path}: {path.stat().st_size / 1024 / 1024:.1f} MB, over the "
+                f"{limit / 1024 / 1024:.1f} MB limit (SUBMISSION_MAX_BYTES)"
+            )
         try:
             predictions = parse_predictions(
                 path.read_bytes(), max_bytes=settings.SUBMISSION_MAX_BYTES
