@@ -20,6 +20,10 @@ from hctqa.core.answers import AnswerFormatError, canonical_answer
 from hctqa.core.query_templates import TARGET_MIX, TEMPLATES
 from hctqa.errors import ApplicationError
 
+# Client clocks and counters arrive as JavaScript numbers: beyond 2**53 they are not
+# whole numbers any more, and the database columns refuse them.
+_MAX_INT = 2**53
+
 
 def _require(request: Request, permission: str) -> None:
     if not request.user.has_perm(permission):
@@ -116,9 +120,9 @@ class PropertyDraftApi(APIView):
 
     class Input(serializers.Serializer):
         properties = serializers.DictField()
-        base_version = serializers.IntegerField(min_value=0)
-        client_ms = serializers.IntegerField(min_value=0)
-        elapsed_ms = serializers.IntegerField(min_value=0, default=0)
+        base_version = serializers.IntegerField(min_value=0, max_value=_MAX_INT)
+        client_ms = serializers.IntegerField(min_value=0, max_value=_MAX_INT)
+        elapsed_ms = serializers.IntegerField(min_value=0, max_value=_MAX_INT, default=0)
 
     @extend_schema(request=Input, responses={200: dict, 409: dict})
     def put(self, request: Request, table_id: str) -> Response:
@@ -146,8 +150,8 @@ class PropertySaveApi(APIView):
 
     class Input(serializers.Serializer):
         properties = serializers.DictField()
-        base_version = serializers.IntegerField(min_value=0)
-        elapsed_ms = serializers.IntegerField(min_value=0, default=0)
+        base_version = serializers.IntegerField(min_value=0, max_value=_MAX_INT)
+        elapsed_ms = serializers.IntegerField(min_value=0, max_value=_MAX_INT, default=0)
 
     @extend_schema(request=Input, responses={200: dict, 400: dict, 409: dict})
     def post(self, request: Request, table_id: str) -> Response:
@@ -279,14 +283,14 @@ class _QuestionInput(serializers.Serializer):
     gold_answer = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=5000)
     query_properties = serializers.DictField()
     template = serializers.CharField(allow_blank=True, default="", max_length=40)
-    elapsed_ms = serializers.IntegerField(min_value=0, default=0)
+    elapsed_ms = serializers.IntegerField(min_value=0, max_value=_MAX_INT, default=0)
 
 
 class QuestionDraftApi(APIView):
     permission_classes = [IsAuthenticated]
 
     class Input(_QuestionInput):
-        client_ms = serializers.IntegerField(min_value=0)
+        client_ms = serializers.IntegerField(min_value=0, max_value=_MAX_INT)
 
     @extend_schema(request=Input, responses={200: dict, 409: dict})
     def put(self, request: Request, table_id: str) -> Response:

@@ -105,6 +105,17 @@ def property_next(request: HttpRequest) -> HttpResponse:
     return redirect("annotate:properties", table_id=table.id)
 
 
+def _whole_number(raw: str | None) -> int:
+    """A hidden form field; a tampered or garbled one is a 400, not a server error."""
+    try:
+        value = int(raw or 0)
+    except ValueError:
+        raise ApplicationError("the form was damaged; reload the page") from None
+    if not 0 <= value < 2**31:
+        raise ApplicationError("the form was damaged; reload the page")
+    return value
+
+
 @login_required
 def property_tool(request: HttpRequest, table_id: str) -> HttpResponse:
     _require(request, "annotation.annotate_table")
@@ -117,7 +128,7 @@ def property_tool(request: HttpRequest, table_id: str) -> HttpResponse:
                 annotator=request.user,
                 table=table,
                 properties=values,
-                base_version=int(request.POST.get("base_version", "0") or 0),
+                base_version=_whole_number(request.POST.get("base_version")),
             )
         except ConflictError as exc:
             messages.error(request, f"{exc.message}; the saved version is shown below.")

@@ -50,6 +50,14 @@ def _verdict_from(post: Any) -> services.Verdict:
     )
 
 
+def _elapsed_ms(raw: str | None) -> int:
+    """Time on the page, sent by the script; garbage counts as no time, never as an error."""
+    try:
+        return max(0, int(raw or 0))
+    except ValueError:
+        return 0
+
+
 @login_required
 def verify(request: HttpRequest, slot_id: int) -> HttpResponse:
     _require(request, "annotation.verify_question", "only annotators verify questions")
@@ -65,7 +73,7 @@ def verify(request: HttpRequest, slot_id: int) -> HttpResponse:
                 annotator=request.user,
                 slot_id=slot_id,
                 verdict=_verdict_from(request.POST),
-                elapsed_ms=int(request.POST.get("elapsed_ms") or 0),
+                elapsed_ms=_elapsed_ms(request.POST.get("elapsed_ms")),
             )
         except ConflictError as exc:
             messages.error(request, f"Not saved: {exc.message}.")

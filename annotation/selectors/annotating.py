@@ -81,6 +81,19 @@ def _queue_next(
     )
 
 
+def _skipped_since(annotator: User, tool: str, drafted_at: str) -> Exists:
+    """A draft skipped after it was last written is no longer "where you left off": otherwise
+    skipping two drafted tables would bounce between them forever."""
+    return Exists(
+        AnnotationSkip.objects.filter(
+            annotator=annotator,
+            tool=tool,
+            table_id=OuterRef("table_id"),
+            created_at__gte=OuterRef(drafted_at),
+        )
+    )
+
+
 def property_queue_next(*, annotator: User, after: str | None = None) -> Table | None:
     """The table this annotator should annotate next.
 
@@ -92,6 +105,7 @@ def property_queue_next(*, annotator: User, after: str | None = None) -> Table |
         PropertyAnnotation.objects.filter(annotator=annotator, source=AnnotationSource.ANNOTATOR)
         .filter(draft__isnull=False, draft_base_version=F("version"))
         .exclude(table_id=after)
+        .exclude(_skipped_since(annotator, AnnotationTool.PROPERTIES, "draft_saved_at"))
         .order_by("-draft_saved_at")
         .values_list("table_id", flat=True)
         .first()
@@ -171,6 +185,7 @@ def question_queue_next(*, annotator: User, after: str | None = None) -> Table |
     draft = (
         QuestionDraft.objects.filter(annotator=annotator)
         .exclude(table_id=after)
+        .exclude(_skipped_since(annotator, AnnotationTool.QUESTIONS, "updated_at"))
         .order_by("-updated_at")
         .values_list("table_id", flat=True)
         .first()

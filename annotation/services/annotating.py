@@ -204,6 +204,10 @@ def table_properties_resolve(
 _HUMAN_ID = re.compile(r"--M(\d+)$")
 
 
+def _lock_table(table: Table) -> Table:
+    return Table.objects.select_for_update().only("id").get(pk=table.pk)
+
+
 @transaction.atomic
 def question_draft_save(
     *,
@@ -220,6 +224,10 @@ def question_draft_save(
     """Keep a question being written. A draft for a question already saved is refused
     (409), and a draft written earlier than the one kept is ignored."""
     _require(annotator, "annotation.write_question", "annotators")
+    values = _normalized(taxonomy.QUERY_PROPERTIES, query_properties, "query_properties")
+    # The table's lock orders this draft against a save of the same question: a draft that
+    # arrives just after the save sees it and is refused, instead of outliving it.
+    _lock_table(table)
     saved = (
         QuestionAuthoring.objects.filter(client_key=client_key)
         .values_list("question_id", flat=True)
@@ -227,7 +235,6 @@ def question_draft_save(
     )
     if saved:
         raise ConflictError("this question was already saved", current={"question_id": saved})
-    values = _normalized(taxonomy.QUERY_PROPERTIES, query_properties, "query_properties")
     draft = (
         QuestionDraft.objects.select_for_update().filter(annotator=annotator, table=table).first()
     )
@@ -277,10 +284,16 @@ def question_write(
     Idempotent on ``client_key``: a retried save returns the question already saved.
     """
     _require(annotator, "annotation.write_question", "annotators")
+    locked = _lock_table(table)  # one new id at a time per table; retries wait for the first
     done = (
         QuestionAuthoring.objects.filter(client_key=client_key).select_related("question").first()
     )
     if done is not None:
+        if done.annotator_id != annotator.pk or done.question.table_id != table.pk:
+            raise ConflictError(
+                "this question key belongs to another question; reload the page",
+                current={"question_id": None},
+            )
         return done.question
     question_text = " ".join(text.split())
     if not question_text:
@@ -296,7 +309,6 @@ def question_write(
     if template and template not in {t.code for t in TEMPLATES}:
         raise ApplicationError(f"unknown template {template!r}", field="template")
 
-    locked = Table.objects.select_for_update().get(pk=table.pk)  # one new id at a time per table
     taken = [
         int(m.group(1))
         for qid in Question.objects.filter(table=locked, id__contains="--M").values_list(

@@ -665,18 +665,24 @@ class PropertyError(ValueError):
     """A property set that names an unknown property or holds a value of the wrong kind."""
 
 
+# Conditions, columns or aggregations in one question: the release's largest is 12.
+MAX_COUNT = 99
+
+
 def normalize_count(value: object) -> int | None:
     """The release writes counts as 1, "1", "3 ", "" or False; store an int or None."""
     if value is None or value is False or value == "":
         return None
     if value is True:
         raise PropertyError("a count cannot be true")
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
     if isinstance(value, int):
         if value < 0:
             raise PropertyError(f"a count cannot be negative: {value}")
+        if value > MAX_COUNT:
+            raise PropertyError(f"a count is at most {MAX_COUNT}, not {value}")
         return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
     raise PropertyError(f"not a count: {value!r}")
 
 

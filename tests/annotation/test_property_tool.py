@@ -76,6 +76,20 @@ def test_a_skipped_table_goes_to_the_back(annotator) -> None:
     assert selectors.property_queue_next(annotator=annotator) == first
 
 
+def test_skipping_drafted_tables_does_not_bounce_between_them(annotator) -> None:
+    a, b = TableFactory(id="psa--1--1"), TableFactory(id="psa--1--2")
+    fresh = TableFactory(id="psa--1--3")
+    draft(annotator, a)
+    services.annotation_skip(annotator=annotator, table=a, tool="properties")
+    assert selectors.property_queue_next(annotator=annotator, after=a.id) == b
+    draft(annotator, b)
+    services.annotation_skip(annotator=annotator, table=b, tool="properties")
+    assert selectors.property_queue_next(annotator=annotator, after=b.id) == fresh
+    # Working on a skipped table again makes its draft the place to resume.
+    draft(annotator, a, client_ms=2000)
+    assert selectors.property_queue_next(annotator=annotator) == a
+
+
 def test_an_unsaved_draft_is_resumed_first(annotator) -> None:
     TableFactory(id="psa--1--1")
     later = TableFactory(id="psa--1--9")
@@ -296,6 +310,13 @@ def test_the_api_round_trip(client: Client, annotator) -> None:
     )
     assert stale.status_code == 409 and stale.json()["current"]["version"] == 1
     assert client.get("/api/annotate/properties/next/").status_code == 204
+    # A clock or counter no database column holds is refused, not a server error.
+    huge = client.put(
+        "/api/annotate/properties/psa--1--1/draft/",
+        body | {"base_version": 1, "client_ms": 2**70},
+        content_type="application/json",
+    )
+    assert huge.status_code == 400 and "client_ms" in huge.json()
 
 
 def test_the_tool_page_and_its_plain_form(client: Client, annotator) -> None:
@@ -313,6 +334,10 @@ def test_the_tool_page_and_its_plain_form(client: Client, annotator) -> None:
         "/annotate/properties/psa--1--1/", {"on": ["multi_level_column"], "base_version": "0"}
     )
     assert refused.status_code == 400 and b"choose Balanced or Unbalanced" in refused.content
+    garbled = client.post(
+        "/annotate/properties/psa--1--1/", {"on": list(NESTED), "base_version": "1e3"}
+    )
+    assert garbled.status_code == 400 and b"the form was damaged" in garbled.content
     done = client.post("/annotate/properties/psa--1--1/", {"on": list(NESTED), "base_version": "0"})
     assert done["Location"] == "/annotate/properties/psa--1--2/"
     assert PropertyAnnotation.objects.get(annotator=annotator).version == 1

@@ -1,13 +1,15 @@
 from __future__ import annotations
 
+import threading
 import uuid
 
 import pytest
 from django.core.exceptions import PermissionDenied
+from django.db import close_old_connections
 from django.test import Client
 
 from annotation import selectors, services
-from annotation.models import Question, QuestionAuthoring, QuestionDraft
+from annotation.models import Question, QuestionAuthoring, QuestionDraft, Table
 from hctqa.errors import ApplicationError, ConflictError
 from tests.factories import QuestionFactory, TableFactory, UserFactory
 
@@ -95,6 +97,59 @@ def test_a_draft_for_a_saved_question_is_refused(annotator) -> None:
         )
     assert info.value.current == {"question_id": question.id}
     assert not QuestionDraft.objects.exists()
+
+
+def test_a_key_from_another_table_is_refused(annotator) -> None:
+    key = uuid.uuid4()
+    write(annotator, TableFactory(id="psa--1--1"), key=key)
+    with pytest.raises(ConflictError, match="belongs to another question"):
+        write(annotator, TableFactory(id="psa--1--2"), key=key)
+    with pytest.raises(ConflictError):
+        write(UserFactory(role="annotator"), Table.objects.get(pk="psa--1--1"), key=key)
+    assert Question.objects.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_saves_and_drafts_of_one_question_at_once_leave_one_question_and_no_draft(
+    annotator,
+) -> None:
+    # A save retried while drafts are still in flight (a slow network, two tabs): one
+    # question, and no draft outlives it under the saved key.
+    table = TableFactory()
+    key = uuid.uuid4()
+    start = threading.Barrier(6)
+    errors: list[BaseException] = []
+
+    def save_or_draft(i: int) -> None:
+        start.wait()
+        try:
+            if i % 2:
+                write(annotator, table, key=key)
+            else:
+                services.question_draft_save(
+                    annotator=annotator,
+                    table=table,
+                    client_key=key,
+                    text="typing",
+                    gold_answer="",
+                    query_properties={},
+                    client_ms=i,
+                )
+        except ConflictError:
+            pass  # a draft after the save: refused, as it should be
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+        finally:
+            close_old_connections()
+
+    threads = [threading.Thread(target=save_or_draft, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert Question.objects.count() == 1 == QuestionAuthoring.objects.count()
+    assert not QuestionDraft.objects.filter(client_key=key).exists()
 
 
 def test_an_older_draft_does_not_overwrite_a_newer_one(annotator) -> None:

@@ -66,6 +66,9 @@ def test_a_bad_form_keeps_what_was_typed(client: Client, annotator) -> None:
     response = client.post(url, {"rating": "ambiguous", "answer_correct": "yes"})
     assert response.status_code == 400
     assert "needs its rewrite" in response.content.decode()
+    # A garbled timer is no time spent, not a server error.
+    saved = client.post(url, {"rating": "good", "answer_correct": "yes", "elapsed_ms": "NaN"})
+    assert saved.status_code == 302
 
 
 def test_a_lost_lease_sends_the_annotator_to_the_next_question(client: Client, annotator) -> None:

@@ -83,6 +83,13 @@ def test_it_rejects_a_count_that_is_not_a_number() -> None:
         taxonomy.from_release(QUERY_PROPERTIES, {"Rank Report Top": "many"})
 
 
+@pytest.mark.parametrize("value", [10**40, "100", -1])
+def test_it_rejects_a_count_out_of_range(value: object) -> None:
+    with pytest.raises(taxonomy.PropertyError, match="a count"):
+        taxonomy.normalize_count(value)
+    assert taxonomy.normalize_count("12 ") == 12 and taxonomy.normalize_count(0) == 0
+
+
 def _props(*codes: str) -> dict:
     values = TABLE_PROPERTIES.empty()
     values.update(dict.fromkeys(codes, True))
