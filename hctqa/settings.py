@@ -215,6 +215,8 @@ INFERENCE_RETRY_MAX_SECONDS = env_int("INFERENCE_RETRY_MAX_SECONDS", 60)
 # queues it again, up to INFERENCE_MAX_AUTO_RESUMES times.
 INFERENCE_STALE_AFTER_SECONDS = env_int("INFERENCE_STALE_AFTER_SECONDS", 180)
 INFERENCE_MAX_AUTO_RESUMES = env_int("INFERENCE_MAX_AUTO_RESUMES", 5)
+# A run queued this long gets its message sent again, in case the broker lost it.
+INFERENCE_QUEUED_RESEND_SECONDS = env_int("INFERENCE_QUEUED_RESEND_SECONDS", 3600)
 # A task works on a run this long, then queues its own continuation: long runs stay under
 # the Celery time limits, and other runs get their turn.
 INFERENCE_SLICE_SECONDS = env_int("INFERENCE_SLICE_SECONDS", 1800)

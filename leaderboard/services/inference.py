@@ -381,6 +381,9 @@ def inference_run_resume(*, user: Any, run_id: int, enqueue: bool = True) -> Inf
             RunStatus.QUEUED: "this run is waiting for the inference worker already",
         }[RunStatus(run.status)]
         raise ConflictError(reason, current={"status": run.status})
+    # Questions that failed are sent again; a continuation or an automatic resume after a
+    # lost worker does not resend them (they have had their tries).
+    InferenceResponse.objects.filter(run=run, status=ResponseStatus.FAILED).delete()
     InferenceRun.objects.filter(pk=run.pk).update(
         status=RunStatus.QUEUED,
         cancel_requested=False,
@@ -410,6 +413,17 @@ def inference_run_sweep(*, now: datetime | None = None) -> InferenceSweepResult:
     now = now or timezone.now()
     stale = Q(status=RunStatus.RUNNING, heartbeat_at__lt=_stale_before(now))
     result = InferenceSweepResult([], [], [])
+    # Queued so long that its message was probably lost (the broker restarted, retries ran
+    # out): send another. A duplicate is harmless, since only one executor can claim a run.
+    forgotten = InferenceRun.objects.filter(
+        status=RunStatus.QUEUED,
+        queued_at__lt=now - timedelta(seconds=settings.INFERENCE_QUEUED_RESEND_SECONDS),
+    )
+    for pk in forgotten.values_list("pk", flat=True):
+        with transaction.atomic():
+            if forgotten.filter(pk=pk).update(queued_at=now):
+                result.requeued.append(pk)
+                _enqueue(pk)
     for pk, attempts, cancel in InferenceRun.objects.filter(stale).values_list(
         "pk", "attempts", "cancel_requested"
     ):
@@ -705,8 +719,6 @@ class _Execution:
     def _start(self) -> list[tuple[str, str, str]]:
         """Counters from what is saved; the questions still to send, by table."""
         run = self.run
-        # Questions that failed last time are sent again.
-        InferenceResponse.objects.filter(run=run, status=ResponseStatus.FAILED).delete()
         questions = selectors.benchmark_questions(split=run.split, data_scope=run.data_scope)
         saved = InferenceResponse.objects.filter(run=run, question__in=questions)
         answered = saved.filter(status=ResponseStatus.ANSWERED)
@@ -841,7 +853,8 @@ class _Execution:
                         outstanding += 1
                         self.sent += 1
             if outstanding == 0 and (exhausted or stopping):
-                return stopping or "complete"
+                # Every question settled as the time budget ran out: that is the end, not a pause.
+                return "complete" if exhausted else stopping
             result = pool.get(timeout=0.02) if outstanding else None
             while result is not None:
                 outstanding -= 1

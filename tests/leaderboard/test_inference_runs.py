@@ -39,6 +39,7 @@ from leaderboard.services import (
     inference_run_sweep,
     submission_score,
 )
+from leaderboard.services.inference import CHUNK
 from tests.factories import SIMPLE_CSV, QuestionFactory, TableFactory, UserFactory
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.leaderboard.inference_helpers import (
@@ -314,13 +315,73 @@ def test_an_interrupted_run_resumes_without_asking_again(researcher, server) -> 
 def test_a_run_pauses_at_its_time_budget_and_continues(
     researcher, server, django_capture_on_commit_callbacks
 ) -> None:
-    make_questions(4)
-    run = start(researcher, server.base_url)
+    # More questions than the run prepares ahead of its requests, so some are left.
+    n = 2 * CHUNK + 20
+    make_questions(n)
+    run = start(researcher, server.base_url, concurrency=2)
     with django_capture_on_commit_callbacks() as callbacks:
         assert inference_run_execute(run_id=run.pk, time_budget=0) == "paused"
     run.refresh_from_db()
     assert run.status == RunStatus.QUEUED and len(callbacks) == 1  # its continuation
-    assert execute(run).status == RunStatus.DONE and run.answered == 4
+    assert 0 < run.answered < n
+    assert execute(run).status == RunStatus.DONE and run.answered == n
+    assert len(server.requests) == n  # nothing asked twice
+
+
+def test_a_run_whose_questions_all_settle_as_its_time_runs_out_ends(
+    researcher, server, settings, django_capture_on_commit_callbacks
+) -> None:
+    # A failing endpoint once kept such a run pausing and resending for ever.
+    settings.INFERENCE_MAX_ATTEMPTS = 1
+    make_questions(3)
+    server.queue(*[Reply(status=503, error="down")] * 3)
+    run = start(researcher, server.base_url, concurrency=1)
+    with django_capture_on_commit_callbacks() as callbacks:
+        inference_run_execute(run_id=run.pk, time_budget=0)
+    run.refresh_from_db()
+    assert run.status == RunStatus.FAILED and not callbacks
+    assert run.error.startswith("3 questions got no answer")
+
+
+def test_a_continuation_does_not_resend_questions_that_failed(researcher, server) -> None:
+    ids = make_questions(3)
+    run = start(researcher, server.base_url)
+    InferenceResponse.objects.create(
+        run=run,
+        question_id=ids[0],
+        status=ResponseStatus.FAILED,
+        error="HTTP 503: down",
+        prompt_sha256="0",
+        attempts=6,
+    )
+    run = execute(run)
+    assert sorted(asked(server)) == ["1", "2"]
+    assert run.status == RunStatus.FAILED and run.error.startswith("1 questions got no answer")
+    # Resuming by hand is what sends it again.
+    run = execute(inference_run_resume(user=researcher, run_id=run.pk, enqueue=False))
+    assert run.status == RunStatus.DONE and sorted(asked(server)) == ["0", "1", "2"]
+
+
+def test_the_sweeper_sends_a_long_queued_run_again(
+    researcher, server, settings, django_capture_on_commit_callbacks
+) -> None:
+    make_questions(1)
+    forgotten = start(researcher, server.base_url)
+    waiting = start(researcher, server.base_url)
+    long_ago = timezone.now() - timedelta(seconds=settings.INFERENCE_QUEUED_RESEND_SECONDS + 5)
+    InferenceRun.objects.filter(pk=forgotten.pk).update(queued_at=long_ago)
+    with django_capture_on_commit_callbacks() as callbacks:
+        result = inference_run_sweep()
+    assert result.requeued == [forgotten.pk] and len(callbacks) == 1
+    assert InferenceRun.objects.get(pk=waiting.pk).status == RunStatus.QUEUED
+
+
+def test_inference_runs_are_routed_to_the_inference_queue() -> None:
+    from hctqa.celery import app
+    from leaderboard.tasks import run_inference
+
+    route = app.amqp.router.route({}, run_inference.name)
+    assert route["queue"].name == "inference"
 
 
 def test_a_run_has_one_executor_at_a_time(researcher, server) -> None:
