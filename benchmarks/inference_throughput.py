@@ -21,7 +21,7 @@ import time
 from _setup import REPO, setup
 
 GOAL = 0.9
-KEY_ENV = "HCTQA_BENCH_KEY"
+KEY_ENV = "HCTQA_BENCH_API_KEY"
 
 
 def _free_port() -> int:

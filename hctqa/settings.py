@@ -177,6 +177,11 @@ MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
 # Files that are never served (uploaded predictions).
 PRIVATE_FILES_ROOT = Path(env_str("PRIVATE_FILES_ROOT", str(VAR_DIR / "private")))
 
+# --- OpenAI-compatible endpoints (question generation, inference runs)
+# The environment variables a run may name as its API key (shell-style patterns). The worker
+# sends the value to the run's endpoint, so never allow the platform's own secrets.
+ENDPOINT_KEY_VARIABLES = env_list("ENDPOINT_KEY_VARIABLES", ["*_API_KEY"])
+
 # --- Verification of model-generated questions
 VERIFICATION_LEASE_SECONDS = env_int("VERIFICATION_LEASE_SECONDS", 300)
 # Share of what a verifier is served that is gold (verified human-written questions).

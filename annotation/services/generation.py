@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import base64
 import mimetypes
-import os
 import re
 from datetime import timedelta
 from typing import Any
@@ -37,7 +36,7 @@ from hctqa.core.generation import (
 )
 from hctqa.core.render import to_html
 from hctqa.core.tables import parse_table
-from hctqa.endpoints import endpoint_checked
+from hctqa.endpoints import api_key_read, endpoint_checked
 from hctqa.errors import ApplicationError, ConflictError
 
 MAX_TABLES_PER_RUN = 2000
@@ -271,12 +270,15 @@ def generation_run_execute(*, run_id: int) -> str:
     run = GenerationRun.objects.get(pk=run_id)
     if not started:
         return run.status
-    api_key = os.environ.get(run.api_key_env)
-    if not api_key:
+    try:
+        api_key = api_key_read(run.api_key_env)
+        if not api_key:
+            raise ApplicationError(
+                f"the environment variable {run.api_key_env} is not set on the worker"
+            )
+    except ApplicationError as exc:
         GenerationRun.objects.filter(pk=run_id).update(
-            status=RunStatus.FAILED,
-            error=f"the environment variable {run.api_key_env} is not set on the worker",
-            finished_at=timezone.now(),
+            status=RunStatus.FAILED, error=exc.message, finished_at=timezone.now()
         )
         return RunStatus.FAILED
     client = openai.OpenAI(

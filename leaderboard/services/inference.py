@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import time
 import uuid
 from collections import OrderedDict
@@ -49,7 +48,7 @@ from hctqa.core.prompts import (
     prompt_messages,
     prompt_sha256,
 )
-from hctqa.endpoints import endpoint_checked
+from hctqa.endpoints import api_key_read, endpoint_checked
 from hctqa.errors import ApplicationError, ConflictError
 from leaderboard import selectors
 from leaderboard.chat_client import ChatPool, ChatRequest, ChatResult, Endpoint, RetryPolicy
@@ -767,7 +766,10 @@ class _Execution:
     def execute(self) -> str:
         self.run = InferenceRun.objects.get(pk=self.run_id)
         run = self.run
-        api_key = os.environ.get(run.api_key_env, "")
+        try:
+            api_key = api_key_read(run.api_key_env)
+        except ApplicationError as exc:
+            return self.finish(RunStatus.FAILED, exc.message)
         if not api_key:
             return self.finish(
                 RunStatus.FAILED,

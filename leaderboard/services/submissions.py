@@ -103,6 +103,11 @@ def _validated_predictions(raw: bytes) -> dict[str, str]:
 
 
 def _check_metadata(data: SubmissionInput) -> None:
+    if data.parameters_billions is not None and not (0 < data.parameters_billions < 1_000_000):
+        raise ApplicationError(
+            "the parameter count is in billions, more than 0 (blank when unknown)",
+            field="parameters_billions",
+        )
     if data.weights == Weights.OPEN and data.parameters_billions is None:
         raise ApplicationError(
             "give the parameter count of an open-weights model", field="parameters_billions"

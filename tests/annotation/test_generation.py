@@ -58,8 +58,8 @@ def tables():
 
 @pytest.fixture
 def key(monkeypatch) -> str:
-    monkeypatch.setenv("FAKE_LLM_KEY", "sk-test")
-    return "FAKE_LLM_KEY"
+    monkeypatch.setenv("FAKE_LLM_API_KEY", "sk-test")
+    return "FAKE_LLM_API_KEY"
 
 
 def start(admin, server, tables, key, **extra) -> GenerationRun:
@@ -162,11 +162,11 @@ def test_a_server_error_is_retried_by_the_client(admin, server, tables, key) -> 
 
 
 def test_a_missing_key_variable_fails_the_run_clearly(admin, server, tables, monkeypatch) -> None:
-    monkeypatch.delenv("NOT_SET_ANYWHERE", raising=False)
-    run = start(admin, server, tables, "NOT_SET_ANYWHERE")
+    monkeypatch.delenv("NOT_SET_ANYWHERE_API_KEY", raising=False)
+    run = start(admin, server, tables, "NOT_SET_ANYWHERE_API_KEY")
     assert generation_run_execute(run_id=run.pk) == "failed"
     run.refresh_from_db()
-    assert "NOT_SET_ANYWHERE is not set" in run.error
+    assert "NOT_SET_ANYWHERE_API_KEY is not set" in run.error
     assert not server.requests
 
 
@@ -191,6 +191,7 @@ def test_vision_runs_send_the_table_image(admin, server, tables, key) -> None:
     ("changes", "field"),
     [
         ({"api_key_env": "sk-live-abc123"}, "api_key_env"),
+        ({"api_key_env": "SECRET_KEY"}, "api_key_env"),
         ({"base_url": "ftp://x"}, "base_url"),
         ({"table_ids": ["psa--0--missing"]}, "table_ids"),
         ({"table_ids": []}, "table_ids"),
@@ -202,7 +203,7 @@ def test_bad_input_is_refused_and_nothing_is_created(admin, tables, changes, fie
         "user": admin,
         "base_url": "http://127.0.0.1:9/v1",
         "model": "m",
-        "api_key_env": "KEY",
+        "api_key_env": "GEN_API_KEY",
         "table_ids": [tables[0].pk],
         **changes,
     }
@@ -218,7 +219,7 @@ def test_only_admins_generate(tables) -> None:
             user=UserFactory(role="annotator"),
             base_url="http://127.0.0.1:9/v1",
             model="m",
-            api_key_env="KEY",
+            api_key_env="GEN_API_KEY",
             table_ids=[tables[0].pk],
         )
 

@@ -231,7 +231,7 @@ def test_generation_pages_start_and_show_a_run(
             {
                 "base_url": "http://127.0.0.1:9/v1",
                 "model": "m",
-                "api_key_env": "KEY",
+                "api_key_env": "GEN_API_KEY",
                 "questions_per_table": "8",
                 "table_ids": table.pk,
             },
@@ -250,7 +250,7 @@ def test_generation_pages_start_and_show_a_run(
         {
             "base_url": "x",
             "model": "m",
-            "api_key_env": "KEY",
+            "api_key_env": "GEN_API_KEY",
             "questions_per_table": "8",
             "table_ids": "",
         },
@@ -267,7 +267,7 @@ def test_generation_api(client: Client, django_capture_on_commit_callbacks) -> N
             {
                 "base_url": "http://127.0.0.1:9/v1",
                 "model": "m",
-                "api_key_env": "K",
+                "api_key_env": "K_API_KEY",
                 "table_ids": [table.pk],
             },
             content_type="application/json",

@@ -11,7 +11,7 @@ from leaderboard.services import InferenceRunInput, inference_run_create
 from tests.factories import QuestionFactory, TableFactory
 from tests.fake_openai import Reply
 
-KEY_ENV = "HCTQA_TEST_INFERENCE_KEY"
+KEY_ENV = "HCTQA_TEST_INFERENCE_API_KEY"
 _NUMBER = re.compile(r"What is value number (\d+)\?")
 
 

@@ -222,7 +222,7 @@ def test_the_api_says_which_field_is_wrong(api: Client, change, field) -> None:
     data = {
         "model_name": "m",
         "base_url": "http://h/v1",
-        "api_key_env": "K",
+        "api_key_env": "K_API_KEY",
         "modality": "text",
         "table_format": "csv",
         "split": "test",
@@ -254,7 +254,7 @@ def test_the_api_refuses_people_who_cannot_start_runs(client: Client) -> None:
         {
             "model_name": "m",
             "base_url": "http://h/v1",
-            "api_key_env": "K",
+            "api_key_env": "K_API_KEY",
             "modality": "text",
             "table_format": "csv",
             "split": "test",

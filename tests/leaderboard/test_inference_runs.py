@@ -223,6 +223,17 @@ def test_a_missing_key_variable_fails_the_run_with_a_clear_error(
     assert not server.requests
 
 
+def test_a_variable_no_longer_allowed_is_not_read_when_the_run_executes(
+    researcher, server, settings
+) -> None:
+    make_questions(1)
+    run = start(researcher, server.base_url)
+    settings.ENDPOINT_KEY_VARIABLES = ["OPENAI_API_KEY"]
+    run = execute(run)
+    assert run.status == RunStatus.FAILED and "not a variable the platform sends" in run.error
+    assert not server.requests
+
+
 def test_a_second_identical_run_is_answered_from_the_cache(researcher, server) -> None:
     make_questions(5)
     first = execute(start(researcher, server.base_url))
@@ -509,7 +520,15 @@ def test_a_test_split_run_takes_one_daily_slot_for_itself_and_its_submission(
     ("change", "field", "message"),
     [
         ({"api_key_env": "sk-live-123"}, "api_key_env", "NAME of the environment variable"),
+        ({"api_key_env": "hf_AbCdEf123"}, "api_key_env", "NAME of the environment variable"),
+        # The worker would send these to an endpoint the requester chose.
+        ({"api_key_env": "SECRET_KEY"}, "api_key_env", "not a variable the platform sends"),
+        ({"api_key_env": "DATABASE_URL"}, "api_key_env", "allowed: *_API_KEY"),
         ({"base_url": "gpu-host:8000"}, "base_url", "http(s)://host"),
+        ({"base_url": "http://gpu:99999/v1"}, "base_url", "http(s)://host"),
+        ({"base_url": "http://[::1/v1"}, "base_url", "http(s)://host"),
+        ({"parameters_billions": 0}, "parameters_billions", "more than 0"),
+        ({"parameters_billions": -7}, "parameters_billions", "more than 0"),
         ({"model_name": "  "}, "model_name", "model's name"),
         ({"table_format": "image"}, "table_format", "cannot read the table as an image"),
         ({"modality": "vision"}, "table_format", "choose the image format"),
