@@ -5,6 +5,7 @@ slots, or not at all; a table whose replies stay malformed is reported, never ha
 from __future__ import annotations
 
 import base64
+import logging
 import mimetypes
 import re
 from datetime import timedelta
@@ -41,6 +42,8 @@ from hctqa.errors import ApplicationError, ConflictError
 
 MAX_TABLES_PER_RUN = 2000
 _OUTPUT_KEPT = 4000
+
+logger = logging.getLogger(__name__)
 
 
 def _require_admin(user: Any) -> None:
@@ -234,6 +237,7 @@ def _generate_for(client: Any, run: GenerationRun, item: GenerationItem) -> None
     error, output = "", ""
     for attempt in range(1, settings.GENERATION_MAX_ATTEMPTS + 1):
         GenerationItem.objects.filter(pk=item.pk).update(attempts=attempt)
+        GenerationRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now())
         try:
             reply = client.chat.completions.create(
                 model=run.model,
@@ -245,9 +249,11 @@ def _generate_for(client: Any, run: GenerationRun, item: GenerationItem) -> None
             error = f"the endpoint failed: {exc.__class__.__name__}: {exc}"
             continue
         choice = reply.choices[0] if reply.choices else None
-        output = ((choice.message.content if choice else "") or "")[:_OUTPUT_KEPT]
+        message = choice.message if choice is not None else None
+        text = (message.content if message is not None else "") or ""
+        output = text[:_OUTPUT_KEPT]  # kept for reading a failure; the whole reply is parsed
         try:
-            pairs = parse_generation(output, n=run.questions_per_table)
+            pairs = parse_generation(text, n=run.questions_per_table)
         except GenerationOutputError as exc:
             error = str(exc)
             if choice is not None and choice.finish_reason == "length":
@@ -290,7 +296,11 @@ def generation_run_execute(*, run_id: int) -> str:
     for item in run.items.filter(status="pending").select_related("table").order_by("pk"):
         if GenerationRun.objects.filter(pk=run_id, status=RunStatus.CANCELLED).exists():
             return RunStatus.CANCELLED
-        _generate_for(client, run, item)
+        try:
+            _generate_for(client, run, item)
+        except Exception as exc:  # noqa: BLE001 - one table's surprise must not stall the run
+            logger.exception("generation run %s: table %s failed", run_id, item.table_id)
+            _fail_item(item, f"internal error: {exc.__class__.__name__}: {exc}", "")
     GenerationRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
         status=RunStatus.DONE, finished_at=timezone.now()
     )

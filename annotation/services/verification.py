@@ -17,7 +17,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from annotation.models import (
@@ -78,47 +78,53 @@ def _take(slot_id: int, annotator: Any, now: datetime) -> bool:
     )
 
 
-def _gold_due(annotator: Any) -> bool:
-    """Serve gold when this annotator's share of gold is below the configured share."""
+def _gold_due() -> bool:
+    """A coin weighted to the configured gold share, tossed at every claim: a fixed rhythm
+    (every tenth item) would let a verifier count their way to the gold."""
     percent = settings.VERIFICATION_GOLD_PERCENT
-    if percent <= 0:
-        return False
-    mine = VerificationSlot.objects.filter(annotator=annotator, status=SlotStatus.DONE).aggregate(
-        total=Count("pk"), gold=Count("pk", filter=Q(kind=SlotKind.GOLD))
-    )
-    # The first gold comes after a few regular items, then keeps the share.
-    return (mine["gold"] + 1) * 100 <= percent * (mine["total"] + 1)
+    return percent > 0 and secrets.randbelow(100) < percent
+
+
+# A few random picks find a usable gold question; the release has few unparsable answers.
+_GOLD_PICKS = 5
 
 
 def _claim_gold(annotator: Any, now: datetime) -> VerificationSlot | None:
-    seen = list(
-        VerificationSlot.objects.filter(annotator=annotator, kind=SlotKind.GOLD).values_list(
-            "question_id", flat=True
-        )
+    seen = VerificationSlot.objects.filter(annotator=annotator, kind=SlotKind.GOLD).values(
+        "question_id"
     )
-    # Gold comes from outside the test split, so verifying never shows held-out answers.
+    # Gold comes from outside the test split, so verifying never shows held-out answers, and
+    # never from the verifier's own questions, which would test nothing.
     candidates = (
         Question.objects.filter(origin=QuestionOrigin.HUMAN, status=QuestionStatus.VERIFIED)
         .exclude(table__split=Split.TEST)
         .exclude(pk__in=seen)
+        .exclude(authoring__annotator=annotator)
+        .order_by("pk")
     )
     count = candidates.count()
     if not count:
         return None
-    # A random offset into a stable order: cheaper than ORDER BY random() on every claim.
-    question_id = candidates.order_by("pk").values_list("pk", flat=True)[secrets.randbelow(count)]
-    try:
-        with transaction.atomic():
-            return VerificationSlot.objects.create(
-                question_id=question_id,
-                kind=SlotKind.GOLD,
-                annotator=annotator,
-                status=SlotStatus.LEASED,
-                leased_at=now,
-                lease_expires_at=now + _lease(),
-            )
-    except IntegrityError:
-        return None
+    for _ in range(_GOLD_PICKS):
+        # A random offset into a stable order: cheaper than ORDER BY random() on every claim.
+        question_id, answer = candidates.values_list("pk", "gold_answer")[secrets.randbelow(count)]
+        try:
+            canonical_answer(answer)
+        except AnswerFormatError:
+            continue  # a gold answer the editor cannot even show as right: no fair test
+        try:
+            with transaction.atomic():
+                return VerificationSlot.objects.create(
+                    question_id=question_id,
+                    kind=SlotKind.GOLD,
+                    annotator=annotator,
+                    status=SlotStatus.LEASED,
+                    leased_at=now,
+                    lease_expires_at=now + _lease(),
+                )
+        except IntegrityError:
+            return None
+    return None
 
 
 def _claim_regular(
@@ -174,7 +180,7 @@ def verification_claim(
         ).update(lease_expires_at=now + _lease())
         held.refresh_from_db()
         return held
-    if _gold_due(annotator):
+    if _gold_due():
         gold = _claim_gold(annotator, now)
         if gold is not None:
             return gold

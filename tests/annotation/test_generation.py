@@ -117,6 +117,43 @@ def test_malformed_output_is_retried_then_saved(admin, server, tables, key) -> N
     assert (item.status, item.attempts, item.questions_created) == ("done", 3, 8)
 
 
+def test_a_long_valid_reply_is_parsed_whole(admin, server, tables, key) -> None:
+    # Long questions push a valid reply past what is kept for reading failures (4,000
+    # characters); it must still be parsed whole, not cut first.
+    long_reply = json.loads(valid_reply())
+    for pair in long_reply["questions"]:
+        pair["question"] = "In the table of regions and years, " * 20 + pair["question"]
+    server.queue(Reply(json.dumps(long_reply)))
+    run = start(admin, server, tables[:1], key)
+    generation_run_execute(run_id=run.pk)
+    item = GenerationItem.objects.get(run=run)
+    assert len(json.dumps(long_reply)) > 4000
+    assert (item.status, item.attempts, item.questions_created) == ("done", 1, 8)
+
+
+def test_a_surprise_on_one_table_fails_that_table_and_the_run_goes_on(
+    admin, server, tables, key, monkeypatch
+) -> None:
+    from annotation.services import generation
+
+    real = generation._generate_for
+    calls = []
+
+    def flaky(client, run, item):
+        calls.append(item.table_id)
+        if len(calls) == 1:
+            raise ValueError("the reply was not JSON at all")
+        return real(client, run, item)
+
+    monkeypatch.setattr(generation, "_generate_for", flaky)
+    run = start(admin, server, tables, key)
+    assert generation_run_execute(run_id=run.pk) == "done"
+    run.refresh_from_db()
+    assert (run.tables_done, run.tables_failed) == (1, 1)
+    failed = GenerationItem.objects.get(run=run, status="failed")
+    assert "internal error: ValueError: the reply was not JSON at all" in failed.error
+
+
 def test_truncated_output_is_reported_and_nothing_is_half_saved(admin, server, tables, key) -> None:
     cut = valid_reply()[:300]
     server.queue(*[Reply(cut, finish_reason="length")] * 3)

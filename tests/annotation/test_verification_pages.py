@@ -143,6 +143,8 @@ def test_gold_slots_look_like_the_others(client: Client, annotator, settings) ->
     assert "A control question?" in gold_page
     assert "gold" not in gold_page.lower().replace("gold answer", "")
     assert "--M" not in gold_page
+    # The table page lists each question's origin: no link to it from the verify page.
+    assert "/tables/" not in gold_page
 
 
 def test_researchers_cannot_verify(client: Client) -> None:
