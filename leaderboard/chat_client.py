@@ -28,7 +28,7 @@ import threading
 import time
 import urllib.request
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
 from urllib.parse import urlsplit
@@ -133,6 +133,13 @@ def _error_text(reply: Reply) -> str:
 # --- Transports: one POST, its status, headers and body --------------------------------
 
 
+# Connection failures in a row (at least twice the requests in flight) that stop a run.
+UNREACHABLE_AFTER = 12
+# Connecting is quick or not happening: a host that drops packets fails in this many seconds,
+# not in the full request timeout.
+CONNECT_TIMEOUT = 10.0
+
+
 class TransportTimeout(Exception):
     """No reply within the timeout."""
 
@@ -202,6 +209,14 @@ class _StdlibTransport:
         for fresh_try in (False, True):
             conn = self._connection()
             reused = self._local.used
+            if conn.sock is None:
+                try:
+                    conn.timeout = min(self._timeout, CONNECT_TIMEOUT)
+                    conn.connect()
+                    conn.sock.settimeout(self._timeout)
+                except OSError as exc:  # refused, no route, or no answer within the timeout
+                    self._drop()
+                    raise TransportError(str(exc) or type(exc).__name__) from None
             try:
                 conn.request("POST", self._path, body=body, headers=self._headers)
                 response = conn.getresponse()
@@ -236,7 +251,7 @@ class _HttpxTransport:
     def __init__(self, url: str, headers: dict[str, str], timeout: float, size: int) -> None:
         self._url = url
         self._client = httpx2.Client(
-            timeout=httpx2.Timeout(timeout, connect=min(timeout, 10)),
+            timeout=httpx2.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT)),
             limits=httpx2.Limits(max_connections=size, max_keepalive_connections=size),
             headers=headers,
         )
@@ -310,6 +325,10 @@ class ChatPool:
         self._results: queue.SimpleQueue[ChatResult] = queue.SimpleQueue()
         self._stop = threading.Event()
         self._halt = threading.Event()  # a fatal reply came: send nothing more
+        # Connection failures in a row across all threads, with no reply in between.
+        self._unreachable = 0
+        self._unreachable_lock = threading.Lock()
+        self.unreachable_limit = max(UNREACHABLE_AFTER, 2 * concurrency)
         self._threads = [
             threading.Thread(target=self._work, name=f"inference-http-{i}", daemon=True)
             for i in range(concurrency)
@@ -360,6 +379,10 @@ class ChatPool:
                 )
             if result is not None and result.outcome == "fatal":
                 self._halt.set()
+            key = self.endpoint.api_key
+            if result is not None and len(key) >= 4 and key in result.error:
+                # Error text is stored and shown; a proxy that echoes headers must not leak it.
+                result = replace(result, error=result.error.replace(key, "***"))
             if result is not None and not self._stop.is_set():
                 self._results.put(result)
 
@@ -380,7 +403,21 @@ class ChatPool:
                 error = f"no reply within {policy.timeout_seconds:g} s"
             except TransportError as exc:
                 error = f"could not reach the endpoint: {exc}"
+                with self._unreachable_lock:
+                    self._unreachable += 1
+                    down = self._unreachable >= self.unreachable_limit
+                if down:
+                    # A host that is down fails every question the same way: stop the run
+                    # instead of spending every question's retries on it.
+                    return ChatResult(
+                        key=request.key,
+                        outcome="fatal",
+                        error=f"could not reach it {self.unreachable_limit} times in a row ({exc})",
+                        attempts=attempt,
+                    )
             else:
+                with self._unreachable_lock:
+                    self._unreachable = 0
                 status = response.status
                 if status == 200:
                     try:

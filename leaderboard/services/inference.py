@@ -801,6 +801,12 @@ class _Execution:
         if self.buffer or any(self.delta.values()):
             self.flush()
         if outcome == "fatal":
+            if self.fatal.startswith("could not reach"):
+                return self.finish(
+                    RunStatus.FAILED,
+                    f"the endpoint is unreachable: {self.fatal}. Check that the server is up "
+                    "and the base URL, then resume the run",
+                )
             return self.finish(
                 RunStatus.FAILED,
                 f"the endpoint refused the run: {self.fatal}. Check the base URL, the model "

@@ -70,3 +70,23 @@ def test_stopping_abandons_requests_in_flight_without_sending_them_again() -> No
         time.sleep(0.5)
         assert pool.get(timeout=0) is None  # nothing reported after the stop
         assert len(server.requests) == 2  # the third was never sent, none was sent again
+
+
+def test_the_key_never_appears_in_a_stored_error() -> None:
+    # A proxy that echoes the request's headers back in its error page.
+    def echo(body: dict) -> Reply:
+        return Reply(status=400, error="bad request; you sent Authorization: Bearer sk-SECRET-99")
+
+    with FakeOpenAI(echo) as server:
+        secret = Endpoint(
+            base_url=server.base_url,
+            api_key="sk-SECRET-99",
+            model="m",
+            temperature=0,
+            max_tokens=8,
+        )
+        with ChatPool(secret, concurrency=1, policy=RetryPolicy(max_attempts=1)) as pool:
+            pool.submit(ChatRequest("a", [{"role": "user", "content": "?"}]))
+            [result] = collect(pool, 1)
+    assert result.outcome == "rejected"
+    assert "sk-SECRET-99" not in result.error and "Bearer ***" in result.error

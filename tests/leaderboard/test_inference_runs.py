@@ -164,6 +164,18 @@ def test_a_server_that_is_down_counts_as_a_failure_to_retry(researcher, settings
     assert "could not reach the endpoint" in InferenceResponse.objects.get(run=run).error
 
 
+def test_a_host_that_is_down_stops_the_run_instead_of_trying_every_question(
+    researcher, settings
+) -> None:
+    settings.INFERENCE_RETRY_BASE_MS = 1
+    make_questions(40)
+    run = execute(start(researcher, "http://127.0.0.1:9/v1", concurrency=2))
+    assert run.status == RunStatus.FAILED
+    assert run.error.startswith("the endpoint is unreachable: could not reach it 12 times")
+    # Stopped early: most questions were never tried, and resuming later tries them.
+    assert InferenceResponse.objects.filter(run=run).count() < 10
+
+
 def test_an_endpoint_behind_a_proxy_is_reached_through_it(researcher, server, monkeypatch) -> None:
     for name in ("NO_PROXY", "no_proxy"):
         monkeypatch.delenv(name, raising=False)
