@@ -933,6 +933,11 @@ class _Execution:
             run=run, status=ResponseStatus.ANSWERED, question__in=questions
         )
         rows = list(answers.values_list("question_id", "response", "question__table_id"))
+        sent = sorted(
+            InferenceResponse.objects.filter(run=run, question__in=questions).values_list(
+                "question_id", "prompt_sha256", "from_cache"
+            )
+        )
         if not rows:
             rejected = InferenceResponse.objects.filter(run=run).exclude(error="").first()
             return self.finish(
@@ -947,6 +952,11 @@ class _Execution:
             "questions": len(asked),
             "questions_sha256": hashlib.sha256("\n".join(asked).encode()).hexdigest(),
             "answered": len(rows),
+            # What was asked, exactly: one line per question, its id and its prompt's SHA-256.
+            "prompts_sha256": hashlib.sha256(
+                "\n".join(f"{qid} {digest}" for qid, digest, _ in sent).encode()
+            ).hexdigest(),
+            "answered_from_cache": sum(1 for *_, cached in sent if cached),
             "completed_at": timezone.now().isoformat(),
         }
         data = _submission_input(run)

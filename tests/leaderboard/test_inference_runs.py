@@ -4,6 +4,7 @@ failures, the cache, cancelling, resuming, and the submission a finished run bec
 from __future__ import annotations
 
 import base64
+import hashlib
 import io
 import re
 import time
@@ -113,6 +114,17 @@ def test_a_run_answers_every_question_and_becomes_a_scored_submission(
     assert len(config["prompt_format_sha256"]) == 64 and "platform_commit" in config
     assert config["temperature"] == 0 and config["max_tokens"] == 128
     assert config["api_key_env"] == KEY_ENV and "sk-test" not in str(config)
+    # The exact prompts sent, provable from the requests the server saw.
+    from hctqa.core.prompts import prompt_sha256
+
+    by_text = dict(Question.objects.values_list("text", "id"))
+    seen = sorted(
+        (by_text[f"What is value number {n}?"], prompt_sha256(b["messages"]))
+        for n, b in zip(asked(server), server.requests, strict=True)
+    )
+    lines = "\n".join(f"{qid} {digest}" for qid, digest in seen)
+    assert config["prompts_sha256"] == hashlib.sha256(lines.encode()).hexdigest()
+    assert config["answered_from_cache"] == 0
 
 
 def test_429_then_500_then_success_saves_one_answer_after_three_attempts(
