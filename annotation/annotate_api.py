@@ -360,15 +360,40 @@ class AgreementApi(APIView):
                     for d in view.open_disagreements
                 ],
                 "resolved": view.resolved,
+                "time_spent": [t.__dict__ for t in selectors.time_spent()],
             }
         )
 
 
 class ResolveApi(APIView):
+    """GET: each coder's saved table properties for the table, the majority and the
+    resolution if there is one. POST: resolve (adjudicators)."""
+
     permission_classes = [IsAuthenticated]
 
     class Input(serializers.Serializer):
         properties = serializers.DictField()
+
+    @extend_schema(responses={200: dict})
+    def get(self, request: Request, table_id: str) -> Response:
+        if not request.user.has_perm("annotation.adjudicate_question"):
+            raise PermissionDenied("resolving disagreements is for adjudicators")
+        work = selectors.resolution_work(table_id=table_id)
+        resolution = work.resolution
+        return Response(
+            {
+                "table": table_id,
+                "by_coder": work.by_coder,
+                "majority": work.majority,
+                "resolution": None
+                if resolution is None
+                else {
+                    "properties": resolution.properties,
+                    "version": resolution.version,
+                    "saved_at": resolution.saved_at,
+                },
+            }
+        )
 
     @extend_schema(request=Input, responses={200: dict})
     def post(self, request: Request, table_id: str) -> Response:

@@ -271,7 +271,11 @@ def agreement(request: HttpRequest) -> HttpResponse:
         else f"{taxonomy.TABLE_PROPERTIES.get(p.parent).label}: {p.label}"
         for p in taxonomy.TABLE_PROPERTIES.properties
     }
-    return render(request, "annotation/annotate/agreement.html", {"view": view, "labels": labels})
+    return render(
+        request,
+        "annotation/annotate/agreement.html",
+        {"view": view, "labels": labels, "time_spent": selectors.time_spent()},
+    )
 
 
 @login_required

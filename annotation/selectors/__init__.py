@@ -10,6 +10,7 @@ from annotation.selectors.annotating import (
     QuestionProgress,
     QuestionWork,
     ResolutionWork,
+    TimeSpent,
     agreement_overview,
     property_progress,
     property_queue_next,
@@ -19,6 +20,7 @@ from annotation.selectors.annotating import (
     question_queue_next,
     question_work,
     resolution_work,
+    time_spent,
 )
 from annotation.selectors.dataset import (
     DatasetOverview,
@@ -76,6 +78,7 @@ __all__ = [
     "QuestionProgress",
     "QuestionWork",
     "ResolutionWork",
+    "TimeSpent",
     "TableFilters",
     "VerifierProgress",
     "adjudication_item",
@@ -100,6 +103,7 @@ __all__ = [
     "question_queue_next",
     "question_work",
     "resolution_work",
+    "time_spent",
     "slot_payload",
     "table_get",
     "table_list",

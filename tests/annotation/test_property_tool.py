@@ -267,6 +267,38 @@ def test_agreement_lists_disagreements_until_resolved(annotator) -> None:
         services.table_properties_resolve(adjudicator=annotator, table=table, properties=NESTED)
 
 
+def test_time_spent_is_reported_per_annotator(client: Client, annotator) -> None:
+    save(annotator, TableFactory(id="psa--1--1"), elapsed_ms=60_000)
+    save(annotator, TableFactory(id="psa--1--2"), elapsed_ms=120_000)
+    save(annotator, TableFactory(id="psa--1--3"), elapsed_ms=100_000)
+    [row] = selectors.time_spent()
+    assert (row.annotator, row.tables, row.median_seconds_per_table) == ("ann", 3, 100)
+    assert row.questions == 0 and row.median_seconds_per_question is None
+    client.force_login(UserFactory(role="adjudicator"))
+    page = client.get("/annotate/agreement/").content.decode()
+    assert "Time spent" in page and "100 s" in page
+    api = client.get("/api/annotate/agreement/").json()
+    assert api["time_spent"][0]["median_seconds_per_table"] == 100
+
+
+def test_resolution_through_the_api(client: Client, annotator) -> None:
+    table = TableFactory(id="psa--1--1")
+    save(annotator, table, properties={**NESTED, "row_group_label": True})
+    url = "/api/annotate/agreement/psa--1--1/resolve/"
+    client.force_login(annotator)
+    assert client.get(url).status_code == 403
+    client.force_login(UserFactory(role="adjudicator"))
+    work = client.get(url).json()
+    assert work["by_coder"]["ann"]["row_group_label"] is True and work["resolution"] is None
+    contradictory = client.post(
+        url, {"properties": {"multi_level_column": True}}, content_type="application/json"
+    )
+    assert contradictory.status_code == 400
+    done = client.post(url, {"properties": NESTED}, content_type="application/json")
+    assert done.status_code == 200 and done.json()["properties"]["multi_level_column"] is True
+    assert client.get(url).json()["resolution"]["properties"]["row_group_label"] is False
+
+
 # --- Pages and API -------------------------------------------------------------------------
 
 
