@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -329,6 +331,9 @@ class VerificationSlot(models.Model):
     question = models.ForeignKey(
         Question, on_delete=models.CASCADE, related_name="verification_slots"
     )
+    # What verifiers see in URLs and the API. Gold slots are made at claim time, so their
+    # primary keys are the newest: a verifier must not be able to tell them by the number.
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     kind = models.CharField(max_length=8, choices=SlotKind.choices, default=SlotKind.REGULAR)
     slot_number = models.PositiveSmallIntegerField(null=True, blank=True)
     annotator = models.ForeignKey(

@@ -3,6 +3,7 @@ the dashboard; question-generation runs. The verification page's script uses it 
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from drf_spectacular.utils import extend_schema
@@ -56,9 +57,11 @@ class VerifyRenewApi(APIView):
     permission_classes = [IsAuthenticated]
 
     @extend_schema(request=None, responses={200: dict, 409: dict})
-    def post(self, request: Request, slot_id: int) -> Response:
-        expires = services.verification_renew(annotator=request.user, slot_id=slot_id)
-        return Response({"slot": slot_id, "lease_expires_at": expires})
+    def post(self, request: Request, slot_id: uuid.UUID) -> Response:
+        expires = services.verification_renew(
+            annotator=request.user, slot_id=selectors.verification_slot_pk(public_id=slot_id)
+        )
+        return Response({"slot": str(slot_id), "lease_expires_at": expires})
 
 
 class VerdictInput(serializers.Serializer):
@@ -75,21 +78,21 @@ class VerifySubmitApi(APIView):
     permission_classes = [IsAuthenticated]
 
     @extend_schema(request=VerdictInput, responses={200: dict, 400: dict, 409: dict})
-    def post(self, request: Request, slot_id: int) -> Response:
+    def post(self, request: Request, slot_id: uuid.UUID) -> Response:
         data = VerdictInput(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
         elapsed = values.pop("elapsed_ms")
         result = services.verification_submit(
             annotator=request.user,
-            slot_id=slot_id,
+            slot_id=selectors.verification_slot_pk(public_id=slot_id),
             verdict=services.Verdict(**values),
             elapsed_ms=elapsed,
         )
         following = None if result.removed_from_pool else claim_payload(request)
         return Response(
             {
-                "slot": slot_id,
+                "slot": str(slot_id),
                 "saved": True,
                 "removed_from_pool": result.removed_from_pool,
                 "next": following,
@@ -101,9 +104,9 @@ class VerifyReleaseApi(APIView):
     permission_classes = [IsAuthenticated]
 
     @extend_schema(request=None, responses={200: dict})
-    def post(self, request: Request, slot_id: int) -> Response:
-        release_and_skip(request, slot_id)
-        return Response({"slot": slot_id, "next": claim_payload(request)})
+    def post(self, request: Request, slot_id: uuid.UUID) -> Response:
+        release_and_skip(request, selectors.verification_slot_pk(public_id=slot_id))
+        return Response({"slot": str(slot_id), "next": claim_payload(request)})
 
 
 class AdjudicationListApi(APIView):

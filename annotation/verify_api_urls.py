@@ -4,9 +4,11 @@ from annotation import verify_api as api
 
 urlpatterns = [
     path("claim/", api.VerifyClaimApi.as_view(), name="api-verify-claim"),
-    path("slots/<int:slot_id>/renew/", api.VerifyRenewApi.as_view(), name="api-verify-renew"),
-    path("slots/<int:slot_id>/submit/", api.VerifySubmitApi.as_view(), name="api-verify-submit"),
-    path("slots/<int:slot_id>/release/", api.VerifyReleaseApi.as_view(), name="api-verify-release"),
+    path("slots/<uuid:slot_id>/renew/", api.VerifyRenewApi.as_view(), name="api-verify-renew"),
+    path("slots/<uuid:slot_id>/submit/", api.VerifySubmitApi.as_view(), name="api-verify-submit"),
+    path(
+        "slots/<uuid:slot_id>/release/", api.VerifyReleaseApi.as_view(), name="api-verify-release"
+    ),
     path("adjudication/", api.AdjudicationListApi.as_view(), name="api-verify-adjudication"),
     path(
         "adjudication/<str:question_id>/decide/",

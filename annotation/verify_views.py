@@ -4,6 +4,7 @@ post, without JavaScript."""
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from django.contrib import messages
@@ -38,7 +39,7 @@ def verify_next(request: HttpRequest) -> HttpResponse:
     if slot is None:
         messages.success(request, "There is nothing left to verify right now. Thank you!")
         return redirect("annotate:hub")
-    return redirect("annotate:verify", slot_id=slot.pk)
+    return redirect("annotate:verify", slot_id=slot.public_id)
 
 
 def _verdict_from(post: Any) -> services.Verdict:
@@ -59,8 +60,9 @@ def _elapsed_ms(raw: str | None) -> int:
 
 
 @login_required
-def verify(request: HttpRequest, slot_id: int) -> HttpResponse:
+def verify(request: HttpRequest, slot_id: uuid.UUID) -> HttpResponse:
     _require(request, "annotation.verify_question", "only annotators verify questions")
+    public_id, slot_id = slot_id, selectors.verification_slot_pk(public_id=slot_id)
     status = 200
     form: dict[str, str] = {}
     if request.method == "POST":
@@ -103,10 +105,10 @@ def verify(request: HttpRequest, slot_id: int) -> HttpResponse:
         "ratings": Rating.choices,
         "progress": selectors.verifier_progress(annotator=request.user),
         "state": {
-            "slot": slot.pk,
+            "slot": str(public_id),
             "user": request.user.get_username(),
             "lease_expires_at": slot.lease_expires_at.isoformat(),
-            "api": f"/api/verify/slots/{slot.pk}/",
+            "api": f"/api/verify/slots/{public_id}/",
         },
     }
     return render(request, "annotation/verify/verify.html", context, status=status)
@@ -114,8 +116,8 @@ def verify(request: HttpRequest, slot_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def verify_skip(request: HttpRequest, slot_id: int) -> HttpResponse:
-    release_and_skip(request, slot_id)
+def verify_skip(request: HttpRequest, slot_id: uuid.UUID) -> HttpResponse:
+    release_and_skip(request, selectors.verification_slot_pk(public_id=slot_id))
     return redirect("annotate:verify_next")
 
 

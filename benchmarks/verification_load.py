@@ -187,9 +187,9 @@ def main() -> None:
         .count()
     )
     done = {
-        (pk, user, rating)
-        for pk, user, rating in VerificationSlot.objects.filter(status="done").values_list(
-            "pk", "annotator__username", "rating"
+        (str(public_id), user, rating)
+        for public_id, user, rating in VerificationSlot.objects.filter(status="done").values_list(
+            "public_id", "annotator__username", "rating"
         )
     }
     lost = [a for a in accepted if a not in done]
@@ -222,7 +222,7 @@ def main() -> None:
 def run_load(base: str, tokens: list[str]):
     claims: list[float] = []
     submits: list[float] = []
-    accepted: list[tuple[int, str, str]] = []
+    accepted: list[tuple[str, str, str]] = []
     conflicts = [0]
     lock = threading.Lock()
     start = threading.Barrier(len(tokens))

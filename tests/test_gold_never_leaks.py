@@ -99,7 +99,10 @@ def crawl(mine: int, theirs: int, runs: tuple[int, int] = (1, 2)) -> dict[str, l
         "api-annotate-question-work": [f"/api/annotate/questions/{T}/"],
         "api-annotate-agreement": ["/api/annotate/agreement/"],
         "annotate:verify_next": ["/annotate/verify/"],
-        "annotate:verify": ["/annotate/verify/1/", "/annotate/verify/2/"],
+        "annotate:verify": [
+            "/annotate/verify/00000000-0000-4000-8000-000000000001/",
+            "/annotate/verify/00000000-0000-4000-8000-000000000002/",
+        ],
         "annotate:adjudication": ["/annotate/adjudication/"],
         "annotate:adjudicate": [f"/annotate/adjudication/{Q}/"],
         "annotate:verification_dashboard": ["/annotate/verification/"],

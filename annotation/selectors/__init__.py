@@ -58,6 +58,7 @@ from annotation.selectors.verification import (
     tables_without_generated_questions,
     verification_dashboard,
     verification_slot_held,
+    verification_slot_pk,
     verifier_progress,
 )
 
@@ -112,5 +113,6 @@ __all__ = [
     "tables_without_generated_questions",
     "verification_dashboard",
     "verification_slot_held",
+    "verification_slot_pk",
     "verifier_progress",
 ]

@@ -3,6 +3,7 @@ adjudication queue, and the dashboard admins watch the workflow on."""
 
 from __future__ import annotations
 
+import uuid
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -11,6 +12,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Exists, OuterRef, Q, Sum
+from django.http import Http404
 from django.utils import timezone
 
 from annotation.models import (
@@ -52,6 +54,14 @@ def verifier_progress(*, annotator: Any) -> VerifierProgress:
     return VerifierProgress(mine["today"], mine["total"], open_slots)
 
 
+def verification_slot_pk(*, public_id: uuid.UUID) -> int:
+    """The slot behind a public id (404 when there is none)."""
+    pk = VerificationSlot.objects.filter(public_id=public_id).values_list("pk", flat=True).first()
+    if pk is None:
+        raise Http404("no such verification slot")
+    return pk
+
+
 def verification_slot_held(*, annotator: Any, slot_id: int) -> VerificationSlot | None:
     """The slot if this annotator holds its lease now, with its question and table."""
     return (
@@ -66,12 +76,12 @@ def slot_payload(slot: VerificationSlot) -> dict[str, Any]:
     even the question id, whose --M/--A suffix would)."""
     question = slot.question
     return {
-        "slot": slot.pk,
+        "slot": str(slot.public_id),
         "table_id": question.table_id,
         "question": question.text,
         "proposed_answer": question.gold_answer,
         "lease_expires_at": slot.lease_expires_at,
-        "url": f"/annotate/verify/{slot.pk}/",
+        "url": f"/annotate/verify/{slot.public_id}/",
     }
 
 

@@ -274,7 +274,7 @@ def serve_gold(settings) -> None:
 
 def test_gold_is_mixed_in_at_the_configured_share(settings, gold_questions) -> None:
     settings.VERIFICATION_GOLD_PERCENT = 25
-    for _ in range(6):
+    for _ in range(8):  # enough that the regular stream never runs dry
         ModelQuestionFactory()
     (a,) = annotators(1)
     kinds = []

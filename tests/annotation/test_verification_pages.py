@@ -37,7 +37,8 @@ def test_the_plain_form_verifies_and_moves_on(client: Client, annotator) -> None
     body = page.content.decode()
     assert page.status_code == 200
     assert first.text in body and "{10}" in body and 'name="rating"' in body
-    slot_id = int(re.search(r"/annotate/verify/(\d+)/", response.url).group(1))
+    public_id = re.search(r"/annotate/verify/([0-9a-f-]{36})/", response.url).group(1)
+    slot_id = VerificationSlot.objects.get(public_id=public_id).pk
     posted = client.post(
         response.url,
         {
@@ -54,7 +55,7 @@ def test_the_plain_form_verifies_and_moves_on(client: Client, annotator) -> None
     following = client.get("/annotate/verify/")
     assert (
         VerificationSlot.objects.get(
-            pk=int(re.search(r"(\d+)/$", following.url).group(1))
+            public_id=re.search(r"([0-9a-f-]{36})/$", following.url).group(1)
         ).question_id
         == second.pk
     )
@@ -75,7 +76,7 @@ def test_a_lost_lease_sends_the_annotator_to_the_next_question(client: Client, a
     question = ModelQuestionFactory()
     other = UserFactory(role="annotator")
     slot = verification_claim(annotator=other)
-    response = client.get(f"/annotate/verify/{slot.pk}/", follow=True)
+    response = client.get(f"/annotate/verify/{slot.public_id}/", follow=True)
     assert "no longer yours" in response.content.decode()
     assert question.pk  # the annotator was given the question's other slot instead
     assert VerificationSlot.objects.filter(annotator=annotator, status="leased").count() == 1
@@ -84,11 +85,11 @@ def test_a_lost_lease_sends_the_annotator_to_the_next_question(client: Client, a
 def test_skipping_releases_and_serves_another_question(client: Client, annotator) -> None:
     ModelQuestionFactory(), ModelQuestionFactory()
     url = client.get("/annotate/verify/").url
-    first = VerificationSlot.objects.get(pk=int(url.rstrip("/").split("/")[-1]))
+    first = VerificationSlot.objects.get(public_id=url.rstrip("/").split("/")[-1])
     response = client.post(f"{url}skip/")
     assert response.status_code == 302
     nxt = client.get("/annotate/verify/").url
-    second = VerificationSlot.objects.get(pk=int(nxt.rstrip("/").split("/")[-1]))
+    second = VerificationSlot.objects.get(public_id=nxt.rstrip("/").split("/")[-1])
     assert second.question_id != first.question_id
     first.refresh_from_db()
     assert first.status == "open"
@@ -143,6 +144,11 @@ def test_gold_slots_look_like_the_others(client: Client, annotator, settings) ->
     assert "A control question?" in gold_page
     assert "gold" not in gold_page.lower().replace("gold answer", "")
     assert "--M" not in gold_page
+    # Gold slots are made at claim time: the id verifiers see must not show it by its size.
+    assert re.fullmatch(r"[0-9a-f-]{36}", gold["slot"]) and str(gold["slot"]) not in {
+        str(pk) for pk in VerificationSlot.objects.values_list("pk", flat=True)
+    }
+    assert client.get("/annotate/verify/00000000-0000-4000-8000-000000000000/").status_code == 404
     # The table page lists each question's origin: no link to it from the verify page.
     assert "/tables/" not in gold_page
 

@@ -29,7 +29,7 @@ def test_verifying_with_the_keyboard_then_adjudicating(live_server, page: Page, 
     # The first verifier agrees with everything: g, y, Enter.
     log_in(page, live_server.url, "first")
     page.goto(f"{live_server.url}/annotate/verify/")
-    expect(page).to_have_url(re.compile(r"/annotate/verify/\d+/$"))
+    expect(page).to_have_url(re.compile(r"/annotate/verify/[0-9a-f-]{36}/$"))
     expect(page.locator("#question-text")).to_have_text(question.text)
     expect(page.locator("#proposed-answer")).to_have_text("{7}")
     expect(page.locator("#rewrite-field")).to_be_hidden()
