@@ -28,6 +28,7 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import DatabaseError, transaction
@@ -502,6 +503,13 @@ def inference_run_execute(
             status=RunStatus.QUEUED, lease="", queued_at=timezone.now()
         )
         raise
+    except SoftTimeLimitExceeded:
+        # The task's time ran out before its slice did (a short CELERY_TASK_SOFT_TIME_LIMIT):
+        # keep what arrived and go on in a new task, as at the end of a slice.
+        execution.salvage()
+        execution.finish(RunStatus.QUEUED, queued_at=timezone.now())
+        _enqueue(run_id)
+        return "paused"
     except KeyboardInterrupt:
         execution.salvage()
         execution.finish(

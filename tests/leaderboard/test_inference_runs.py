@@ -363,6 +363,29 @@ def test_a_run_pauses_at_its_time_budget_and_continues(
     assert len(server.requests) == n  # nothing asked twice
 
 
+def test_a_task_time_limit_pauses_the_run_instead_of_failing_it(
+    researcher, server, monkeypatch, django_capture_on_commit_callbacks
+) -> None:
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    from leaderboard.services import inference
+
+    make_questions(3)
+    run = start(researcher, server.base_url)
+
+    def out_of_time(self, pool, prompts, pending):
+        raise SoftTimeLimitExceeded()
+
+    real_loop = inference._Execution._loop
+    monkeypatch.setattr(inference._Execution, "_loop", out_of_time)
+    with django_capture_on_commit_callbacks() as callbacks:
+        assert inference_run_execute(run_id=run.pk) == "paused"
+    run.refresh_from_db()
+    assert run.status == RunStatus.QUEUED and run.error == "" and len(callbacks) == 1
+    monkeypatch.setattr(inference._Execution, "_loop", real_loop)
+    assert execute(run).status == RunStatus.DONE
+
+
 def test_a_run_whose_questions_all_settle_as_its_time_runs_out_ends(
     researcher, server, settings, django_capture_on_commit_callbacks
 ) -> None:
