@@ -151,6 +151,26 @@ class SubmissionRescoreApi(APIView):
         return Response(SubmissionOutput(submission, context={"request": request}).data, status=202)
 
 
+class SubmissionVisibilityApi(APIView):
+    """Put a submission on the board (public) or take it off (private); owners and admins."""
+
+    permission_classes = [IsAuthenticated]
+
+    class Input(serializers.Serializer):
+        visibility = serializers.ChoiceField(choices=Visibility.choices)
+
+    @extend_schema(request=Input, responses=SubmissionOutput)
+    def post(self, request: Request, pk: int) -> Response:
+        data = self.Input(data=request.data)
+        data.is_valid(raise_exception=True)
+        submission = selectors.submission_for_viewer(submission_id=pk, user=request.user)
+        services.submission_visibility_set(
+            submission=submission, user=request.user, visibility=data.validated_data["visibility"]
+        )
+        submission.refresh_from_db()
+        return Response(SubmissionOutput(submission, context={"request": request}).data)
+
+
 class SubmissionDeleteApi(APIView):
     permission_classes = [IsAuthenticated]
 

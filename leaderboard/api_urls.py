@@ -13,6 +13,11 @@ urlpatterns = [
         name="api-submission-rescore",
     ),
     path(
+        "submissions/<int:pk>/visibility/",
+        api.SubmissionVisibilityApi.as_view(),
+        name="api-submission-visibility",
+    ),
+    path(
         "submissions/<int:pk>/delete/",
         api.SubmissionDeleteApi.as_view(),
         name="api-submission-delete",

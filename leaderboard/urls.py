@@ -12,6 +12,11 @@ urlpatterns = [
     path("submissions/", views.my_submissions, name="my_submissions"),
     path("submissions/<int:pk>/", views.submission_detail, name="submission_detail"),
     path("submissions/<int:pk>/rescore/", views.submission_rescore, name="submission_rescore"),
+    path(
+        "submissions/<int:pk>/visibility/",
+        views.submission_visibility,
+        name="submission_visibility",
+    ),
     path("submissions/<int:pk>/delete/", views.submission_delete, name="submission_delete"),
     path(
         "submissions/<int:pk>/results.<str:fmt>",

@@ -122,6 +122,27 @@ def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 @require_POST
+def submission_visibility(request: HttpRequest, pk: int) -> HttpResponse:
+    submission = selectors.submission_for_viewer(submission_id=pk, user=request.user)
+    visibility = request.POST.get("visibility", "")
+    try:
+        services.submission_visibility_set(
+            submission=submission, user=request.user, visibility=visibility
+        )
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(
+            request,
+            "Public: it is on the board."
+            if visibility == "public"
+            else "Private: only you see it; it is off the board.",
+        )
+    return redirect(submission)
+
+
+@login_required
+@require_POST
 def submission_rescore(request: HttpRequest, pk: int) -> HttpResponse:
     submission = selectors.submission_for_viewer(submission_id=pk, user=request.user)
     try:

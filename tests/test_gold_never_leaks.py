@@ -126,6 +126,8 @@ NO_GOLD_POSSIBLE = {
     "api-token",
     "leaderboard:submission_rescore",
     "leaderboard:submission_delete",
+    "leaderboard:submission_visibility",
+    "api-submission-visibility",
     "api-submission-create",
     "api-submission-rescore",
     "api-submission-delete",

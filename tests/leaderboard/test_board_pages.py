@@ -165,6 +165,34 @@ def test_a_private_submission_is_for_its_owner_and_admins(
     assert b"Score again" in client.get(submission.get_absolute_url()).content
 
 
+def test_owners_take_a_submission_off_the_board_and_put_it_back(
+    client: Client, dataset, researcher, django_capture_on_commit_callbacks
+) -> None:
+    submission = scored(researcher, dataset, model_name="mine")
+    assert rows(client.get("/leaderboard/")) == ["mine"]
+    client.force_login(UserFactory(role="researcher"))
+    url = f"/leaderboard/submissions/{submission.pk}/visibility/"
+    assert client.post(url, {"visibility": "private"}).status_code in (403, 404)
+    client.force_login(researcher)
+    page = client.get(submission.get_absolute_url()).content.decode()
+    assert "Make private" in page
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        assert client.post(url, {"visibility": "private"}).status_code == 302
+    assert len(callbacks) == 1  # the property regression is refreshed without it
+    client.logout()
+    assert rows(client.get("/leaderboard/")) == []
+    client.force_login(researcher)
+    bad = client.post(url, {"visibility": "everyone"}, follow=True)
+    assert "visibility should be public or private" in bad.content.decode()
+    api = client.post(
+        f"/api/submissions/{submission.pk}/visibility/",
+        {"visibility": "public"},
+        content_type="application/json",
+    )
+    assert api.status_code == 200 and api.json()["visibility"] == "public"
+    assert rows(client.get("/leaderboard/")) == ["mine"]
+
+
 def test_owners_download_per_question_results_without_test_gold(
     client: Client, dataset, researcher
 ) -> None:
