@@ -91,29 +91,45 @@ def _prompt_table(table: Table, *, with_image: bool) -> PromptTable:
     )
 
 
-def _one_shot_examples(*, data_scope: str, with_image: bool) -> list[tuple[str, WorkedExample]]:
-    """Two worked examples from the train split, whose gold answers are public: the questions
-    on the two smallest tables (ties by id). A question on the first example's table gets the
-    second, so an example is never about the table being asked about."""
-    candidates = (
+def one_shot_example_ids(*, data_scope: str) -> list[str]:
+    """The two worked examples of one-shot prompts, for the export and inference runs alike:
+    verified train-split questions (public gold, so no hidden answer goes to a model provider)
+    with a gold answer, on the two smallest tables (ties by id). A question on the first
+    example's table gets the second, so an example is never about the table being asked
+    about. Empty when there are not two such tables."""
+    rows = (
         prompt_questions(split="train", data_scope=data_scope)
+        .exclude(gold_answer="")
         .annotate(csv_length=Length("table__canonical_csv"))
-        .select_related("table")
         .order_by("csv_length", "table_id", "id")
+        .values_list("id", "table_id")
     )
-    examples: list[tuple[str, WorkedExample]] = []
-    for question in candidates.iterator(chunk_size=200):
-        if examples and examples[0][0] == question.table_id:
+    picked: list[tuple[str, str]] = []
+    for question_id, table_id in rows.iterator(chunk_size=200):
+        if picked and picked[0][1] == table_id:
             continue
-        table = _prompt_table(question.table, with_image=with_image)
-        examples.append(
-            (question.table_id, WorkedExample(question.text, question.gold_answer, table))
-        )
-        if len(examples) == 2:
-            break
-    if len(examples) < 2:
+        picked.append((question_id, table_id))
+        if len(picked) == 2:
+            return [question_id for question_id, _ in picked]
+    return []
+
+
+def _one_shot_examples(*, data_scope: str, with_image: bool) -> list[tuple[str, WorkedExample]]:
+    ids = one_shot_example_ids(data_scope=data_scope)
+    if not ids:
         raise PromptError("one_shot prompts need verified train-split questions on two tables")
-    return examples
+    questions = Question.objects.select_related("table").in_bulk(ids)
+    return [
+        (
+            questions[qid].table_id,
+            WorkedExample(
+                questions[qid].text,
+                questions[qid].gold_answer,
+                _prompt_table(questions[qid].table, with_image=with_image),
+            ),
+        )
+        for qid in ids
+    ]
 
 
 def prompt_records(

@@ -33,11 +33,11 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import DatabaseError, transaction
 from django.db.models import F, Q
-from django.db.models.functions import Coalesce, Length
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotation.models import Question, Split, Table
-from annotation.selectors import table_png
+from annotation.models import Question, Table
+from annotation.selectors import one_shot_example_ids, table_png
 from hctqa.core.prompts import (
     PROMPT_STYLES,
     TABLE_FORMATS,
@@ -189,27 +189,8 @@ def cache_key(
 
 
 def _example_candidates(data_scope: str) -> list[str]:
-    """Worked examples for one-shot prompts: verified training-split questions of the scope
-    (public gold, so no hidden answer goes to a model provider), on the two smallest tables.
-    A question on the first one's table gets the second. The same rule as the prompt export
-    (``annotation.selectors.prompts``), so a run sends exactly the exported prompts."""
-    rows = (
-        selectors.benchmark_questions(split=Split.TRAIN, data_scope=data_scope)
-        .exclude(gold_answer="")
-        .annotate(csv_length=Length("table__canonical_csv"))
-        .order_by("csv_length", "table_id", "id")
-        .values_list("id", "table_id")
-    )
-    picked: list[str] = []
-    first_table = None
-    for qid, table_id in rows.iterator(chunk_size=200):
-        if picked and table_id == first_table:
-            continue
-        picked.append(qid)
-        first_table = first_table or table_id
-        if len(picked) == 2:
-            return picked
-    return []
+    # The prompt export's own rule, so a run sends exactly the exported prompts.
+    return one_shot_example_ids(data_scope=data_scope)
 
 
 def _validate(data: InferenceRunInput) -> InferenceRunInput:

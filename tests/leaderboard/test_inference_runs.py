@@ -502,6 +502,9 @@ def test_nonsense_answers_are_mapped_back_before_scoring(researcher) -> None:
 
 
 def test_one_shot_prompts_carry_a_training_example_from_another_table(researcher, server) -> None:
+    # The smallest table's only question has no gold answer: no example, in runs and the
+    # export alike.
+    QuestionFactory(table=TableFactory(split="train", canonical_csv="a\n1\n"), gold_answer="")
     small = TableFactory(split="train", canonical_csv=SIMPLE_CSV)
     QuestionFactory(table=small, text="Example question?", gold_answer="{42}")
     QuestionFactory(table=TableFactory(split="train"), text="Second example?", gold_answer="{7}")
