@@ -8,10 +8,12 @@ admin allows (ENDPOINT_KEY_VARIABLES) may be named: never SECRET_KEY or DATABASE
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
+import socket
 from fnmatch import fnmatchcase
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from django.conf import settings
 
@@ -19,7 +21,7 @@ from hctqa.errors import ApplicationError
 
 # Upper case, as environment variables are by convention; a pasted key (sk-…, hf_…) is not.
 ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]{0,99}$")
-BASE_URL = re.compile(r"^https?://[^\s/?#]+(/[^\s?#]*)?$")
+BASE_URL = re.compile(r"^https?://[^\s/?#]+(/[^\s?#]*)?$", re.IGNORECASE)
 
 
 def key_variable_allowed(name: str) -> bool:
@@ -44,6 +46,26 @@ def endpoint_checked(*, base_url: str, api_key_env: str) -> tuple[str, str]:
         raise bad_url from None
     if not parts.hostname:
         raise bad_url
+    if _link_local(parts.hostname):
+        # Cloud metadata services live there (169.254.169.254): never a model endpoint, and
+        # the worker would hand them its key and show their reply in the run's error.
+        raise ApplicationError(
+            "the base URL points at a link-local address (169.254.x.x, fe80::), which is no "
+            "model endpoint",
+            field="base_url",
+        )
+    # One spelling per endpoint (scheme and host in lower case, no default port): the
+    # response cache is keyed on it.
+    netloc = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
+    default_port = {"http": 80, "https": 443}[parts.scheme.lower()]
+    if parts.port and parts.port != default_port:
+        netloc += f":{parts.port}"
+    if parts.username or parts.password:
+        raise ApplicationError(
+            "put no user name or password in the base URL; the key goes in the variable",
+            field="base_url",
+        )
+    base_url = urlunsplit((parts.scheme.lower(), netloc, parts.path, "", ""))
     api_key_env = api_key_env.strip()
     if not ENV_NAME.match(api_key_env):
         raise ApplicationError(
@@ -59,6 +81,18 @@ def endpoint_checked(*, base_url: str, api_key_env: str) -> tuple[str, str]:
             field="api_key_env",
         )
     return base_url, api_key_env
+
+
+def _link_local(host: str) -> bool:
+    try:
+        addresses = {ipaddress.ip_address(host.strip("[]"))}
+    except ValueError:
+        try:
+            infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
+        except OSError:
+            return False  # may resolve only where the run executes
+        addresses = {ipaddress.ip_address(info[4][0].split("%")[0]) for info in infos}
+    return any(address.is_link_local for address in addresses)
 
 
 def api_key_read(name: str) -> str:

@@ -566,6 +566,14 @@ def test_a_test_split_run_takes_one_daily_slot_for_itself_and_its_submission(
     start(researcher, server.base_url, split="validation")
 
 
+def test_one_endpoint_has_one_spelling_so_the_cache_finds_it(researcher, server) -> None:
+    make_questions(1)
+    port = server.base_url.split(":")[2].split("/")[0]
+    run = start(researcher, f"HTTP://LocalHost:{port}/v1/")
+    assert run.base_url == f"http://localhost:{port}/v1"
+    assert start(researcher, "https://GPU.example:443/v1").base_url == "https://gpu.example/v1"
+
+
 @pytest.mark.parametrize(
     ("change", "field", "message"),
     [
@@ -577,6 +585,9 @@ def test_a_test_split_run_takes_one_daily_slot_for_itself_and_its_submission(
         ({"base_url": "gpu-host:8000"}, "base_url", "http(s)://host"),
         ({"base_url": "http://gpu:99999/v1"}, "base_url", "http(s)://host"),
         ({"base_url": "http://[::1/v1"}, "base_url", "http(s)://host"),
+        ({"base_url": "http://169.254.169.254/v1"}, "base_url", "link-local"),
+        ({"base_url": "http://user:pw@gpu:8000/v1"}, "base_url", "no user name or password"),
+        ({"base_url": "http://[fe80::1]:8000/v1"}, "base_url", "link-local"),
         ({"parameters_billions": 0}, "parameters_billions", "more than 0"),
         ({"parameters_billions": -7}, "parameters_billions", "more than 0"),
         ({"model_name": "  "}, "model_name", "model's name"),
