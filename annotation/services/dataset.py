@@ -33,6 +33,9 @@ class ImportSummary:
     questions_created: int = 0
     questions_updated: int = 0
     questions_unchanged: int = 0
+    # The release's own labels, kept as one annotation per table, that were added or changed
+    # (a resolved table keeps its resolution as its properties, so only these show it).
+    release_labels_written: int = 0
     inconsistent_tables: list[str] = field(default_factory=list)
 
     @property
@@ -42,6 +45,7 @@ class ImportSummary:
             + self.tables_updated
             + self.questions_created
             + self.questions_updated
+            + self.release_labels_written
         )
 
 
@@ -135,7 +139,12 @@ def release_import(
         Question, question_rows, _QUESTION_FIELDS
     )
     s_create, s_update, _ = _plan(SyntheticTable, synthetic_rows, _SYNTHETIC_FIELDS, "table_id")
-    summary.tables_created, summary.tables_updated = len(t_create), len(t_update)
+    # A table whose synthetic generator files alone changed is an updated table too.
+    touched = {t.id for t in t_create} | {t.id for t in t_update}
+    synthetic_only = {s.table_id for s in s_create + s_update} - touched
+    summary.tables_created = len(t_create)
+    summary.tables_updated = len(t_update) + len(synthetic_only)
+    summary.tables_unchanged -= len(synthetic_only)
     summary.questions_created, summary.questions_updated = len(q_create), len(q_update)
 
     steps: list[tuple[str, type, list[object], Sequence[str]]] = [
@@ -158,11 +167,13 @@ def release_import(
             done += len(batch)
             if progress is not None:
                 progress(done, total)
-    _release_annotations_sync({t.id: t.table_properties for t in tables})
+    summary.release_labels_written = _release_annotations_sync(
+        {t.id: t.table_properties for t in tables}
+    )
     return summary
 
 
-def _release_annotations_sync(properties: dict[str, dict[str, object]]) -> None:
+def _release_annotations_sync(properties: dict[str, dict[str, object]]) -> int:
     """The release's labels, kept as one annotation per table (version bumped on change)."""
     existing = {
         table_id: (pk, props, version)
@@ -193,3 +204,4 @@ def _release_annotations_sync(properties: dict[str, dict[str, object]]) -> None:
     PropertyAnnotation.objects.bulk_update(
         update, ["properties", "version", "saved_at"], batch_size=_BATCH
     )
+    return len(create) + len(update)

@@ -31,6 +31,11 @@ def test_it_imports_a_family_with_templates_sql_and_files(data_dir: Path) -> Non
     assert files.hct_html.startswith("<html>") and "DBdata" not in files.relational_csv
     assert files.hct_csv.startswith('"","Qatari","Non-Qatari"')
     assert "Nothing changed" in run(str(path))
+    # A generator file edited by hand is put back by the next import, and the summary says so.
+    SyntheticTable.objects.filter(pk=files.pk).update(relational_csv="edited")
+    again = run(str(path))
+    assert "Nothing changed" not in again and "Tables: 0 created, 1 updated" in again
+    assert SyntheticTable.objects.get(pk=files.pk).relational_csv != "edited"
 
 
 def test_a_bad_zip_is_refused_with_its_name(tmp_path: Path) -> None:

@@ -107,6 +107,11 @@ def report_summary(command: BaseCommand, summary: ImportSummary) -> None:
             f"Questions: {summary.questions_created:,} created, "
             f"{summary.questions_updated:,} updated, {summary.questions_unchanged:,} unchanged."
         )
+        if summary.release_labels_written:
+            out.write(
+                f"Release labels (one annotation per table): "
+                f"{summary.release_labels_written:,} added or changed."
+            )
         out.write(command.style.SUCCESS("Import complete."))
     if summary.inconsistent_tables:
         shown = ", ".join(summary.inconsistent_tables[:10])
