@@ -13,7 +13,9 @@ from django.http import Http404
 from annotation.models import Question, QuestionStatus, Source, Split
 from annotation.selectors import gold_answer_visible
 from hctqa.core.release import REAL_SOURCES
+from hctqa.core.render import to_html
 from hctqa.core.stats import PairedComparison, paired_bootstrap
+from hctqa.core.tables import TableFormatError, parse_table
 from leaderboard.models import (
     DataScope,
     EvalSplit,
@@ -165,6 +167,7 @@ class WrongAnswer:
     gold_answer: str | None
     recall: float
     f1: float | None
+    table_html: str = ""  # the table rendered, merged header cells and all (escaped)
 
 
 def hardest_questions(*, submission: Submission, limit: int = 20) -> list[WrongAnswer]:
@@ -185,21 +188,33 @@ def hardest_questions(*, submission: Submission, limit: int = 20) -> list[WrongA
             "question__text",
             "question__gold_answer",
             "question__table_id",
+            "question__table__canonical_csv",
         )
+        .select_related("question__table")
         .order_by("recall", F("f1").asc(nulls_first=True), "question_id")[:limit]
     )
-    return [
-        WrongAnswer(
-            question_id=r.question.id,
-            table_id=r.question.table_id,
-            text=r.question.text,
-            prediction=r.prediction,
-            gold_answer=r.question.gold_answer,
-            recall=r.recall,
-            f1=r.f1,
+    rendered: dict[str, str] = {}
+    out = []
+    for r in results:
+        table = r.question.table
+        if table.pk not in rendered:
+            try:
+                rendered[table.pk] = to_html(parse_table(table.canonical_csv))
+            except TableFormatError:
+                rendered[table.pk] = ""
+        out.append(
+            WrongAnswer(
+                question_id=r.question.id,
+                table_id=table.pk,
+                text=r.question.text,
+                prediction=r.prediction,
+                gold_answer=r.question.gold_answer,
+                recall=r.recall,
+                f1=r.f1,
+                table_html=rendered[table.pk],
+            )
         )
-        for r in results
-    ]
+    return out
 
 
 def results_export(*, submission: Submission, user: User) -> list[dict[str, Any]]:

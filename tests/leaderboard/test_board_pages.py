@@ -149,6 +149,10 @@ def test_the_model_page_shows_sources_charts_and_its_worst_questions(
     )
     # …test-split ones (pak--1--1) are not.
     assert "pak--1--1-answer" not in html
+    # Each with its table, rendered in place, merged header cells and all.
+    assert html.count("<summary>Show the table</summary>") >= 2
+    shown = '<summary>Show the table</summary><div class="table-scroll"><table class="hct">'
+    assert shown in html
 
 
 def test_a_private_submission_is_for_its_owner_and_admins(
