@@ -92,6 +92,52 @@ def test_nothing_is_lost_while_offline(live_server, page: Page, annotator) -> No
     )
 
 
+def test_nothing_is_lost_when_the_session_expires(live_server, page: Page, annotator) -> None:
+    TableFactory(id="psa--1--1")
+    TableFactory(id="psa--1--2")
+    log_in(page, live_server.url, "ann")
+    page.goto(f"{live_server.url}/annotate/properties/psa--1--1/")
+    page.context.clear_cookies()  # the session ends while the annotator works
+    for key in ("c", "2", "4"):
+        page.keyboard.press(key)
+    page.keyboard.press("Enter")
+    expect(page.locator("#save-status")).to_contain_text("session has ended", timeout=5000)
+    assert not PropertyAnnotation.objects.filter(version__gt=0).exists()
+    # They log in again in another tab; the waiting save then goes through by itself.
+    other = page.context.new_page()
+    log_in(other, live_server.url, "ann")
+    other.close()
+    expect(page).to_have_url(re.compile("psa--1--2"), timeout=20_000)
+    row = PropertyAnnotation.objects.get(annotator=annotator, table_id="psa--1--1")
+    assert row.version == 1 and row.properties["unbalanced_multi_level_column"]
+
+
+def test_two_tabs_never_overwrite_a_save_unasked(live_server, page: Page, annotator) -> None:
+    TableFactory(id="psa--1--1")
+    TableFactory(id="psa--1--2")
+    log_in(page, live_server.url, "ann")
+    url = f"{live_server.url}/annotate/properties/psa--1--1/"
+    page.goto(url)
+    second = page.context.new_page()
+    second.goto(url)
+    # Tab one saves multi-level columns; tab two, still at version 0, saves a row-group label.
+    for key in ("c", "1", "3"):
+        page.keyboard.press(key)
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(re.compile("psa--1--2"))
+    second.keyboard.press("b")
+    second.keyboard.press("Enter")
+    expect(second.locator("#conflict")).to_contain_text("saved in another tab or window")
+    row = PropertyAnnotation.objects.get(annotator=annotator, table_id="psa--1--1")
+    assert row.version == 1 and not row.properties["row_group_label"]
+    # Only when the annotator says so does the second tab's choice replace it.
+    second.get_by_role("button", name="Keep mine").click()
+    second.keyboard.press("Enter")
+    expect(second).to_have_url(re.compile("psa--1--2"))
+    row.refresh_from_db()
+    assert row.version == 2 and row.properties["row_group_label"]
+
+
 def test_a_draft_survives_closing_the_tab(live_server, page: Page, annotator) -> None:
     TableFactory(id="psa--1--1")
     log_in(page, live_server.url, "ann")
