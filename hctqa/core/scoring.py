@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Literal
+from typing import Literal, NamedTuple
 
 Modality = Literal["text", "vision"]
 MODALITIES: tuple[Modality, ...] = ("text", "vision")
@@ -72,14 +72,10 @@ def _gold_values(gold_answer: str) -> tuple[str, ...]:
     return tuple(_drop_trailing_zeros(_drop_digit_run_commas(v)) for v in values)
 
 
-# Every junk marker contains one of these; most responses contain none of them.
-_MARKER_CHARS = ("#", ":", "<")
-
-
 def normalize_response(response: str) -> str:
     """Steps 1-6 of the text rule: the cleaned response as one string."""
     text = response.lower().strip()
-    if any(c in text for c in _MARKER_CHARS):
+    if "#" in text or ":" in text or "<" in text:  # every junk marker has one of these
         for marker in JUNK_MARKERS:
             # Cutting at each marker in turn is cutting at the earliest of them.
             cut = text.find(marker)
@@ -93,20 +89,26 @@ def normalize_response(response: str) -> str:
 
 def response_values(response: str) -> list[str]:
     """The predicted values of a text response: split on double bars only."""
-    return [piece.strip().lower() for piece in normalize_response(response).split("||")]
+    # normalize_response has lower-cased the text already.
+    return [piece.strip() for piece in normalize_response(response).split("||")]
 
 
-@dataclass(frozen=True)
-class QuestionScore:
+class QuestionScore(NamedTuple):
+    # A named tuple, not a frozen dataclass: built once per question, at a fifth of the cost.
     precision: float | None  # None for vision answers
     recall: float
     f1: float | None
     cc: int
 
 
+@lru_cache(maxsize=200_000)
+def _gold_set(gold_answer: str) -> frozenset[str]:
+    return frozenset(_gold_values(gold_answer))
+
+
 def score_text(gold_answer: str, response: str) -> QuestionScore:
-    gold = set(_gold_values(gold_answer))
-    predicted = set(response_values(response))
+    gold = _gold_set(gold_answer)
+    predicted = {piece.strip() for piece in normalize_response(response).split("||")}
     hits = len(gold & predicted)
     precision = hits / max(len(predicted), 1)
     recall = hits / max(len(gold), 1)
@@ -115,7 +117,7 @@ def score_text(gold_answer: str, response: str) -> QuestionScore:
 
 
 def score_vision(gold_answer: str, response: str) -> QuestionScore:
-    gold = set(_gold_values(gold_answer))
+    gold = _gold_set(gold_answer)
     text = normalize_response(response)
     found = sum(1 for value in gold if value in text)
     recall = found / max(len(gold), 1)
