@@ -23,7 +23,12 @@ from annotation.models import (
     Table,
 )
 from hctqa.core import taxonomy
-from hctqa.core.answers import AnswerFormatError, canonical_answer
+from hctqa.core.answers import (
+    AnswerFormatError,
+    answer_fits_question,
+    canonical_answer,
+    parse_answer,
+)
 from hctqa.core.query_templates import TEMPLATES
 from hctqa.errors import ApplicationError, ConflictError
 
@@ -306,6 +311,9 @@ def question_write(
         raise ApplicationError(str(exc), field="gold_answer") from None
     values = _normalized(taxonomy.QUERY_PROPERTIES, query_properties, "query_properties")
     _consistent(taxonomy.QUERY_PROPERTIES, values, "query_properties")
+    mismatch = answer_fits_question(parse_answer(canonical), yes_no=bool(values.get("yes_no")))
+    if mismatch:
+        raise ApplicationError(mismatch, field="gold_answer")
     if template and template not in {t.code for t in TEMPLATES}:
         raise ApplicationError(f"unknown template {template!r}", field="template")
 

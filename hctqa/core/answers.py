@@ -55,3 +55,18 @@ def format_answer(parsed: list[list[str]] | str) -> str:
 def canonical_answer(text: str) -> str:
     """The answer in its canonical spacing, or AnswerFormatError."""
     return format_answer(parse_answer(text))
+
+
+def answer_fits_question(parsed: list[list[str]] | str, *, yes_no: bool) -> str | None:
+    """Why a gold answer does not fit its question's Yes/No query property, or None. A Yes/No
+    question is answered Yes or No (one per row when its scope is several rows); a bare Yes or
+    No answers nothing else."""
+    if yes_no:
+        if isinstance(parsed, str):
+            return None
+        if all(value.lower() in ("yes", "no") for row in parsed for value in row):
+            return None
+        return "a Yes/No question is answered Yes or No (for several rows: {Yes} || {No})"
+    if isinstance(parsed, str):
+        return f"'{parsed}' answers a Yes/No question: tick Yes/No in the query properties"
+    return None

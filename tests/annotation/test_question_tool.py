@@ -176,6 +176,15 @@ def test_an_older_draft_does_not_overwrite_a_newer_one(annotator) -> None:
         ({"query_properties": {"aggregation": True}}, "Aggregation: choose", "query_properties"),
         ({"query_properties": {}}, "choose at least one property", "query_properties"),
         ({"template": "nonsense"}, "unknown template 'nonsense'", "template"),
+        ({"gold_answer": "Yes"}, "answers a Yes/No question", "gold_answer"),
+        (
+            {
+                "gold_answer": "{1}",
+                "query_properties": {"yes_no": True, "yes_no_single_scope": True},
+            },
+            "a Yes/No question is answered Yes or No",
+            "gold_answer",
+        ),
     ],
 )
 def test_bad_questions_are_refused_and_nothing_is_stored(annotator, fields, message, field) -> None:

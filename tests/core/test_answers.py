@@ -2,7 +2,12 @@ from __future__ import annotations
 
 import pytest
 
-from hctqa.core.answers import AnswerFormatError, canonical_answer, parse_answer
+from hctqa.core.answers import (
+    AnswerFormatError,
+    answer_fits_question,
+    canonical_answer,
+    parse_answer,
+)
 
 
 def test_rows_of_values_in_braces() -> None:
@@ -53,3 +58,11 @@ def test_most_release_answers_follow_the_format(release_tables: list) -> None:
             pass
     # The release has some sloppy answers (ragged rows, stray braces); new ones may not.
     assert ok / len(golds) > 0.97
+
+
+def test_a_yes_no_question_and_its_answer_go_together() -> None:
+    assert answer_fits_question(parse_answer("yes"), yes_no=True) is None
+    assert answer_fits_question(parse_answer("{Yes} || {no}"), yes_no=True) is None
+    assert "answered Yes or No" in answer_fits_question(parse_answer("{1}"), yes_no=True)
+    assert "tick Yes/No" in answer_fits_question(parse_answer("No"), yes_no=False)
+    assert answer_fits_question(parse_answer("{North | 1}"), yes_no=False) is None
