@@ -369,17 +369,14 @@ def _resolve_if_complete(question: Question, now: datetime) -> None:
     )
     if len(done) < 2 or question.status != QuestionStatus.UNVERIFIED:
         return
-    a, b = done
+    # The earlier verdict first: when both rewrote an ambiguous question, its rewrite is kept.
+    a, b = sorted(done, key=lambda slot: (slot.submitted_at, slot.pk))
     same_rating = a.rating == b.rating
     if same_rating and a.rating == Rating.NONSENSICAL:
         _decide(question, Rating.NONSENSICAL, question.gold_answer, question.text, now)
-    elif (
-        same_rating
-        and _final_answer(question, a) == _final_answer(question, b)
-        and (
-            a.rating == Rating.GOOD or a.rewritten_question.lower() == b.rewritten_question.lower()
-        )
-    ):
+    elif same_rating and _final_answer(question, a) == _final_answer(question, b):
+        # Two rewrites in different words are not a disagreement in rating or answer; both
+        # stay on their slots for the record.
         _decide(question, a.rating, _final_answer(question, a), a.rewritten_question, now)
     else:
         question.status = QuestionStatus.ADJUDICATION

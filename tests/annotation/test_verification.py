@@ -155,6 +155,22 @@ def test_an_ambiguous_question_is_verified_in_its_rewritten_form() -> None:
     assert (outcome.rating, outcome.original_text) == ("ambiguous", "How many in it?")
 
 
+def test_two_rewrites_in_other_words_are_no_disagreement() -> None:
+    question = ModelQuestionFactory(text="How many in it?", gold_answer="{12}")
+    a, b = annotators(2)
+    verify(a, Verdict("ambiguous", True, rewritten_question="How many men live in the North?"))
+    second = Verdict("ambiguous", True, rewritten_question="What is the North's male population?")
+    assert verify(b, second).question_status == "verified"
+    question.refresh_from_db()
+    assert question.text == "How many men live in the North?"  # the earlier rewrite
+    # A different answer is a disagreement, rewrites or not.
+    other = ModelQuestionFactory(gold_answer="{12}")
+    verify(a, Verdict("ambiguous", True, rewritten_question="Which one?"))
+    late = Verdict("ambiguous", False, corrected_answer="{13}", rewritten_question="Which one?")
+    assert verify(b, late).question_status == "adjudication"
+    assert Question.objects.get(pk=other.pk).status == "adjudication"
+
+
 @pytest.mark.parametrize(
     ("verdict", "field"),
     [
