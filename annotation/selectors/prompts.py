@@ -13,11 +13,10 @@ from django.db.models.functions import Length
 
 from annotation.models import Question, QuestionStatus, Source, Table
 from hctqa.core.prompts import (
-    PROMPT_STYLES,
-    TABLE_FORMATS,
     PromptError,
     PromptTable,
     WorkedExample,
+    check_format_and_style,
     prompt_messages,
 )
 from hctqa.core.release import REAL_SOURCES
@@ -145,14 +144,7 @@ def prompt_records(
     Tables are read one at a time, so memory stays flat whatever the size of the export.
     Raises ``PromptError`` for an unknown format, style, split or scope before yielding.
     """
-    if table_format not in TABLE_FORMATS:
-        raise PromptError(
-            f"unknown table format {table_format!r}; choose one of {', '.join(TABLE_FORMATS)}"
-        )
-    if prompt_style not in PROMPT_STYLES:
-        raise PromptError(
-            f"unknown prompt style {prompt_style!r}; choose one of {', '.join(PROMPT_STYLES)}"
-        )
+    check_format_and_style(table_format, prompt_style)
     questions = prompt_questions(split=split, data_scope=data_scope)
     with_image = table_format == "image"
     examples = (

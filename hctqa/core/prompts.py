@@ -285,9 +285,8 @@ def _with_system_text(content: str | list[dict[str, Any]]) -> str | list[dict[st
     return [{**first, "text": SYSTEM_PROMPT + SYSTEM_SEPARATOR + first["text"]}, *rest]
 
 
-def _check(
-    question: str, table_format: str, prompt_style: str, example: WorkedExample | None
-) -> None:
+def check_format_and_style(table_format: str, prompt_style: str) -> None:
+    """PromptError naming the choices, for an unknown table format or prompt style."""
     if table_format not in TABLE_FORMATS:
         raise PromptError(
             f"unknown table format {table_format!r}; choose one of {', '.join(TABLE_FORMATS)}"
@@ -296,6 +295,12 @@ def _check(
         raise PromptError(
             f"unknown prompt style {prompt_style!r}; choose one of {', '.join(PROMPT_STYLES)}"
         )
+
+
+def _check(
+    question: str, table_format: str, prompt_style: str, example: WorkedExample | None
+) -> None:
+    check_format_and_style(table_format, prompt_style)
     if prompt_style == "one_shot" and example is None:
         raise PromptError("a one_shot prompt needs a worked example (example=WorkedExample(…))")
     if prompt_style == "zero_shot" and example is not None:
