@@ -69,3 +69,45 @@ def test_verifying_with_the_keyboard_then_adjudicating(live_server, page: Page, 
     expect(page.locator(".messages")).to_contain_text(f"Decided {question.pk}")
     question.refresh_from_db()
     assert (question.status, question.gold_answer) == ("verified", "{8}")
+
+
+def test_the_lease_is_kept_while_the_page_is_open_then_let_go_when_idle(
+    live_server, page: Page, settings
+) -> None:
+    settings.VERIFICATION_GOLD_PERCENT = 0
+    ModelQuestionFactory(table=TableFactory(id="psa--7--2"))
+    UserFactory(username="first", role="annotator")
+    log_in(page, live_server.url, "first")
+    page.clock.install()
+    page.goto(f"{live_server.url}/annotate/verify/")
+    expect(page).to_have_url(re.compile(r"/annotate/verify/[0-9a-f-]{36}/$"))
+
+    def expiry():
+        return VerificationSlot.objects.get(status="leased").lease_expires_at
+
+    def settled() -> object:
+        # Renewals are real requests, answered after the fake clock has moved on: wait until
+        # the lease stops moving.
+        last = expiry()
+        for _ in range(30):
+            page.wait_for_timeout(1000)
+            now = expiry()
+            if now == last:
+                break
+            last = now
+        return last
+
+    claimed = expiry()
+    # The annotator looks something up in another tab: the page is hidden, the lease is kept.
+    page.evaluate(
+        "Object.defineProperty(document, 'visibilityState', {value: 'hidden', configurable: true});"
+        "document.dispatchEvent(new Event('visibilitychange'));"
+    )
+    page.clock.run_for(61_000)
+    renewed = settled()
+    assert renewed > claimed
+    # Left alone for over half an hour, the page stops renewing and the question can go.
+    page.clock.run_for(31 * 60_000)
+    idle = settled()
+    page.clock.run_for(5 * 60_000)
+    assert settled() == idle

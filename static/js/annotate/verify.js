@@ -14,6 +14,10 @@ const local = new LocalDraft(`verify:${state.user}:${state.slot}`);
 const timer = new ActiveTimer();
 const zoom = setupZoom(document.querySelector(".annotate-table"));
 const RENEW_EVERY_MS = 60_000;
+// The lease is kept while the page is open, hidden or not, so looking something up in another
+// tab loses nothing; a page nobody has touched for this long lets its question go.
+const IDLE_LIMIT_MS = 30 * 60_000;
+let lastActivity = Date.now();
 let lost = false;
 let sending = false;
 
@@ -88,7 +92,7 @@ function showLost(message) {
 }
 
 async function renew() {
-  if (lost || document.visibilityState !== "visible") return;
+  if (lost || Date.now() - lastActivity > IDLE_LIMIT_MS) return;
   const reply = await api("POST", `${state.api}renew/`);
   if (reply.status === 409) {
     showLost("This question's lease ran out while the page was away and it went to someone else. Nothing you did here was saved.");
@@ -168,7 +172,14 @@ form.addEventListener("submit", (event) => {
   else submit();
 });
 setInterval(renew, RENEW_EVERY_MS);
-document.addEventListener("visibilitychange", renew);
+for (const type of ["keydown", "pointerdown", "input"]) {
+  document.addEventListener(type, () => (lastActivity = Date.now()), { passive: true });
+}
+document.addEventListener("visibilitychange", () => {
+  if (document.visibilityState !== "visible") return;
+  lastActivity = Date.now(); // back at the page: it is in use again
+  renew();
+});
 
 document.addEventListener("keydown", (event) => {
   if ((event.ctrlKey || event.metaKey) && event.key === "Enter") {
