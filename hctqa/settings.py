@@ -220,6 +220,9 @@ INFERENCE_RETRY_MAX_SECONDS = env_int("INFERENCE_RETRY_MAX_SECONDS", 60)
 # queues it again, up to INFERENCE_MAX_AUTO_RESUMES times.
 INFERENCE_STALE_AFTER_SECONDS = env_int("INFERENCE_STALE_AFTER_SECONDS", 180)
 INFERENCE_MAX_AUTO_RESUMES = env_int("INFERENCE_MAX_AUTO_RESUMES", 5)
+# A run whose endpoint refused more than this share of its prompts (a text-only model sent
+# images, a context far too short) is not put on the board: it fails, to be resumed.
+INFERENCE_MAX_REJECTED_PERCENT = env_int("INFERENCE_MAX_REJECTED_PERCENT", 50)
 # A run queued this long gets its message sent again, in case the broker lost it.
 INFERENCE_QUEUED_RESEND_SECONDS = env_int("INFERENCE_QUEUED_RESEND_SECONDS", 3600)
 # A task works on a run this long, then queues its own continuation: long runs stay under

@@ -362,9 +362,12 @@ def inference_run_resume(*, user: Any, run_id: int, enqueue: bool = True) -> Inf
             RunStatus.QUEUED: "this run is waiting for the inference worker already",
         }[RunStatus(run.status)]
         raise ConflictError(reason, current={"status": run.status})
-    # Questions that failed are sent again; a continuation or an automatic resume after a
-    # lost worker does not resend them (they have had their tries).
-    InferenceResponse.objects.filter(run=run, status=ResponseStatus.FAILED).delete()
+    # Questions that failed, or that the endpoint refused, are sent again (the endpoint may
+    # have been fixed); a continuation or an automatic resume after a lost worker does not
+    # resend them (they have had their tries).
+    InferenceResponse.objects.filter(
+        run=run, status__in=[ResponseStatus.FAILED, ResponseStatus.REJECTED]
+    ).delete()
     InferenceRun.objects.filter(pk=run.pk).update(
         status=RunStatus.QUEUED,
         cancel_requested=False,
@@ -918,6 +921,18 @@ class _Execution:
                 "resume the run to send them again",
             )
         questions = selectors.benchmark_questions(split=run.split, data_scope=run.data_scope)
+        rejected = InferenceResponse.objects.filter(
+            run=run, status=ResponseStatus.REJECTED, question__in=questions
+        )
+        refused, asked_total = rejected.count(), questions.count()
+        if refused and refused * 100 > settings.INFERENCE_MAX_REJECTED_PERCENT * asked_total:
+            example = rejected.order_by("question_id").first()
+            return self.finish(
+                RunStatus.FAILED,
+                f"the endpoint refused {refused} of {asked_total} prompts "
+                f"({example.error if example else ''}): check the model's modality and context "
+                "length, then resume the run to send them again",
+            )
         answers = InferenceResponse.objects.filter(
             run=run, status=ResponseStatus.ANSWERED, question__in=questions
         )

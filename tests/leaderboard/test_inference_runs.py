@@ -224,6 +224,19 @@ def test_a_request_the_endpoint_rejects_counts_as_an_empty_answer(researcher, se
     assert run.submission.coverage == pytest.approx(2 / 3)
 
 
+def test_a_run_the_endpoint_mostly_refused_stays_off_the_board_until_resumed(
+    researcher, server
+) -> None:
+    make_questions(4)
+    server.queue(*[Reply(status=400, error="this model takes no images")] * 3)
+    run = execute(start(researcher, server.base_url, concurrency=1))
+    assert run.status == RunStatus.FAILED and run.submission is None
+    assert run.error.startswith("the endpoint refused 3 of 4 prompts (HTTP 400: this model")
+    # Once the endpoint is fixed, resuming sends the refused prompts again.
+    run = execute(inference_run_resume(user=researcher, run_id=run.pk, enqueue=False))
+    assert run.status == RunStatus.DONE and run.answered == 4
+
+
 @pytest.mark.parametrize("status", [401, 404])
 def test_a_wrong_key_or_model_stops_the_run_at_once(researcher, status) -> None:
     make_questions(20)
