@@ -520,6 +520,11 @@ class _Prepared:
     error: str = ""
 
 
+class _ImageUnreadable(Exception):
+    """A table's own image that the executing worker cannot read: drawing the table instead
+    would send other prompts than the export shows, so the run stops."""
+
+
 class _Prompts:
     """Builds each question's messages; tables are read a chunk at a time and the last few
     are kept, since a table's questions come together."""
@@ -535,6 +540,12 @@ class _Prompts:
         image = None
         if self.run.table_format == TableFormat.IMAGE:
             image = table_png(table)
+            if image is None and table.image:
+                raise _ImageUnreadable(
+                    f"the image of table {table.pk} ({table.image.name}) cannot be read where "
+                    "the run executes: give the inference worker the same MEDIA_ROOT as the "
+                    "web server, then resume the run"
+                )
         return PromptTable(canonical_csv=table.canonical_csv, image_png=image, source=table.source)
 
     def _load_examples(self, ids: list[str]) -> list[tuple[str, WorkedExample]]:
@@ -773,7 +784,7 @@ class _Execution:
         pending = self._start()
         try:
             prompts = _Prompts(run)
-        except PromptError as exc:
+        except (PromptError, _ImageUnreadable) as exc:
             return self.finish(RunStatus.FAILED, str(exc))
         policy = RetryPolicy(
             max_attempts=max(1, settings.INFERENCE_MAX_ATTEMPTS),
@@ -788,8 +799,12 @@ class _Execution:
             temperature=run.temperature,
             max_tokens=run.max_tokens,
         )
-        with ChatPool(endpoint, concurrency=run.concurrency, policy=policy) as pool:
-            outcome = self._loop(pool, prompts, pending)
+        try:
+            with ChatPool(endpoint, concurrency=run.concurrency, policy=policy) as pool:
+                outcome = self._loop(pool, prompts, pending)
+        except _ImageUnreadable as exc:
+            self.salvage()
+            return self.finish(RunStatus.FAILED, str(exc))
         if self.buffer or any(self.delta.values()):
             self.flush()
         if outcome == "fatal":

@@ -563,6 +563,21 @@ def test_a_tables_own_image_is_sent_as_png(researcher, server, settings, tmp_pat
     assert (sent.format, sent.size) == ("PNG", (37, 23))
 
 
+def test_a_tables_image_the_worker_cannot_read_stops_the_run(
+    researcher, server, settings, tmp_path
+) -> None:
+    # Drawing the table instead would send other prompts than the export shows.
+    settings.MEDIA_ROOT = tmp_path
+    photo = io.BytesIO()
+    Image.new("RGB", (8, 8), "white").save(photo, format="PNG")
+    table = TableFactory(split="test", image=ContentFile(photo.getvalue(), name="scan.png"))
+    QuestionFactory(table=table)
+    (tmp_path / table.image.name).unlink()  # the GPU host has no copy of the media folder
+    run = execute(start(researcher, server.base_url, modality="vision", table_format="image"))
+    assert run.status == RunStatus.FAILED and not server.requests
+    assert f"the image of table {table.pk}" in run.error and "MEDIA_ROOT" in run.error
+
+
 def test_a_test_split_run_takes_one_daily_slot_for_itself_and_its_submission(
     researcher, server, settings
 ) -> None:
