@@ -83,11 +83,10 @@ def table_png(table: Table) -> bytes | None:
 
 
 def _prompt_table(table: Table, *, with_image: bool) -> PromptTable:
-    return PromptTable(
-        canonical_csv=table.canonical_csv,
-        image_png=table_png(table) if with_image else None,
-        source=table.source,
-    )
+    image = table_png(table) if with_image else None
+    if with_image and image is None and table.image:
+        raise PromptError(f"the image of table {table.pk} ({table.image.name}) cannot be read")
+    return PromptTable(canonical_csv=table.canonical_csv, image_png=image, source=table.source)
 
 
 def one_shot_example_ids(*, data_scope: str) -> list[str]:

@@ -141,6 +141,15 @@ def test_an_image_line_uses_the_tables_own_image_as_png(tmp_path: Path, settings
     assert png.format == "PNG" and png.size == (30, 20)
 
 
+def test_an_image_that_cannot_be_read_stops_the_export(tmp_path: Path, settings) -> None:
+    settings.MEDIA_ROOT = tmp_path / "media"
+    question = synthetic_question()
+    question.table.image.save("own.png", ContentFile(b"not an image at all"))
+    with pytest.raises(CommandError, match="Nothing was written. the image of table"):
+        export(tmp_path / "i.jsonl", "--format", "image", "--scope", "synthetic")
+    assert not (tmp_path / "i.jsonl").exists()
+
+
 def test_without_a_system_role_there_is_one_user_message(tmp_path: Path) -> None:
     synthetic_question()
     _stdout, records = export(
