@@ -4,9 +4,7 @@ slots, or not at all; a table whose replies stay malformed is reported, never ha
 
 from __future__ import annotations
 
-import base64
 import logging
-import mimetypes
 import re
 from datetime import timedelta
 from typing import Any
@@ -28,6 +26,7 @@ from annotation.models import (
     Split,
     Table,
 )
+from annotation.selectors.prompts import table_png
 from annotation.services.verification import verification_slots_open
 from hctqa.core.generation import (
     GeneratedPair,
@@ -35,6 +34,7 @@ from hctqa.core.generation import (
     generation_messages,
     parse_generation,
 )
+from hctqa.core.prompts import image_data_url
 from hctqa.core.render import to_html
 from hctqa.core.tables import parse_table
 from hctqa.endpoints import api_key_read, endpoint_checked
@@ -151,15 +151,9 @@ def generation_run_resume(*, user: Any, run_id: int) -> GenerationRun:
 
 
 def _image_data_url(table: Table) -> str | None:
-    if not table.image:
-        return None
-    try:
-        with table.image.open("rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    mime = mimetypes.guess_type(table.image.name)[0] or "image/png"
-    return f"data:{mime};base64,{base64.b64encode(data).decode()}"
+    # The same PNG bytes the prompt export and inference runs send (a JPEG scan converted).
+    png = table_png(table)
+    return image_data_url(png) if png is not None else None
 
 
 def _worked_example(table: Table) -> tuple[str, str] | None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 import time
 
 import pytest
 from django.core.exceptions import PermissionDenied
 from django.core.files.base import ContentFile
+from PIL import Image
 
 from annotation.models import GenerationItem, GenerationRun, Question, VerificationSlot
 from annotation.services import generation_run_create, generation_run_execute
@@ -216,11 +219,17 @@ def test_running_again_does_not_duplicate(admin, server, tables, key) -> None:
 
 
 def test_vision_runs_send_the_table_image(admin, server, tables, key) -> None:
-    tables[0].image.save("t.png", ContentFile(b"\x89PNG fake bytes"), save=True)
+    scan = io.BytesIO()
+    Image.new("RGB", (40, 20), "white").save(scan, format="JPEG")
+    tables[0].image.save("t.jpg", ContentFile(scan.getvalue()), save=True)
     run = start(admin, server, tables[:1], key, use_images=True)
     generation_run_execute(run_id=run.pk)
     parts = server.requests[0]["messages"][-1]["content"]
-    assert parts[1]["image_url"]["url"].startswith("data:image/png;base64,")
+    url = parts[1]["image_url"]["url"]
+    # As PNG, the same bytes the prompt export and inference runs send.
+    assert url.startswith("data:image/png;base64,")
+    sent = Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1])))
+    assert (sent.format, sent.size) == ("PNG", (40, 20))
     assert "<table" not in parts[0]["text"]
 
 
