@@ -448,6 +448,19 @@ def verifier_remove(*, user: Any, reason: str) -> int:
     standing.removed_at = timezone.now()
     standing.reason = reason
     standing.save()
+    # Lock the questions they verified first (in one order): a verdict being submitted on one
+    # of them by someone else then finishes before this reads their outcomes, so a decision
+    # resting on a verdict set aside here is undone below, never left standing.
+    list(
+        Question.objects.select_for_update()
+        .filter(
+            pk__in=VerificationSlot.objects.filter(
+                annotator=user, kind=SlotKind.REGULAR, status=SlotStatus.DONE
+            ).values("question_id")
+        )
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
     VerificationSlot.objects.filter(
         annotator=user, kind=SlotKind.GOLD, status=SlotStatus.LEASED
     ).delete()
