@@ -13,7 +13,7 @@ import openai
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from annotation.models import (
@@ -88,6 +88,14 @@ def generation_run_create(
     if missing:
         shown = ", ".join(missing[:5]) + (" …" if len(missing) > 5 else "")
         raise ApplicationError(f"no such table: {shown}", field="table_ids")
+    example_tables = list(_examples().order_by().values_list("table_id", flat=True).distinct()[:2])
+    if not example_tables or (len(example_tables) == 1 and example_tables[0] in found):
+        raise ApplicationError(
+            "the model is shown a worked example, a verified human-written question from the "
+            "training split on another table, and there is none: import the release or write "
+            "questions in the query tool first",
+            field="table_ids",
+        )
     with transaction.atomic():
         run = GenerationRun.objects.create(
             created_by=user,
@@ -156,12 +164,16 @@ def _image_data_url(table: Table) -> str | None:
     return image_data_url(png) if png is not None else None
 
 
+def _examples() -> QuerySet[Question]:
+    return Question.objects.filter(
+        origin=QuestionOrigin.HUMAN, status=QuestionStatus.VERIFIED, table__split=Split.TRAIN
+    )
+
+
 def _worked_example(table: Table) -> tuple[str, str] | None:
     """A verified human-written question on another table, from the training split so no
     held-out gold answer is ever sent to a model provider."""
-    examples = Question.objects.filter(
-        origin=QuestionOrigin.HUMAN, status=QuestionStatus.VERIFIED, table__split=Split.TRAIN
-    ).exclude(table=table)
+    examples = _examples().exclude(table=table)
     count = examples.count()
     if not count:
         return None
@@ -222,10 +234,14 @@ def _fail_item(item: GenerationItem, error: str, output: str) -> None:
 
 
 def _generate_for(client: Any, run: GenerationRun, item: GenerationItem) -> None:
+    example = _worked_example(item.table)
+    if example is None:  # the examples were removed after the run was started
+        _fail_item(item, "no worked example on another table to show the model", "")
+        return
     messages = generation_messages(
         table_html=to_html(parse_table(item.table.canonical_csv)),
         image_data_url=_image_data_url(item.table) if run.use_images else None,
-        example=_worked_example(item.table),
+        example=example,
         n=run.questions_per_table,
     )
     error, output = "", ""

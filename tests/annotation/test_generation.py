@@ -259,6 +259,25 @@ def test_bad_input_is_refused_and_nothing_is_created(admin, tables, changes, fie
     assert not GenerationRun.objects.exists()
 
 
+def test_a_run_needs_a_worked_example_on_another_table(admin) -> None:
+    lone = TableFactory(split="train")
+    values = {
+        "user": admin,
+        "base_url": "http://127.0.0.1:9/v1",
+        "model": "m",
+        "api_key_env": "GEN_API_KEY",
+    }
+    with pytest.raises(ApplicationError, match="worked example") as error:
+        generation_run_create(**values, table_ids=[lone.pk])
+    assert error.value.field == "table_ids"
+    # The only example is on the very table to generate for: still none to show.
+    QuestionFactory(table=lone, text="Which?", gold_answer="{1}")
+    with pytest.raises(ApplicationError, match="worked example"):
+        generation_run_create(**values, table_ids=[lone.pk])
+    assert generation_run_create(**values, table_ids=[TableFactory().pk])
+    assert GenerationRun.objects.count() == 1
+
+
 def test_only_admins_generate(tables) -> None:
     with pytest.raises(PermissionDenied):
         generation_run_create(
@@ -274,6 +293,7 @@ def test_only_admins_generate(tables) -> None:
 def test_the_worker_runs_generation(key, celery_worker_process) -> None:
     admin = UserFactory(role="admin")
     table = TableFactory()
+    QuestionFactory(table=TableFactory(split="train"))  # the worked example
     with FakeOpenAI(lambda body: Reply(valid_reply())) as server:
         run = start(admin, server, [table], key)
         deadline = time.monotonic() + 60

@@ -230,6 +230,7 @@ def test_generation_pages_start_and_show_a_run(
     client: Client, django_capture_on_commit_callbacks
 ) -> None:
     table = TableFactory()
+    QuestionFactory(table=TableFactory(split="train"))  # the worked example
     client.force_login(UserFactory(role="admin"))
     form = client.get("/annotate/generation/?count=5").content.decode()
     assert table.pk in form  # offered: it has no generated questions yet
@@ -268,6 +269,7 @@ def test_generation_pages_start_and_show_a_run(
 
 def test_generation_api(client: Client, django_capture_on_commit_callbacks) -> None:
     table = TableFactory()
+    QuestionFactory(table=TableFactory(split="train"))  # the worked example
     client.force_login(UserFactory(role="admin"))
     with django_capture_on_commit_callbacks(execute=False):
         created = client.post(
