@@ -239,6 +239,9 @@ def run_load(base: str, tokens: list[str]):
             timeout=30,
         ).read()
         start.wait()
+        # People at work do not all open the page in the same millisecond: with think time,
+        # arrivals spread over one think time (the stress test keeps them simultaneous).
+        time.sleep(rng.uniform(0, THINK_SECONDS))
         slot = None
         while time.monotonic() < deadline:
             if slot is None:
