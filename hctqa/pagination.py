@@ -42,6 +42,22 @@ class CountedPagination(PageNumberPagination):
     page_size_query_param = "page_size"
     max_page_size = 500
 
+    def get_page_size(self, request: Request) -> int:
+        from rest_framework.exceptions import ValidationError
+
+        raw = request.query_params.get(self.page_size_query_param)
+        if raw is None:
+            return self.page_size
+        try:
+            size = int(raw)
+            if size < 1:
+                raise ValueError
+        except ValueError:
+            raise ValidationError(
+                {"page_size": [f"a whole number from 1 to {self.max_page_size}, not {raw!r}"]}
+            ) from None
+        return min(size, self.max_page_size)
+
     def paginate_queryset(
         self, queryset: QuerySet[Any], request: Request, view: Any = None
     ) -> list[Any]:

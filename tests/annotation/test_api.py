@@ -115,6 +115,11 @@ def test_pages_past_the_end_are_404_with_a_reason(client: Client, tables: None) 
     assert bad.status_code == 400
     assert bad.json() == {"page": ["Enter a whole number."]}
     # Past any offset a database accepts: still a 404 with the reason, not a server error.
+    assert client.get("/api/tables/?page_size=ten").json() == {
+        "page_size": ["a whole number from 1 to 500, not 'ten'"]
+    }
+    assert client.get("/api/tables/?page_size=0").status_code == 400
+    assert client.get("/api/tables/?page_size=100000").status_code == 200  # capped at 500
     huge = client.get(f"/api/tables/?page={10**30}")
     assert huge.status_code == 404
     assert huge.json() == {"detail": f"page {10**30} is past the last page (1)"}
