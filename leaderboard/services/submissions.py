@@ -544,12 +544,13 @@ def property_regression_refresh() -> PropertyRegression | None:
 class ReportedImportSummary:
     created: int
     updated: int
+    unchanged: int = 0
 
 
 @transaction.atomic
 def reported_results_import(*, results: list[ReportedResult]) -> ReportedImportSummary:
     """Create or update the paper's rows, keyed by model, modality and data scope."""
-    created = updated = 0
+    created = updated = unchanged = 0
     for r in results:
         values: dict[str, Any] = {
             "organisation": r.provider,
@@ -570,13 +571,17 @@ def reported_results_import(*, results: list[ReportedResult]) -> ReportedImportS
             "description": "Reported in the HCT-QA paper (Table 1).",
             **{f"recall_{s}": (r.by_source.get(s) or {}).get("recall") for s in BOARD_SOURCES},
         }
-        _, made = Submission.objects.update_or_create(
-            kind=Kind.REPORTED,
-            model_name=r.model_name,
-            modality=r.modality,
-            data_scope=r.data_scope,
-            defaults=values,
-        )
+        key = {
+            "kind": Kind.REPORTED,
+            "model_name": r.model_name,
+            "modality": r.modality,
+            "data_scope": r.data_scope,
+        }
+        current = Submission.objects.filter(**key).first()
+        if current is not None and all(getattr(current, k) == v for k, v in values.items()):
+            unchanged += 1  # importing the same file again writes nothing, and says so
+            continue
+        _, made = Submission.objects.update_or_create(**key, defaults=values)
         created += made
         updated += not made
-    return ReportedImportSummary(created=created, updated=updated)
+    return ReportedImportSummary(created=created, updated=updated, unchanged=unchanged)

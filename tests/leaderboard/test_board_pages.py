@@ -297,7 +297,13 @@ def test_the_regression_page(client: Client, researcher) -> None:
 def test_paper_rows_import_idempotently(data_dir: Path) -> None:
     out = io.StringIO()
     call_command("import_paper_results", str(data_dir / "paper-table1.csv"), stdout=out)
-    assert "54 reported rows: 54 created, 0 updated." in out.getvalue()
+    assert "54 reported rows: 54 created, 0 updated, 0 unchanged." in out.getvalue()
     call_command("import_paper_results", str(data_dir / "paper-table1.csv"), stdout=out)
-    assert "54 reported rows: 0 created, 54 updated." in out.getvalue()
+    assert "54 reported rows: 0 created, 0 updated, 54 unchanged." in out.getvalue()
     assert Submission.objects.filter(kind=Kind.REPORTED).count() == 54
+    # A figure changed by hand is put back, and counted.
+    Submission.objects.filter(
+        kind=Kind.REPORTED, model_name="gpt-4o", modality="text", data_scope="real"
+    ).update(recall=0.5)
+    call_command("import_paper_results", str(data_dir / "paper-table1.csv"), stdout=out)
+    assert "54 reported rows: 0 created, 1 updated, 53 unchanged." in out.getvalue()

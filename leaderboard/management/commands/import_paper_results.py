@@ -29,7 +29,7 @@ class Command(BaseCommand):
         summary = reported_results_import(results=results)
         self.stdout.write(
             self.style.SUCCESS(
-                f"{len(results)} reported rows: "
-                f"{summary.created} created, {summary.updated} updated."
+                f"{len(results)} reported rows: {summary.created} created, "
+                f"{summary.updated} updated, {summary.unchanged} unchanged."
             )
         )
