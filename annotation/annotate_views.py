@@ -274,7 +274,15 @@ def agreement(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "annotation/annotate/agreement.html",
-        {"view": view, "labels": labels, "time_spent": selectors.time_spent()},
+        {
+            "view": view,
+            "labels": labels,
+            "time_spent": selectors.time_spent(),
+            "mine": selectors.tables_annotated_by(
+                annotator=request.user,
+                table_ids=[d.table_id for d in view.open_disagreements],
+            ),
+        },
     )
 
 

@@ -20,6 +20,7 @@ from annotation.selectors.annotating import (
     question_queue_next,
     question_work,
     resolution_work,
+    tables_annotated_by,
     time_spent,
 )
 from annotation.selectors.dataset import (
@@ -106,6 +107,7 @@ __all__ = [
     "question_queue_next",
     "question_work",
     "resolution_work",
+    "tables_annotated_by",
     "time_spent",
     "slot_payload",
     "table_get",

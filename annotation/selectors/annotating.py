@@ -372,3 +372,16 @@ def time_spent() -> list[TimeSpent]:
         )
         for name in sorted(per_table.keys() | per_question.keys())
     ]
+
+
+def tables_annotated_by(*, annotator: User, table_ids: list[str]) -> set[str]:
+    """Which of these tables this person has a saved property annotation on (so they do not
+    resolve its disagreements)."""
+    return set(
+        PropertyAnnotation.objects.filter(
+            annotator=annotator,
+            source=AnnotationSource.ANNOTATOR,
+            version__gt=0,
+            table_id__in=table_ids,
+        ).values_list("table_id", flat=True)
+    )

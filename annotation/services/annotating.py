@@ -187,6 +187,11 @@ def table_properties_resolve(
     values = _normalized(taxonomy.TABLE_PROPERTIES, properties, "properties")
     _consistent(taxonomy.TABLE_PROPERTIES, values, "properties")
     locked = Table.objects.select_for_update().get(pk=table.pk)
+    # As with verified questions: a party to the disagreement does not decide it.
+    if PropertyAnnotation.objects.filter(
+        table=locked, annotator=adjudicator, source=AnnotationSource.ANNOTATOR, version__gt=0
+    ).exists():
+        raise PermissionDenied("you annotated this table yourself: another adjudicator resolves it")
     now = timezone.now()
     row, created = PropertyAnnotation.objects.get_or_create(
         table=locked,

@@ -267,6 +267,26 @@ def test_agreement_lists_disagreements_until_resolved(annotator) -> None:
         services.table_properties_resolve(adjudicator=annotator, table=table, properties=NESTED)
 
 
+def test_an_adjudicator_does_not_resolve_a_table_they_annotated(client: Client) -> None:
+    table = TableFactory(id="psa--1--1")
+    judge = UserFactory(username="judge", role="adjudicator")
+    save(judge, table, properties={**NESTED, "row_group_label": True})
+    save(UserFactory(role="annotator"), table)
+    with pytest.raises(PermissionDenied, match="you annotated this table yourself"):
+        services.table_properties_resolve(adjudicator=judge, table=table, properties=NESTED)
+    client.force_login(judge)
+    page = client.get("/annotate/agreement/").content.decode()
+    assert "You annotated it" in page and "/annotate/agreement/psa--1--1/" not in page
+    refused = client.post(
+        "/api/annotate/agreement/psa--1--1/resolve/",
+        {"properties": NESTED},
+        content_type="application/json",
+    )
+    assert refused.status_code == 403
+    client.force_login(UserFactory(role="adjudicator"))
+    assert "/annotate/agreement/psa--1--1/" in client.get("/annotate/agreement/").content.decode()
+
+
 def test_time_spent_is_reported_per_annotator(client: Client, annotator) -> None:
     save(annotator, TableFactory(id="psa--1--1"), elapsed_ms=60_000)
     save(annotator, TableFactory(id="psa--1--2"), elapsed_ms=120_000)
