@@ -22,10 +22,9 @@ from leaderboard.services import InferenceRunInput, SubmissionInput
 _ANY = [("", "Any")]
 
 
-class SubmissionForm(forms.Form):
-    model_name = forms.CharField(max_length=200)
-    organisation = forms.CharField(max_length=200, required=False)
-    parameters_billions = forms.DecimalField(
+def _parameters_field() -> forms.DecimalField:
+    """The parameter count, as uploads and inference runs both ask for it."""
+    return forms.DecimalField(
         label="Parameters (billions)",
         required=False,
         min_value=Decimal("0.01"),
@@ -33,6 +32,12 @@ class SubmissionForm(forms.Form):
         decimal_places=2,
         help_text="Leave blank for a closed model of unknown size.",
     )
+
+
+class SubmissionForm(forms.Form):
+    model_name = forms.CharField(max_length=200)
+    organisation = forms.CharField(max_length=200, required=False)
+    parameters_billions = _parameters_field()
     weights = forms.ChoiceField(choices=Weights.choices)
     modality = forms.ChoiceField(choices=Modality.choices)
     table_format = forms.ChoiceField(choices=TableFormat.choices, initial=TableFormat.PAPER)
@@ -161,14 +166,7 @@ class InferenceRunForm(forms.Form):
         help_text="Answers this model gave to the very same prompt and parameters before.",
     )
     organisation = forms.CharField(max_length=200, required=False)
-    parameters_billions = forms.DecimalField(
-        label="Parameters (billions)",
-        required=False,
-        min_value=Decimal("0.01"),
-        max_digits=8,
-        decimal_places=2,
-        help_text="Leave blank for a closed model of unknown size.",
-    )
+    parameters_billions = _parameters_field()
     weights = forms.ChoiceField(choices=Weights.choices, initial=Weights.OPEN)
     visibility = forms.ChoiceField(
         choices=Visibility.choices,

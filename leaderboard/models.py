@@ -11,7 +11,7 @@ from django.db.models import Case, F, Q, Value, When
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.models import Question
+from annotation.models import Question, RunStatus  # a run's states, as question generation's
 from hctqa.core.prompts import PROMPT_STYLES, TABLE_FORMATS
 
 
@@ -321,14 +321,6 @@ class PropertyRegression(models.Model):
 
 
 # --- Inference runs ------------------------------------------------------------------------
-
-
-class RunStatus(models.TextChoices):
-    QUEUED = "queued", "Queued"
-    RUNNING = "running", "Running"
-    DONE = "done", "Done"
-    FAILED = "failed", "Failed"
-    CANCELLED = "cancelled", "Cancelled"
 
 
 class ResponseStatus(models.TextChoices):

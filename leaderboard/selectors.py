@@ -179,7 +179,7 @@ def hardest_questions(*, submission: Submission, limit: int = 20) -> list[WrongA
     results = (
         QuestionResult.objects.filter(submission=submission, cc=False)
         .exclude(question__table__split=Split.TEST)
-        .select_related("question")
+        .select_related("question__table")
         .only(
             "prediction",
             "recall",
@@ -190,7 +190,6 @@ def hardest_questions(*, submission: Submission, limit: int = 20) -> list[WrongA
             "question__table_id",
             "question__table__canonical_csv",
         )
-        .select_related("question__table")
         .order_by("recall", F("f1").asc(nulls_first=True), "question_id")[:limit]
     )
     rendered: dict[str, str] = {}

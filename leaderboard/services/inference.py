@@ -188,11 +188,6 @@ def cache_key(
 # --- Creating, cancelling, resuming --------------------------------------------------------
 
 
-def _example_candidates(data_scope: str) -> list[str]:
-    # The prompt export's own rule, so a run sends exactly the exported prompts.
-    return one_shot_example_ids(data_scope=data_scope)
-
-
 def _validate(data: InferenceRunInput) -> InferenceRunInput:
     model_name = data.model_name.strip()
     if not model_name or len(model_name) > 200:
@@ -269,7 +264,8 @@ def inference_run_create(
         )
     examples: list[str] = []
     if data.prompt_style == "one_shot":
-        examples = _example_candidates(data.data_scope)
+        # The prompt export's own rule, so a run sends exactly the exported prompts.
+        examples = one_shot_example_ids(data_scope=data.data_scope)
         if not examples:
             raise ApplicationError(
                 "one-shot prompts need worked examples: verified training-split questions of "
