@@ -1,141 +1,443 @@
 """Reading a predictions file: JSONL or a JSON array, optionally gzipped.
 
 Each record names its question under ``question_id``, ``qap_id``, ``qa_id`` or ``id`` and its
-answer under ``response``, ``answer`` or ``prediction``. Anything else is refused with an
-error that says what and where.
+answer under ``response``, ``answer``, ``prediction`` or ``output`` (the key of the
+benchmark's own result files). An answer is a string, or JSON ``null`` for "no answer" (read
+as ``None``). A record may carry the gold answer its author scored against under ``gt``; it
+is returned apart (``PredictionsFile.claimed_gold``) and never scored.
+
+The file is read as a stream, a chunk at a time, so memory stays bounded by the answers kept
+(one per known question), not by the file: a record longer than any honest one is refused
+without being held whole, unknown ids are counted, not kept, and reading stops at the first
+``MAX_PROBLEMS`` problems, which are all reported.
 """
 
 from __future__ import annotations
 
+import codecs
+import gzip
+import io
 import json
+import re
 import zlib
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import IO, Any
 
 ID_KEYS = ("question_id", "qap_id", "qa_id", "id")
-ANSWER_KEYS = ("response", "answer", "prediction")
+ANSWER_KEYS = ("response", "answer", "prediction", "output")
+GOLD_KEY = "gt"
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
+DEFAULT_MAX_ANSWER_CHARS = 10_000
+# Reading stops after this many problems: enough to fix a file by, without holding millions.
+MAX_PROBLEMS = 100
+# A record holds an id, an answer (at most max_answer_chars characters, each at most 12 bytes
+# when JSON-escaped as a surrogate pair) and perhaps a few more fields.
+MIN_RECORD_CHARS = 1024 * 1024
+_CHUNK = 64 * 1024
+_SHOWN_IDS = 5
 
 
 class PredictionsError(ValueError):
-    """A predictions file that cannot be scored; the message says why."""
+    """A predictions file that cannot be scored. The message says why in one sentence;
+    ``problems`` lists every problem found (at most ``MAX_PROBLEMS``), each with its line."""
+
+    def __init__(self, message: str, problems: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.problems = problems or [message]
+
+
+@dataclass(frozen=True)
+class PredictionsFile:
+    answers: dict[str, str | None]  # question id → answer; None: the file says "no answer"
+    claimed_gold: dict[str, str] = field(default_factory=dict)  # the file's own `gt`
+
+
+@dataclass(frozen=True)
+class _Problem:
+    kind: str  # "unknown", "duplicate" or "record"
+    text: str
+    question_id: str = ""
+
+
+class _Fatal(Exception):
+    """The file cannot be read on from here (a broken gzip, bad UTF-8, a broken array)."""
 
 
 def _size(n: int) -> str:
     return f"{n / 1024 / 1024:.1f} MB" if n >= 1024 * 1024 else f"{n:,} bytes"
 
 
-def _gunzip(data: bytes, max_bytes: int) -> bytes:
-    """Decompress every gzip member (``cat a.gz b.gz`` is one valid gzip file) without ever
-    holding more than ``max_bytes``: a small file can unpack to gigabytes."""
-    out = bytearray()
-    rest = data
-    while rest:
-        decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
+class _Text:
+    """The file's text, a chunk at a time: gunzipped if it is gzip (every member, as gunzip
+    does), never more than ``max_bytes`` once unzipped, and checked to be UTF-8."""
+
+    def __init__(self, stream: IO[bytes], *, max_bytes: int) -> None:
+        start = stream.tell()
+        size = stream.seek(0, io.SEEK_END) - start
+        stream.seek(start)
+        if size > max_bytes:
+            raise _Fatal(f"the file is {_size(size)}, over the {_size(max_bytes)} limit")
+        self.gzipped = stream.read(2) == b"\x1f\x8b"
+        stream.seek(start)
+        self.stream: IO[bytes] = (
+            gzip.GzipFile(fileobj=stream, mode="rb") if self.gzipped else stream
+        )
+        self.max_bytes = max_bytes
+        self.offset = 0
+        self.decoder = codecs.getincrementaldecoder("utf-8")()
+        self.first = True
+        self.eof = False
+
+    def read(self) -> str:
+        """The next chunk of text; "" at the end."""
+        if self.eof:
+            return ""
         try:
-            out += decompressor.decompress(rest, max_bytes + 1 - len(out))
-        except zlib.error as exc:
-            raise PredictionsError(
-                f"the file looks gzipped but cannot be decompressed ({exc})"
-            ) from None
-        if len(out) > max_bytes or decompressor.unconsumed_tail:
-            raise PredictionsError(
-                f"the file is larger than the {_size(max_bytes)} limit once unzipped"
+            chunk = self.stream.read(_CHUNK)
+        except EOFError:
+            raise _Fatal("the gzip file is truncated") from None
+        except gzip.BadGzipFile as exc:
+            if str(exc).startswith("Not a gzipped file"):
+                raise _Fatal("the bytes after the end of the gzip data are not gzip") from None
+            raise _Fatal(f"the file looks gzipped but cannot be decompressed ({exc})") from None
+        except (zlib.error, OSError) as exc:
+            raise _Fatal(f"the file looks gzipped but cannot be decompressed ({exc})") from None
+        if self.first:
+            self.first = False
+            if chunk.startswith(b"\xef\xbb\xbf"):
+                chunk = chunk[3:]
+                self.offset = 3
+        pending = len(self.decoder.getstate()[0])
+        self.offset += len(chunk)
+        if self.offset > self.max_bytes:
+            raise _Fatal(
+                f"the file is larger than the {_size(self.max_bytes)} limit once unzipped"
+                if self.gzipped
+                else f"the file is over the {_size(self.max_bytes)} limit"
             )
-        if not decompressor.eof:
-            raise PredictionsError("the gzip file is truncated")
-        rest = decompressor.unused_data
-        if rest and not rest.startswith(b"\x1f\x8b"):
-            if rest.strip(b"\x00"):  # some tools pad with zeros; anything else is not gzip
-                raise PredictionsError(
-                    f"{len(rest):,} bytes after the end of the gzip data are not gzip"
-                )
-            break
-    return bytes(out)
+        self.eof = not chunk
+        try:
+            return self.decoder.decode(chunk, final=self.eof)
+        except UnicodeDecodeError as exc:
+            where = self.offset - len(chunk) - pending + exc.start
+            raise _Fatal(
+                f"the file is not UTF-8 text: undecodable byte 0x{exc.object[exc.start]:02x} "
+                f"at offset {where:,}"
+            ) from None
 
 
-def _record_value(record: dict, keys: tuple[str, ...]) -> tuple[str | None, object]:
+@dataclass
+class _Oversized:
+    """A record too long to hold: its first and last characters, to name its question."""
+
+    head: str
+    tail: str
+    chars: int
+
+
+_ID_IN_TEXT = re.compile('"(?:' + "|".join(ID_KEYS) + r')"\s*:\s*"([^"\\]{1,200})"')
+
+
+def _oversized_problem(where: str, record: _Oversized, max_record_chars: int) -> str:
+    found = _ID_IN_TEXT.search(record.head) or _ID_IN_TEXT.search(record.tail)
+    named = f" (question {found.group(1)})" if found else ""
+    return (
+        f"{where}{named}: the record is {record.chars:,} characters long, over the "
+        f"{max_record_chars:,} a record may take; is its answer far too long?"
+    )
+
+
+def _lines(text: _Text, first: str, max_chars: int) -> Iterator[tuple[int, str | _Oversized]]:
+    """JSON Lines: numbered lines, split on \\n only (str.splitlines() would also split inside
+    an answer holding U+2028, U+0085 or a form feed, which JSON strings may carry raw)."""
+    buffer = first
+    number = 0
+    oversized: _Oversized | None = None
+    while True:
+        cut = buffer.find("\n")
+        if cut == -1:
+            chunk = text.read()
+            if chunk:
+                buffer += chunk
+                if "\n" not in chunk and (oversized is not None or len(buffer) > max_chars):
+                    # A record too long to hold: keep its start and its end, to name it.
+                    if oversized is None:
+                        oversized = _Oversized(head=buffer[:4096], tail="", chars=0)
+                    oversized.chars += len(buffer) - 4096
+                    buffer = buffer[-4096:]
+                continue
+            if not buffer:
+                return
+            cut = len(buffer)
+        number += 1
+        line, buffer = buffer[:cut], buffer[cut + 1 :]
+        if oversized is not None:
+            oversized.chars += len(line)
+            oversized.tail = line
+            yield number, oversized
+            oversized = None
+        else:
+            yield number, line
+        if not buffer and text.eof:
+            return
+
+
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _array(text: _Text, first: str, max_chars: int) -> Iterator[tuple[int, object]]:
+    """A JSON array's records one at a time, each decoded when all of it has arrived. A
+    broken array cannot be read on, so its first syntax error ends the file."""
+    decoder = json.JSONDecoder()
+    buffer = first
+    lines_before = 0  # newlines in the text already dropped from the buffer
+    pos = buffer.index("[") + 1
+    number = 0
+
+    def line_at(index: int) -> int:
+        return lines_before + buffer.count("\n", 0, index) + 1
+
+    def more() -> bool:
+        nonlocal buffer
+        chunk = text.read()
+        buffer += chunk
+        return bool(chunk)
+
+    def skip_space() -> None:
+        nonlocal pos
+        while True:
+            pos = _WHITESPACE.match(buffer, pos).end()  # type: ignore[union-attr]
+            if pos < len(buffer) or not more():
+                return
+
+    skip_space()
+    if buffer[pos : pos + 1] == "]":
+        pos += 1
+    else:
+        while True:
+            number += 1
+            start = pos
+            while True:
+                try:
+                    record, end = decoder.raw_decode(buffer, pos)
+                except json.JSONDecodeError as exc:
+                    if len(buffer) - start <= max_chars and more():
+                        continue  # the record has not all arrived yet
+                    if len(buffer) - start > max_chars:
+                        record = _Oversized(
+                            head=buffer[start : start + 4096], tail="", chars=len(buffer) - start
+                        )
+                        raise _Fatal(
+                            _oversized_problem(f"record {number}", record, max_chars)
+                        ) from None
+                    raise _Fatal(f"line {line_at(exc.pos)}: not valid JSON ({exc.msg})") from None
+                except RecursionError:
+                    raise _Fatal(
+                        f"record {number} (line {line_at(start)}): the JSON is nested too "
+                        "deeply (arrays or objects inside one another); a prediction is one "
+                        "flat object"
+                    ) from None
+                # A number at the very end of the buffer may go on in the next chunk.
+                if end == len(buffer) and more():
+                    continue
+                break
+            yield number, record
+            pos = end
+            skip_space()
+            separator = buffer[pos : pos + 1]
+            if separator == "]":
+                pos += 1
+                break
+            if separator != ",":
+                message = "Expecting ',' delimiter" if separator else "the array is not closed"
+                raise _Fatal(f"line {line_at(pos)}: not valid JSON ({message})")
+            pos += 1
+            skip_space()
+            if pos > _CHUNK:  # drop what has been read, keeping the line count
+                lines_before += buffer.count("\n", 0, pos)
+                buffer, pos = buffer[pos:], 0
+    skip_space()
+    if pos < len(buffer):
+        raise _Fatal(f"line {line_at(pos)}: not valid JSON (Extra data after the array)")
+
+
+def _record_value(record: dict[str, Any], keys: tuple[str, ...]) -> tuple[str | None, object]:
     for key in keys:
         if key in record:
             return key, record[key]
     return None, None
 
 
-def parse_predictions(data: bytes, *, max_bytes: int = DEFAULT_MAX_BYTES) -> dict[str, str]:
-    """Question id → answer text. Raises ``PredictionsError`` for anything malformed."""
-    if len(data) > max_bytes:
-        raise PredictionsError(f"the file is {_size(len(data))}, over the {_size(max_bytes)} limit")
-    if data[:2] == b"\x1f\x8b":
-        data = _gunzip(data, max_bytes)
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise PredictionsError(
-            f"the file is not UTF-8 text: undecodable byte 0x{data[exc.start]:02x} "
-            f"at offset {exc.start:,}"
-        ) from None
-    if not text.strip():
-        raise PredictionsError("the file is empty")
+class _Collector:
+    """Checks each record and keeps the answers, or the problems (up to MAX_PROBLEMS)."""
 
-    records: list[tuple[int, object]] = []
-    if text.lstrip().startswith("["):
-        try:
-            array = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise PredictionsError(f"line {exc.lineno}: not valid JSON ({exc.msg})") from None
-        if not isinstance(array, list):
-            raise PredictionsError("a JSON file must hold an array of predictions")
-        records = [(i + 1, r) for i, r in enumerate(array)]
-        where = "record"
-    else:
-        # JSON Lines splits on \n only: str.splitlines() would also split inside an answer
-        # holding U+2028, U+0085 or a form feed, which JSON strings may carry raw.
-        for number, line in enumerate(text.split("\n"), start=1):
-            if not line.strip():
-                continue
-            try:
-                records.append((number, json.loads(line)))
-            except json.JSONDecodeError as exc:
-                raise PredictionsError(f"line {number}: not valid JSON ({exc.msg})") from None
-        where = "line"
-    if not records:
-        raise PredictionsError("the file holds no predictions")
+    def __init__(self, *, max_answer_chars: int | None, known_ids: Collection[str] | None):
+        self.max_answer_chars = max_answer_chars
+        self.known_ids = known_ids
+        self.answers: dict[str, str | None] = {}
+        self.claimed_gold: dict[str, str] = {}
+        self.problems: list[_Problem] = []
 
-    predictions: dict[str, str] = {}
-    duplicates: list[str] = []
-    for number, record in records:
+    @property
+    def full(self) -> bool:
+        return len(self.problems) >= MAX_PROBLEMS
+
+    def problem(self, kind: str, text: str, question_id: str = "") -> None:
+        self.problems.append(_Problem(kind, text, question_id))
+
+    def add(self, where: str, record: object) -> None:
         if not isinstance(record, dict):
-            raise PredictionsError(f"{where} {number}: each prediction must be a JSON object")
+            return self.problem("record", f"{where}: each prediction must be a JSON object")
         id_key, question_id = _record_value(record, ID_KEYS)
         if id_key is None:
-            raise PredictionsError(
-                f"{where} {number}: no question id (expected one of {', '.join(ID_KEYS)})"
+            return self.problem(
+                "record", f"{where}: no question id (expected one of {', '.join(ID_KEYS)})"
             )
         if not isinstance(question_id, str) or not question_id.strip():
-            raise PredictionsError(f"{where} {number}: {id_key} must be a non-empty string")
+            return self.problem("record", f"{where}: {id_key} must be a non-empty string")
         answer_key, answer = _record_value(record, ANSWER_KEYS)
         if answer_key is None:
-            raise PredictionsError(
-                f"{where} {number}: no answer (expected one of {', '.join(ANSWER_KEYS)})"
+            return self.problem(
+                "record", f"{where}: no answer (expected one of {', '.join(ANSWER_KEYS)})"
             )
-        if not isinstance(answer, str):
-            raise PredictionsError(
-                f"{where} {number}: {answer_key} must be a string, not {type(answer).__name__}"
+        if answer is not None and not isinstance(answer, str):
+            return self.problem(
+                "record",
+                f"{where}: {answer_key} must be a string or null, not {type(answer).__name__}",
             )
-        if question_id in predictions:
-            duplicates.append(question_id)
-            continue
-        predictions[question_id] = answer
-    if duplicates:
-        shown = ", ".join(duplicates[:5])
-        raise PredictionsError(f"{len(duplicates):,} duplicate question ids, e.g. {shown}")
-    return predictions
+        limit = self.max_answer_chars
+        if limit is not None and answer is not None and len(answer) > limit:
+            return self.problem(
+                "record",
+                f"{where}: the answer to {question_id} is {len(answer):,} characters long, "
+                f"over the limit of {limit:,}",
+            )
+        claimed = record.get(GOLD_KEY)
+        if claimed is not None and not isinstance(claimed, str):
+            return self.problem(
+                "record", f"{where}: {GOLD_KEY} must be a string, not {type(claimed).__name__}"
+            )
+        if claimed is not None and limit is not None and len(claimed) > limit:
+            return self.problem(
+                "record",
+                f"{where}: the {GOLD_KEY} of {question_id} is {len(claimed):,} characters "
+                f"long, over the limit of {limit:,}",
+            )
+        if self.known_ids is not None and question_id not in self.known_ids:
+            return self.problem(
+                "unknown", f"{where}: unknown question id {question_id}", question_id
+            )
+        if question_id in self.answers:
+            return self.problem(
+                "duplicate", f"{where}: a second answer to {question_id}", question_id
+            )
+        self.answers[question_id] = answer
+        if claimed is not None:
+            self.claimed_gold[question_id] = claimed
 
 
-def check_known(predictions: Mapping[str, str], known_ids: Collection[str]) -> None:
+def _summary(problems: list[_Problem], stopped_at: str) -> str:
+    kinds = {p.kind for p in problems}
+    stopped = f" (reading stopped at {stopped_at})" if stopped_at else ""
+    at_least = "at least " if stopped_at else ""
+    if kinds == {"unknown"} or kinds == {"duplicate"}:
+        ids = sorted({p.question_id for p in problems})
+        what = "unknown question ids" if kinds == {"unknown"} else "duplicate question ids"
+        shown = ", ".join(ids[:_SHOWN_IDS])
+        return f"{at_least}{len(problems):,} {what}{stopped}, e.g. {shown}"
+    if len(problems) == 1:
+        return problems[0].text
+    return f"{at_least}{len(problems):,} problems{stopped}; the first: {problems[0].text}"
+
+
+def read_predictions(
+    source: bytes | IO[bytes],
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_answer_chars: int | None = None,
+    known_ids: Collection[str] | None = None,
+) -> PredictionsFile:
+    """Read and check a predictions file (bytes, or a seekable binary file).
+
+    ``max_answer_chars``: longer answers are refused (None: no limit). ``known_ids``: ids
+    outside it are refused as unknown, counted as they stream past (None: not checked).
+    Raises ``PredictionsError`` listing the problems when anything is wrong.
+    """
+    stream = io.BytesIO(source) if isinstance(source, bytes | bytearray) else source
+    max_record_chars = (
+        max(MIN_RECORD_CHARS, 16 * max_answer_chars) if max_answer_chars else max_bytes
+    )
+    collector = _Collector(max_answer_chars=max_answer_chars, known_ids=known_ids)
+    stopped_at = ""
+    records = 0
+    try:
+        text = _Text(stream, max_bytes=max_bytes)
+        first = ""
+        while not first.strip():
+            chunk = text.read()
+            if not chunk:
+                break
+            first += chunk
+        if not first.strip():
+            raise PredictionsError("the file is empty")
+        if first.lstrip().startswith("["):
+            for number, record in _array(text, first, max_record_chars):
+                records += 1
+                collector.add(f"record {number}", record)
+                if collector.full:
+                    stopped_at = f"record {number}"
+                    break
+        else:
+            for number, line in _lines(text, first, max_record_chars):
+                if isinstance(line, _Oversized):
+                    records += 1
+                    where = f"line {number}"
+                    collector.problem("record", _oversized_problem(where, line, max_record_chars))
+                elif line.strip():
+                    records += 1
+                    try:
+                        record = json.loads(line)
+                    except json.JSONDecodeError as exc:
+                        collector.problem("record", f"line {number}: not valid JSON ({exc.msg})")
+                    except RecursionError:
+                        collector.problem(
+                            "record",
+                            f"line {number}: the JSON is nested too deeply (arrays or objects "
+                            "inside one another); a prediction is one flat object",
+                        )
+                    else:
+                        collector.add(f"line {number}", record)
+                if collector.full:
+                    stopped_at = f"line {number}"
+                    break
+    except _Fatal as exc:
+        collector.problem("fatal", str(exc))
+    problems = collector.problems
+    if problems:
+        raise PredictionsError(_summary(problems, stopped_at), [p.text for p in problems])
+    if not records:
+        raise PredictionsError("the file holds no predictions")
+    return PredictionsFile(answers=collector.answers, claimed_gold=collector.claimed_gold)
+
+
+def parse_predictions(
+    source: bytes | IO[bytes],
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_answer_chars: int | None = None,
+    known_ids: Collection[str] | None = None,
+) -> dict[str, str | None]:
+    """Question id → answer text (None where the file gives JSON null). Raises
+    ``PredictionsError`` for anything malformed; see ``read_predictions``."""
+    return read_predictions(
+        source, max_bytes=max_bytes, max_answer_chars=max_answer_chars, known_ids=known_ids
+    ).answers
+
+
+def check_known(predictions: Mapping[str, object], known_ids: Collection[str]) -> None:
     """Refuse predictions for questions that are not in the dataset."""
     unknown = [q for q in predictions if q not in known_ids]
     if unknown:
-        shown = ", ".join(sorted(unknown)[:5])
+        shown = ", ".join(sorted(unknown)[:_SHOWN_IDS])
         raise PredictionsError(f"{len(unknown):,} unknown question ids, e.g. {shown}")

@@ -2,10 +2,16 @@ from __future__ import annotations
 
 import gzip
 import json
+import random
 
 import pytest
 
-from hctqa.core.predictions import PredictionsError, check_known, parse_predictions
+from hctqa.core.predictions import (
+    PredictionsError,
+    check_known,
+    parse_predictions,
+    read_predictions,
+)
 
 
 def jsonl(*records: object) -> bytes:
@@ -72,16 +78,18 @@ def test_missing_keys_are_named() -> None:
         "line 1: no question id (expected one of question_id, qap_id, qa_id, id)"
     )
     assert refused(jsonl({"id": "q1", "text": "a"})) == (
-        "line 1: no answer (expected one of response, answer, prediction)"
+        "line 1: no answer (expected one of response, answer, prediction, output)"
     )
     assert (
-        refused(jsonl({"id": "q1", "response": None}))
-        == "line 1: response must be a string, not NoneType"
+        refused(jsonl({"id": "q1", "response": 12}))
+        == "line 1: response must be a string or null, not int"
     )
     assert refused(jsonl({"id": "q1", "response": "a"}, ["q2", "b"])) == (
         "line 2: each prediction must be a JSON object"
     )
-    assert refused(b'["q1", "a"]') == "record 1: each prediction must be a JSON object"
+    assert refused(b'[{"id": "q1", "response": "a"}, "q2"]') == (
+        "record 2: each prediction must be a JSON object"
+    )
 
 
 def test_duplicate_ids_are_refused_with_a_count() -> None:
@@ -127,3 +135,130 @@ def test_a_small_gzip_that_unpacks_past_the_limit_is_refused() -> None:
 def test_an_undecodable_encoding_is_refused_with_its_offset() -> None:
     latin1 = '{"id": "q1", "response": "café"}'.encode("latin-1")
     assert refused(latin1) == "the file is not UTF-8 text: undecodable byte 0xe9 at offset 29"
+
+
+# --- The release's own result files, and "no answer" -----------------------------------------
+
+
+def test_the_release_result_files_output_key_is_an_answer_and_gt_is_kept_apart() -> None:
+    data = jsonl(
+        {"qap_id": "q1", "output": "12", "gt": "{12}"},
+        {"qap_id": "q2", "output": "7"},
+    )
+    read = read_predictions(data)
+    assert read.answers == {"q1": "12", "q2": "7"}
+    assert read.claimed_gold == {"q1": "{12}"}
+    assert "gt must be a string, not int" in refused(jsonl({"id": "q1", "output": "", "gt": 1}))
+
+
+def test_a_json_null_answer_is_read_as_none() -> None:
+    data = jsonl({"id": "q1", "response": None}, {"id": "q2", "response": ""})
+    assert parse_predictions(data) == {"q1": None, "q2": ""}
+    array = json.dumps([{"id": "q1", "answer": None}]).encode()
+    assert parse_predictions(array) == {"q1": None}
+
+
+# --- Size, depth and bounded reading -------------------------------------------------------
+
+
+def test_an_answer_over_the_limit_is_refused_with_its_question() -> None:
+    data = jsonl({"id": "q1", "response": "ok"}, {"id": "q2", "response": "x" * 11})
+    assert refused(data, max_answer_chars=10) == (
+        "line 2: the answer to q2 is 11 characters long, over the limit of 10"
+    )
+    assert parse_predictions(data, max_answer_chars=11)["q2"] == "x" * 11
+
+
+def test_a_record_too_long_to_hold_is_refused_naming_its_question() -> None:
+    # A 3 MB answer: the line is never held whole, and the message still names the question.
+    line = b'{"id": "q7", "response": "' + b"a" * 3_000_000 + b'"}'
+    message = refused(jsonl({"id": "q1", "response": "a"}) + b"\n" + line, max_answer_chars=100)
+    assert message.startswith("line 2 (question q7): the record is 3,000,0")
+    assert "over the 1,048,576 a record may take" in message
+    array = b'[{"response": "' + b"a" * 3_000_000 + b'", "id": "q8"}]'
+    assert refused(array, max_answer_chars=100).startswith("record 1: the record is ")
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"[" * 100_000,
+        b"[" * 100_000 + b"]" * 100_000,
+        b'[{"id": "q1", "response": ' + b"[" * 100_000,
+        b'{"id": "q1", "response": ' + b"[" * 100_000,
+        b'{"id": "q1", "response": "a"}\n' + b'{"a": ' * 50_000,
+    ],
+)
+def test_deeply_nested_json_is_refused_as_such(data: bytes) -> None:
+    assert "the JSON is nested too deeply" in refused(data)
+
+
+def test_reading_stops_at_the_first_hundred_problems() -> None:
+    data = jsonl(*({"id": f"x{i:07d}", "response": "a"} for i in range(5_000)))
+    with pytest.raises(PredictionsError) as info:
+        parse_predictions(data, known_ids={"q1"})
+    assert str(info.value) == (
+        "at least 100 unknown question ids (reading stopped at line 100), "
+        "e.g. x0000000, x0000001, x0000002, x0000003, x0000004"
+    )
+    assert len(info.value.problems) == 100
+    assert info.value.problems[0] == "line 1: unknown question id x0000000"
+
+
+def test_every_problem_is_listed_with_its_line() -> None:
+    data = jsonl({"id": "q1", "response": "a"}, {"id": "q9", "response": "b"}) + b"\n{oops"
+    with pytest.raises(PredictionsError) as info:
+        parse_predictions(data, known_ids={"q1"})
+    assert str(info.value) == "2 problems; the first: line 2: unknown question id q9"
+    assert info.value.problems == [
+        "line 2: unknown question id q9",
+        "line 3: not valid JSON (Expecting property name enclosed in double quotes)",
+    ]
+
+
+def test_a_stream_is_read_like_the_bytes(tmp_path) -> None:
+    path = tmp_path / "p.jsonl.gz"
+    path.write_bytes(gzip.compress(jsonl({"id": "q1", "response": "a"})))
+    with path.open("rb") as handle:
+        assert parse_predictions(handle) == {"q1": "a"}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_json_array_across_many_chunks_reads_as_json_loads_does(seed: int) -> None:
+    # Records of every length, straddling the reader's 64 KB chunks, with all sorts of
+    # whitespace and escapes between and inside them.
+    rng = random.Random(seed)
+    alphabet = 'ab 1,.0"\\\n\t\u2028é😀{}[]'
+    records = [
+        {
+            "qa_id": f"q{i}",
+            "answer": "".join(rng.choice(alphabet) for _ in range(rng.choice([0, 1, 50, 3000]))),
+            **({"gt": "{1}"} if i % 3 == 0 else {}),
+            **({"extra": [1, {"a": [2.5e3, None, True]}]} if i % 5 == 0 else {}),
+        }
+        for i in range(300)
+    ]
+    indent = rng.choice([None, 0, 2, "\t"])
+    separators = rng.choice([None, (" ,\r\n ", " :\t")])
+    text = json.dumps(
+        records, indent=indent, separators=separators, ensure_ascii=rng.random() < 0.5
+    )
+    if rng.random() < 0.5:
+        text = "\n  " + text + "  \n"
+    read = read_predictions(text.encode())
+    assert read.answers == {r["qa_id"]: r["answer"] for r in records}
+    assert read.claimed_gold == {r["qa_id"]: "{1}" for r in records if "gt" in r}
+
+
+def test_a_broken_json_array_names_the_line() -> None:
+    body = ",\n".join(json.dumps({"id": f"q{i}", "response": "a" * 500}) for i in range(400))
+    assert refused(("[" + body + ",\n{nope}]").encode()) == (
+        "line 401: not valid JSON (Expecting property name enclosed in double quotes)"
+    )
+    assert refused(("[" + body + "\n{nope}]").encode()) == (
+        "line 401: not valid JSON (Expecting ',' delimiter)"
+    )
+    assert refused(("[" + body + "]\n\nx").encode()) == (
+        "line 402: not valid JSON (Extra data after the array)"
+    )
+    assert refused(("[" + body).encode()) == "line 400: not valid JSON (the array is not closed)"
