@@ -19,6 +19,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         body: dict[str, Any] = {"detail": exc.message}
         if exc.field:
             body["field"] = exc.field
+        if exc.details:
+            body["problems"] = exc.details
         return Response(body, status=400)
     if isinstance(exc, DjangoValidationError):
         exc = exceptions.ValidationError(

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 
 class ApplicationError(Exception):
-    def __init__(self, message: str, *, field: str | None = None) -> None:
+    """``details``: the individual problems behind the message, when there are several (the
+    lines of an uploaded file that are wrong, say), for the page or the API to list."""
+
+    def __init__(
+        self, message: str, *, field: str | None = None, details: list[str] | None = None
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.field = field
+        self.details = details or []
 
 
 class ConflictError(ApplicationError):

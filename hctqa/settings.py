@@ -200,6 +200,9 @@ GENERATION_TEMPERATURE = env_int("GENERATION_TEMPERATURE_PERCENT", 70) / 100
 
 # --- Leaderboard submissions
 SUBMISSION_MAX_BYTES = env_int("SUBMISSION_MAX_BYTES", 50 * 1024 * 1024)
+# An uploaded answer longer than this is refused (with its question id): no model answers a
+# table question in ten thousand characters, and pages and scoring stay small.
+SUBMISSION_MAX_ANSWER_CHARS = env_int("SUBMISSION_MAX_ANSWER_CHARS", 10_000)
 # Submissions scored against test gold answers (split test or all) per user per UTC day;
 # failed and deleted ones count too.
 SUBMISSION_DAILY_TEST_LIMIT = env_int("SUBMISSION_DAILY_TEST_LIMIT", 5)
@@ -207,6 +210,11 @@ SUBMISSION_DAILY_TEST_LIMIT = env_int("SUBMISSION_DAILY_TEST_LIMIT", 5)
 # SUBMISSION_MAX_ATTEMPTS tries.
 SUBMISSION_STUCK_AFTER_SECONDS = env_int("SUBMISSION_STUCK_AFTER_SECONDS", 600)
 SUBMISSION_MAX_ATTEMPTS = env_int("SUBMISSION_MAX_ATTEMPTS", 3)
+# Scoring beats every few seconds; a submission in scoring whose heartbeat is older than this
+# lost its worker (killed, out of memory) and is requeued by the sweeper.
+SUBMISSION_HEARTBEAT_TIMEOUT_SECONDS = env_int("SUBMISSION_HEARTBEAT_TIMEOUT_SECONDS", 60)
+# One scoring task's time limit: past it the submission fails with the reason.
+SUBMISSION_SCORING_TIME_LIMIT = env_int("SUBMISSION_SCORING_TIME_LIMIT", 300)
 
 # --- Inference runs: the benchmark sent to an OpenAI-compatible endpoint (a GPU host's
 # vLLM, OpenAI, a llama.cpp server) by a worker on the "inference" queue.
@@ -287,9 +295,18 @@ CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 3300)
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 3600)
 CELERY_BROKER_CONNECTION_TIMEOUT = 3
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Three queues, each with its own worker process, so that one kind of work never waits
+# behind another: "scoring" (submissions and the property regression), "inference" (runs
+# and question generation, which wait on model endpoints: on the GPU host in production)
+# and "default" (the sweepers, every minute).
 CELERY_TASK_DEFAULT_QUEUE = "default"
-# Inference runs go to the worker beside the GPUs: celery -A hctqa.celery worker -Q inference
-CELERY_TASK_ROUTES = {"leaderboard.tasks.run_inference": {"queue": "inference"}}
+CELERY_TASK_ROUTES = {
+    "leaderboard.tasks.score_submission": {"queue": "scoring"},
+    "leaderboard.tasks.refresh_property_regression": {"queue": "scoring"},
+    "leaderboard.tasks.run_inference": {"queue": "inference"},
+    "annotation.tasks.generate_questions": {"queue": "inference"},
+}
+WORKER_QUEUES = ("default", "scoring", "inference")
 CELERY_BEAT_SCHEDULE = {
     "sweep-stuck-submissions": {
         "task": "leaderboard.tasks.sweep_submissions",

@@ -150,9 +150,14 @@ class Submission(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0)
     queued_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
+    # Written every few seconds while scoring: an old one means the worker died.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
     scored_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # The file's own gold answers (``gt``), compared with the platform's on the questions
+    # whose gold is public (never on test-split ones); see services.submissions.
+    gold_claims = models.JSONField(default=dict, blank=True)
 
     # Scores (macro-averages; null where the modality has no such figure)
     n_questions = models.PositiveIntegerField(null=True, blank=True)
@@ -255,7 +260,8 @@ class QuestionResult(models.Model):
 
     submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="results")
     question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="results")
-    prediction = models.TextField(blank=True)
+    # None: the file answered JSON null ("no answer"); "" with answered=False: no row at all.
+    prediction = models.TextField(null=True, blank=True)
     answered = models.BooleanField(default=True, help_text="False: no prediction, scored as empty.")
     precision = models.FloatField(null=True, blank=True)
     recall = models.FloatField()

@@ -3,11 +3,14 @@ views either drop test questions or withhold their scores."""
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import F, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet
+from django.db.models.functions import Length, Substr
 from django.http import Http404
 
 from annotation.models import Question, QuestionStatus, Source, Split
@@ -55,6 +58,28 @@ def gold_answers(*, split: str, data_scope: str) -> dict[str, str]:
 
 def known_question_ids() -> set[str]:
     return set(Question.objects.values_list("id", flat=True))
+
+
+def test_question_ids() -> set[str]:
+    return set(Question.objects.filter(table__split=Split.TEST).values_list("id", flat=True))
+
+
+def question_places(*, question_ids: Collection[str]) -> dict[tuple[str, str, bool], int]:
+    """How many of these questions sit in each (split, data scope, verified) place: to tell
+    a researcher where the ids of a file that matches nothing belong."""
+    places: Counter[tuple[str, str, bool]] = Counter()
+    ids = list(question_ids)
+    for start in range(0, len(ids), 5000):  # within every database's parameter limit
+        rows = (
+            Question.objects.filter(id__in=ids[start : start + 5000])
+            .values_list("table__split", "table__source", "status")
+            .annotate(n=Count("pk"))
+            .order_by()
+        )
+        for split, source, status, n in rows:
+            scope = DataScope.SYNTHETIC if source == Source.SYNTHETIC else DataScope.REAL
+            places[(split, scope, status == QuestionStatus.VERIFIED)] += n
+    return dict(places)
 
 
 @dataclass(frozen=True)
@@ -158,16 +183,26 @@ def submissions_of(*, user: User) -> QuerySet[Submission]:
     return Submission.objects.filter(owner=user).defer("breakdowns").order_by("-created_at")
 
 
+# Pages show at most this much of an answer; the per-question download has all of it.
+PREDICTION_SHOWN_CHARS = 500
+
+
 @dataclass(frozen=True)
 class WrongAnswer:
     question_id: str
     table_id: str
     text: str
-    prediction: str
+    prediction: str | None  # at most PREDICTION_SHOWN_CHARS; None: the file said null
     gold_answer: str | None
     recall: float
     f1: float | None
     table_html: str = ""  # the table rendered, merged header cells and all (escaped)
+    prediction_length: int = 0  # the whole answer's length
+
+    @property
+    def prediction_cut(self) -> int:
+        """Characters of the answer not shown."""
+        return max(0, self.prediction_length - PREDICTION_SHOWN_CHARS)
 
 
 def hardest_questions(*, submission: Submission, limit: int = 20) -> list[WrongAnswer]:
@@ -180,8 +215,12 @@ def hardest_questions(*, submission: Submission, limit: int = 20) -> list[WrongA
         QuestionResult.objects.filter(submission=submission, cc=False)
         .exclude(question__table__split=Split.TEST)
         .select_related("question__table")
+        .annotate(
+            # Only the start of each answer leaves the database: one can be megabytes long.
+            prediction_head=Substr("prediction", 1, PREDICTION_SHOWN_CHARS),
+            prediction_length=Length("prediction"),
+        )
         .only(
-            "prediction",
             "recall",
             "f1",
             "question__id",
@@ -206,11 +245,12 @@ def hardest_questions(*, submission: Submission, limit: int = 20) -> list[WrongA
                 question_id=r.question.id,
                 table_id=table.pk,
                 text=r.question.text,
-                prediction=r.prediction,
+                prediction=r.prediction_head,
                 gold_answer=r.question.gold_answer,
                 recall=r.recall,
                 f1=r.f1,
                 table_html=rendered[table.pk],
+                prediction_length=r.prediction_length or 0,
             )
         )
     return out

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import DatabaseError
 
 from hctqa.celery import app
 
 
+# On the "scoring" queue (CELERY_TASK_ROUTES). Past the soft limit the service fails the
+# submission with the reason; the hard limit, a little later, kills a task that did not stop.
 @app.task(
     bind=True,
     acks_late=True,
@@ -14,6 +17,8 @@ from hctqa.celery import app
     retry_backoff=2,
     retry_backoff_max=60,
     max_retries=5,
+    soft_time_limit=settings.SUBMISSION_SCORING_TIME_LIMIT,
+    time_limit=settings.SUBMISSION_SCORING_TIME_LIMIT + 30,
 )
 def score_submission(self: object, submission_id: int) -> str:
     from leaderboard.services import submission_score

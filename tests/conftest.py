@@ -165,9 +165,9 @@ def celery_worker_process(
             name,
             "--without-mingle",
             "--without-gossip",
-            # Both queues: inference runs go to "inference" (the GPU host's queue).
+            # Every queue: one test worker does what production splits across three.
             "-Q",
-            "default,inference",
+            "default,scoring,inference",
         ],
         cwd=REPO,
         env=env,

@@ -6,25 +6,29 @@ import gzip
 import hashlib
 import json
 import logging
+import threading
 import uuid
 from collections import defaultdict
+from collections.abc import Collection, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import IO, Any
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
-from django.core.files.base import ContentFile
+from django.core.files.base import ContentFile, File
 from django.core.files.uploadedfile import UploadedFile
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models import Avg, Case, Count, F, PositiveSmallIntegerField, Q, When
 from django.utils import timezone
 
 from annotation.models import QuestionOrigin
 from hctqa.core import taxonomy
-from hctqa.core.predictions import PredictionsError, check_known, parse_predictions
+from hctqa.core.predictions import PredictionsError, PredictionsFile, read_predictions
 from hctqa.core.reported import ReportedResult
 from hctqa.core.scoring import Evaluation, evaluate
 from hctqa.core.stats import group_means, regress_on_table_properties
@@ -82,7 +86,7 @@ def _enqueue_regression() -> None:
     transaction.on_commit(refresh_property_regression.delay)
 
 
-def _read_upload(upload: UploadedFile) -> bytes:
+def _check_size(upload: UploadedFile) -> None:
     limit = settings.SUBMISSION_MAX_BYTES
     if upload.size is not None and upload.size > limit:
         raise ApplicationError(
@@ -90,16 +94,60 @@ def _read_upload(upload: UploadedFile) -> bytes:
             f"{limit / 1024 / 1024:.1f} MB limit",
             field="predictions",
         )
-    return upload.read()
 
 
-def _validated_predictions(raw: bytes) -> dict[str, str]:
+def _read(source: bytes | IO[bytes], *, max_answer_chars: int | None) -> PredictionsFile:
+    """The predictions, read as a stream in bounded memory; unknown ids are refused."""
+    if not isinstance(source, bytes):
+        source.seek(0)
     try:
-        predictions = parse_predictions(raw, max_bytes=settings.SUBMISSION_MAX_BYTES)
-        check_known(predictions, selectors.known_question_ids())
+        return read_predictions(
+            source,
+            max_bytes=settings.SUBMISSION_MAX_BYTES,
+            max_answer_chars=max_answer_chars,
+            known_ids=selectors.known_question_ids(),
+        )
+    except PredictionsError as exc:
+        # Several problems are listed one by one; a single one is the message itself.
+        details = exc.problems if len(exc.problems) > 1 else None
+        raise ApplicationError(str(exc), field="predictions", details=details) from None
+
+
+def _split_phrase(split: str, data_scope: str) -> str:
+    scope = "synthetic" if data_scope == DataScope.SYNTHETIC else "real"
+    if split == EvalSplit.ALL:
+        return f"the verified questions on {scope} tables"
+    return f"the verified questions of the {split} split on {scope} tables"
+
+
+def check_matches_split(answers: Collection[str], *, split: str, data_scope: str) -> None:
+    """Refuse a file that answers none of the questions it would be scored on, saying where
+    its ids are instead (a test-split file uploaded as validation, say)."""
+    gold_ids = selectors.benchmark_questions(split=split, data_scope=data_scope).values_list(
+        "id", flat=True
+    )
+    if not answers or any(qid in answers for qid in gold_ids.iterator(chunk_size=5000)):
+        return
+    places = selectors.question_places(question_ids=answers)
+    described = []
+    for (where, scope, verified), n in sorted(places.items(), key=lambda kv: -kv[1]):
+        kind = "" if verified else "unverified "
+        described.append(f"{n:,} in the {where} split ({kind}{scope} tables)")
+    raise PredictionsError(
+        f"none of the {len(answers):,} predictions is for {_split_phrase(split, data_scope)}; "
+        f"its ids are {', '.join(described)}. Choose the split and tables the file answers."
+    )
+
+
+def _validated(
+    source: bytes | IO[bytes], *, split: str, data_scope: str, max_answer_chars: int | None
+) -> PredictionsFile:
+    read = _read(source, max_answer_chars=max_answer_chars)
+    try:
+        check_matches_split(read.answers, split=split, data_scope=data_scope)
     except PredictionsError as exc:
         raise ApplicationError(str(exc), field="predictions") from None
-    return predictions
+    return read
 
 
 def _check_metadata(data: SubmissionInput) -> None:
@@ -161,13 +209,18 @@ def submission_create(
     if not owner.has_perm("leaderboard.add_submission"):
         raise PermissionDenied("only researchers can submit predictions")
     _check_metadata(data)
-    raw = _read_upload(predictions)
-    _validated_predictions(raw)
+    _check_size(predictions)
+    _validated(
+        predictions,
+        split=data.split,
+        data_scope=data.data_scope,
+        max_answer_chars=settings.SUBMISSION_MAX_ANSWER_CHARS,
+    )
     counted = selectors.includes_test_questions(data.split)
     with transaction.atomic():
         if counted:
             _take_test_split_slot(owner)
-        submission = _store(owner=owner, data=data, raw=raw)
+        submission = _store(owner=owner, data=data, content=predictions)
         if counted:
             DailyLimitEntry.objects.create(user=owner, submission=submission)
     return submission
@@ -193,11 +246,12 @@ def submission_create_from_predictions(
         for qid, answer in sorted(predictions.items())
     )
     raw = gzip.compress(lines.encode("utf-8"), mtime=0)
-    _validated_predictions(raw)
+    # The run's own answers: bounded by its max_tokens, not by the upload limit.
+    _validated(raw, split=data.split, data_scope=data.data_scope, max_answer_chars=None)
     counted = limit_entry is None and selectors.includes_test_questions(data.split)
     if counted:
         _take_test_split_slot(owner)
-    submission = _store(owner=owner, data=data, raw=raw)
+    submission = _store(owner=owner, data=data, content=ContentFile(raw))
     if counted:
         DailyLimitEntry.objects.create(user=owner, submission=submission)
     elif limit_entry is not None:
@@ -205,18 +259,26 @@ def submission_create_from_predictions(
     return submission
 
 
-def _store(*, owner: Any, data: SubmissionInput, raw: bytes) -> Submission:
-    """Save the checked predictions file and the submission, and queue its scoring."""
+def _store(*, owner: Any, data: SubmissionInput, content: File) -> Submission:
+    """Save the checked predictions file and the submission, and queue its scoring. The file
+    is hashed and copied a chunk at a time."""
+    digest = hashlib.sha256()
+    content.seek(0)
+    for chunk in content.chunks():
+        digest.update(chunk)
+    content.seek(0)
+    gzipped = content.read(2) == b"\x1f\x8b"
+    content.seek(0)
     submission = Submission(
         kind=Kind.SUBMISSION,
         owner=owner,
         **asdict(data),
         status=Status.QUEUED,
         queued_at=timezone.now(),
-        predictions_sha256=hashlib.sha256(raw).hexdigest(),
+        predictions_sha256=digest.hexdigest(),
     )
-    suffix = ".gz" if raw[:2] == b"\x1f\x8b" else ""
-    submission.predictions.save(f"{uuid.uuid4().hex}.jsonl{suffix}", ContentFile(raw), save=False)
+    suffix = ".gz" if gzipped else ""
+    submission.predictions.save(f"{uuid.uuid4().hex}.jsonl{suffix}", content, save=False)
     submission.save()
     _enqueue_scoring(submission.pk)
     return submission
@@ -277,73 +339,180 @@ def _set_progress(submission_id: int, percent: int) -> None:
     Submission.objects.filter(pk=submission_id, status=Status.SCORING).update(progress=percent)
 
 
-def _fail(submission_id: int, reason: str) -> None:
-    Submission.objects.filter(pk=submission_id, status=Status.SCORING).update(
+def _fail(submission_id: int, reason: str, attempt: int | None = None) -> None:
+    mine = {} if attempt is None else {"attempts": attempt}
+    Submission.objects.filter(pk=submission_id, status=Status.SCORING, **mine).update(
         status=Status.FAILED, error=reason, progress=100
     )
 
 
+# How often scoring writes its heartbeat; SUBMISSION_HEARTBEAT_TIMEOUT_SECONDS is well above.
+HEARTBEAT_EVERY_SECONDS = 5.0
+
+
+@contextmanager
+def _heartbeat(submission_id: int, attempt: int) -> Iterator[None]:
+    """Beat from a thread while the block runs, so a long scoring keeps its claim and a dead
+    worker's submission is requeued within a minute. The claim wrote the first beat."""
+    stop = threading.Event()
+
+    def beat() -> None:
+        try:
+            while not stop.wait(HEARTBEAT_EVERY_SECONDS):
+                Submission.objects.filter(
+                    pk=submission_id, status=Status.SCORING, attempts=attempt
+                ).update(heartbeat_at=timezone.now())
+        except DatabaseError:
+            logger.warning("scoring heartbeat of submission %s failed", submission_id)
+        finally:
+            connection.close()  # this thread's own connection
+
+    thread = threading.Thread(target=beat, name=f"heartbeat-{submission_id}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+def _claim(submission_id: int) -> int | None:
+    """Move a queued submission to scoring; the attempt number it gets identifies this run
+    (a requeued submission's next run gets another), or None if it was not queued."""
+    with transaction.atomic():
+        claimed = Submission.objects.filter(pk=submission_id, status=Status.QUEUED).update(
+            status=Status.SCORING,
+            started_at=timezone.now(),
+            heartbeat_at=timezone.now(),
+            attempts=F("attempts") + 1,
+            progress=5,
+            error="",
+        )
+        if not claimed:
+            return None
+        return Submission.objects.values_list("attempts", flat=True).get(pk=submission_id)
+
+
 def submission_score(*, submission_id: int) -> str:
     """Score a queued submission. Safe to run twice: only the run that moves it from queued to
-    scoring does the work. Returns what happened, for the task log."""
-    claimed = Submission.objects.filter(pk=submission_id, status=Status.QUEUED).update(
-        status=Status.SCORING,
-        started_at=timezone.now(),
-        attempts=F("attempts") + 1,
-        progress=5,
-        error="",
-    )
-    if not claimed:
+    scoring does the work, and only that run (its attempt) may save or fail it. Returns what
+    happened, for the task log."""
+    attempt = _claim(submission_id)
+    if attempt is None:
         return "not queued"
     submission = Submission.objects.get(pk=submission_id)
     try:
-        if not submission.predictions:
-            raise PredictionsError("the predictions file is missing")
-        with submission.predictions.open("rb") as handle:
-            raw = handle.read()
-        predictions = parse_predictions(raw, max_bytes=settings.SUBMISSION_MAX_BYTES)
-        check_known(predictions, selectors.known_question_ids())
-        gold = selectors.gold_answers(split=submission.split, data_scope=submission.data_scope)
-        if not gold:
-            raise PredictionsError(
-                f"there are no {submission.get_data_scope_display().lower()} questions in "
-                f"the {submission.get_split_display().lower()} split to score against"
-            )
-        _set_progress(submission_id, 30)
-        evaluation = evaluate(gold, predictions, submission.modality)
-        _set_progress(submission_id, 60)
-        facts = selectors.question_facts(question_ids=list(gold))
-        has_test = selectors.includes_test_questions(submission.split)
-        min_group = MIN_GROUP_WITH_TEST_QUESTIONS if has_test else 1
-        breakdowns = compute_breakdowns(evaluation, facts, min_group=min_group)
-        _save_scores(submission_id, evaluation, breakdowns)
+        with _heartbeat(submission_id, attempt):
+            _score(submission, attempt)
     except PredictionsError as exc:
-        _fail(submission_id, str(exc))
+        _fail(submission_id, str(exc), attempt)
         return "failed: " + str(exc)
     except FileNotFoundError:
-        _fail(submission_id, "the predictions file is missing")
+        _fail(submission_id, "the predictions file is missing", attempt)
         return "failed: file missing"
+    except SoftTimeLimitExceeded:
+        limit = settings.SUBMISSION_SCORING_TIME_LIMIT
+        _fail(
+            submission_id,
+            f"scoring took longer than the {limit:,} s limit and was stopped; an admin can "
+            "look into the file and re-score it",
+            attempt,
+        )
+        return "failed: time limit"
     except DatabaseError:
         # Transient: put it back in the queue for the task's retry (or the sweeper).
-        Submission.objects.filter(pk=submission_id, status=Status.SCORING).update(
+        Submission.objects.filter(pk=submission_id, status=Status.SCORING, attempts=attempt).update(
             status=Status.QUEUED, queued_at=timezone.now()
         )
         raise
     except Exception:
         logger.exception("scoring submission %s failed", submission_id)
         _fail(
-            submission_id, "scoring failed because of an internal error; an admin can re-score it"
+            submission_id,
+            "scoring failed because of an internal error; an admin can re-score it",
+            attempt,
         )
         return "failed: internal error"
     return "scored"
 
 
+def _score(submission: Submission, attempt: int) -> None:
+    submission_id = submission.pk
+    if not submission.predictions:
+        raise PredictionsError("the predictions file is missing")
+    with submission.predictions.open("rb") as handle:
+        # Checked when it was uploaded (the answer limit included); read again as a stream.
+        read = read_predictions(
+            handle,
+            max_bytes=settings.SUBMISSION_MAX_BYTES,
+            known_ids=selectors.known_question_ids(),
+        )
+    gold = selectors.gold_answers(split=submission.split, data_scope=submission.data_scope)
+    if not gold:
+        raise PredictionsError(
+            f"there are no {submission.get_data_scope_display().lower()} questions in "
+            f"the {submission.get_split_display().lower()} split to score against"
+        )
+    check_matches_split(read.answers, split=submission.split, data_scope=submission.data_scope)
+    _set_progress(submission_id, 30)
+    evaluation = evaluate(gold, answers_for_scoring(read.answers), submission.modality)
+    _set_progress(submission_id, 60)
+    facts = selectors.question_facts(question_ids=list(gold))
+    has_test = selectors.includes_test_questions(submission.split)
+    min_group = MIN_GROUP_WITH_TEST_QUESTIONS if has_test else 1
+    breakdowns = compute_breakdowns(evaluation, facts, min_group=min_group)
+    claims = gold_claims_check(read.claimed_gold, gold, test_ids=selectors.test_question_ids())
+    _save_scores(submission_id, attempt, evaluation, read.answers, breakdowns, claims)
+
+
+def answers_for_scoring(answers: Mapping[str, str | None]) -> dict[str, str]:
+    """The answers as the scorer takes them: a JSON null ("no answer") scores as an empty
+    answer under the 2025-05 rules (the 2025-10 rules leave it out of the averages)."""
+    return {qid: "" if answer is None else answer for qid, answer in answers.items()}
+
+
+# How many question ids a gold-claims warning names.
+GOLD_CLAIM_EXAMPLES = 5
+
+
+def gold_claims_check(
+    claimed: Mapping[str, str], gold: Mapping[str, str], *, test_ids: Collection[str]
+) -> dict[str, Any]:
+    """Compare a file's own gold answers (``gt``) with the platform's, on the questions
+    scored, spacing aside. Never on a test-split question (``test_ids``): a count of
+    mismatches would tell a researcher whether a guessed ``gt`` is the hidden gold answer.
+    Empty when the file gives no ``gt`` for a scored question."""
+    compared = differ = hidden = 0
+    examples: list[str] = []
+    for qid in sorted(claimed):
+        if qid not in gold:
+            continue
+        if qid in test_ids:
+            hidden += 1
+            continue
+        compared += 1
+        if " ".join(claimed[qid].split()) != " ".join(gold[qid].split()):
+            differ += 1
+            if len(examples) < GOLD_CLAIM_EXAMPLES:
+                examples.append(qid)
+    if not compared and not hidden:
+        return {}
+    return {"compared": compared, "differ": differ, "examples": examples, "not_compared": hidden}
+
+
 @transaction.atomic
-def _save_scores(submission_id: int, evaluation: Evaluation, breakdowns: dict[str, Any]) -> None:
-    # Still ours? The sweeper or a delete may have moved on while we computed.
+def _save_scores(
+    submission_id: int,
+    attempt: int,
+    evaluation: Evaluation,
+    answers: Mapping[str, str | None],
+    breakdowns: dict[str, Any],
+    gold_claims: dict[str, Any],
+) -> None:
+    # Still ours? The sweeper, a delete or a later attempt may have moved on meanwhile.
     if (
         not Submission.objects.select_for_update()
-        .filter(pk=submission_id, status=Status.SCORING)
+        .filter(pk=submission_id, status=Status.SCORING, attempts=attempt)
         .exists()
     ):
         return
@@ -353,8 +522,8 @@ def _save_scores(submission_id: int, evaluation: Evaluation, breakdowns: dict[st
             QuestionResult(
                 submission_id=submission_id,
                 question_id=qid,
-                prediction=evaluation.predictions.get(qid, ""),
-                answered=qid in evaluation.predictions,
+                prediction=answers.get(qid, ""),
+                answered=qid in answers,
                 precision=s.precision,
                 recall=s.recall,
                 f1=s.f1,
@@ -384,6 +553,7 @@ def _save_scores(submission_id: int, evaluation: Evaluation, breakdowns: dict[st
         "cc_high": ci["cc"].high,
         "by_source": {k: v.as_dict() for k, v in evaluation.by_source.items()},
         "breakdowns": breakdowns,
+        "gold_claims": gold_claims,
     }
     for source in BOARD_SOURCES:
         summary = evaluation.by_source.get(source)
@@ -464,15 +634,20 @@ class SweepResult:
 
 
 def submission_sweep(*, now: datetime | None = None) -> SweepResult:
-    """Requeue submissions stuck in the queue or in scoring past the timeout, and fail those
-    that have used up their attempts. Conditional updates: two sweepers cannot both act."""
+    """Requeue submissions whose scoring has lost its heartbeat, or that waited in the queue
+    past the timeout (the message may be lost), and fail those that have used up their
+    attempts. Conditional updates: two sweepers cannot both act."""
     now = now or timezone.now()
     cutoff = now - timedelta(seconds=settings.SUBMISSION_STUCK_AFTER_SECONDS)
+    # Scoring beats every few seconds: a silent one lost its worker.
+    silent = now - timedelta(seconds=settings.SUBMISSION_HEARTBEAT_TIMEOUT_SECONDS)
     max_attempts = settings.SUBMISSION_MAX_ATTEMPTS
     requeued: list[int] = []
     failed: list[int] = []
-    stuck_condition = Q(status=Status.SCORING, started_at__lt=cutoff) | Q(
-        status=Status.QUEUED, queued_at__lt=cutoff
+    stuck_condition = (
+        Q(status=Status.SCORING, heartbeat_at__lt=silent)
+        | Q(status=Status.SCORING, heartbeat_at__isnull=True, started_at__lt=silent)
+        | Q(status=Status.QUEUED, queued_at__lt=cutoff)
     )
     for pk, attempts in Submission.objects.filter(stuck_condition).values_list("pk", "attempts"):
         still_stuck = Submission.objects.filter(stuck_condition, pk=pk)
@@ -491,6 +666,7 @@ def submission_sweep(*, now: datetime | None = None) -> SweepResult:
                 status=Status.QUEUED,
                 queued_at=now,
                 started_at=None,
+                heartbeat_at=None,
                 attempts=Case(
                     When(status=Status.QUEUED, then=F("attempts") + 1),
                     default=F("attempts"),

@@ -172,13 +172,13 @@ def test_the_file_is_parsed_before_the_daily_limit_is_locked(
     # write lock) for seconds, stalling every other writer.
     monkeypatch.setattr(services.submissions, "_enqueue_scoring", lambda pk: None)
     parsed_in_transaction: list[bool] = []
-    real_parse = services.submissions.parse_predictions
+    real_parse = services.submissions.read_predictions
 
     def parse(*args, **kwargs):
         parsed_in_transaction.append(connection.in_atomic_block)
         return real_parse(*args, **kwargs)
 
-    monkeypatch.setattr(services.submissions, "parse_predictions", parse)
+    monkeypatch.setattr(services.submissions, "read_predictions", parse)
     make(researcher, dataset)
     assert parsed_in_transaction == [False]
     assert DailyLimitEntry.objects.count() == 1
