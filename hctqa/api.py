@@ -9,6 +9,7 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from hctqa.core.safe_json import MAX_DEPTH, NestingError
 from hctqa.errors import ApplicationError, ConflictError
 
 
@@ -22,6 +23,10 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         if exc.details:
             body["problems"] = exc.details
         return Response(body, status=400)
+    if isinstance(exc, RecursionError):
+        # A view with parsers of its own (the token endpoint) reading deeply nested JSON; the
+        # default parser (hctqa.parsers) refuses it before it recurses.
+        return Response({"detail": f"JSON parse error - {NestingError(MAX_DEPTH)}"}, status=400)
     if isinstance(exc, DjangoValidationError):
         exc = exceptions.ValidationError(
             exc.message_dict if hasattr(exc, "message_dict") else exc.messages

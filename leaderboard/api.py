@@ -36,6 +36,10 @@ def _form_errors(form: Any) -> ValidationError:
 
 class SubmissionOutput(serializers.ModelSerializer):
     url = serializers.SerializerMethodField()
+    gold_claims = serializers.SerializerMethodField(
+        help_text="For the owner: how the file's own gt compared with the platform's gold "
+        "answers (never on test-split questions); null for anyone else."
+    )
 
     class Meta:
         model = Submission
@@ -75,11 +79,20 @@ class SubmissionOutput(serializers.ModelSerializer):
             "cc_high",
             "by_source",
             "breakdowns",
+            "gold_claims",
             "url",
         ]
 
     def get_url(self, submission: Submission) -> str:
         return self.context["request"].build_absolute_uri(submission.get_absolute_url())
+
+    def get_gold_claims(self, submission: Submission) -> dict[str, Any] | None:
+        user = self.context["request"].user
+        return (
+            submission.gold_claims
+            if selectors.can_manage(user=user, submission=submission)
+            else None
+        )
 
 
 class LeaderboardApi(APIView):

@@ -35,6 +35,8 @@ from urllib.parse import urlsplit
 
 import httpx2
 
+from hctqa.core import safe_json
+
 Outcome = Literal["answered", "rejected", "failed", "fatal"]
 
 # Worth another try: the server is busy, overloaded or briefly down.
@@ -119,7 +121,7 @@ def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
 
 def _error_text(reply: Reply) -> str:
     try:
-        body = json.loads(reply.content)
+        body = safe_json.loads(reply.content)
         error = body.get("error") if isinstance(body, dict) else None
         message = error.get("message") if isinstance(error, dict) else error
         if isinstance(message, str) and message:
@@ -293,7 +295,7 @@ def parse_completion(payload: bytes) -> tuple[str, str]:
     """``(content, finish_reason)`` of the first choice; ValueError if it is not a chat
     completion."""
     try:
-        data = json.loads(payload)
+        data = safe_json.loads(payload)
         choice = data["choices"][0]
         content = choice["message"].get("content") or ""
     except (ValueError, KeyError, IndexError, TypeError, AttributeError):

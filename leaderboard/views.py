@@ -86,7 +86,9 @@ def submit(request: HttpRequest) -> HttpResponse:
                 predictions=form.cleaned_data["predictions"],
             )
         except ApplicationError as exc:
-            form.add_error(exc.field if exc.field in form.fields else None, exc.message)
+            # The summary, then each problem in the file with its line.
+            field = exc.field if exc.field in form.fields else None
+            form.add_error(field, [exc.message, *exc.details])
         else:
             messages.success(
                 request, "Your predictions are in the queue; this page updates as they are scored."

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from hctqa.core import safe_json
 from hctqa.core.answers import AnswerFormatError, canonical_answer
 
 QUESTION_KINDS = ("lookup", "filter", "aggregation", "ranking", "yes_no")
@@ -93,10 +94,12 @@ def parse_generation(text: str, *, n: int = QUESTIONS_PER_TABLE) -> list[Generat
     if not body:
         raise GenerationOutputError("the reply is empty")
     try:
-        data = json.loads(body)
+        data = safe_json.loads(body)
     except json.JSONDecodeError as exc:
         hint = " (the reply looks cut short)" if exc.pos >= len(body) - 1 else ""
         raise GenerationOutputError(f"not JSON at character {exc.pos}: {exc.msg}{hint}") from None
+    except safe_json.NestingError as exc:
+        raise GenerationOutputError(str(exc)) from None
     if not isinstance(data, dict) or set(data) != {"questions"}:
         raise GenerationOutputError('expected an object with exactly one key, "questions"')
     items = data["questions"]

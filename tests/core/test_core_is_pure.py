@@ -22,6 +22,7 @@ CORE_MODULES = [
     "hctqa.core.generation",
     "hctqa.core.prompts",
     "hctqa.core.images",
+    "hctqa.core.safe_json",
 ]
 
 
