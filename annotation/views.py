@@ -7,6 +7,7 @@ from django.utils.safestring import mark_safe
 from annotation import selectors
 from annotation.forms import TableFilterForm, TableFormatForm
 from hctqa.core import taxonomy
+from hctqa.csv_export import escaped_csv_text
 from hctqa.pagination import page_with_count
 
 PAGE_SIZE = 50
@@ -73,6 +74,9 @@ def table_download(request: HttpRequest, table_id: str, fmt: str) -> HttpRespons
         )
     content_type, extension = _DOWNLOAD_TYPES[fmt]
     body = selectors.table_rendering(table=table, fmt=fmt)
+    if fmt == "csv":
+        # Cells come from PDFs and web pages: none may start a formula in a spreadsheet.
+        body = escaped_csv_text(body)
     response = HttpResponse(body, content_type=f"{content_type}; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{table.id}.{extension}"'
     return response

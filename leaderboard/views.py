@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import csv
-import io
 import json
 
 from django.contrib import messages
@@ -12,6 +10,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
+from hctqa.csv_export import dict_rows_csv
 from hctqa.errors import ApplicationError
 from hctqa.pagination import page_with_count
 from leaderboard import exports, selectors, services
@@ -63,12 +62,9 @@ def _download(rows: list[dict], fmt: str, name: str, columns: tuple[str, ...]) -
         body = json.dumps(rows, indent=1, default=str)
         response = HttpResponse(body, content_type="application/json; charset=utf-8")
     elif fmt == "csv":
-        out = io.StringIO()
-        # The header even with no rows: a script reading the file still finds its columns.
-        writer = csv.DictWriter(out, fieldnames=columns)
-        writer.writeheader()
-        writer.writerows(rows)
-        response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
+        # Cells that would start a spreadsheet formula are escaped; the JSON stays exact.
+        body = dict_rows_csv(rows, columns)
+        response = HttpResponse(body, content_type="text/csv; charset=utf-8")
     else:
         raise Http404("export formats are csv and json")
     response["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'
