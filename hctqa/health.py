@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
@@ -22,7 +23,9 @@ def _check_database() -> dict[str, Any]:
 
 
 def _check_broker_and_workers(app: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """One fresh connection for both checks: a pooled one could hide a broker that went away."""
+    """One fresh connection for both checks: a pooled one could hide a broker that went away.
+    The workers are asked which queues they take (one broadcast, like a ping), so the page
+    shows which queue has lost its worker."""
     url = app.conf.broker_write_url or app.conf.broker_url
     transport = url.split("://", 1)[0]
     try:
@@ -30,14 +33,19 @@ def _check_broker_and_workers(app: Any) -> tuple[dict[str, Any], dict[str, Any]]
             conn.ensure_connection(max_retries=1, timeout=2)
             broker = {"ok": True, "transport": transport}
             try:
-                replies = app.control.ping(timeout=WORKER_PING_TIMEOUT, connection=conn) or []
+                inspect = app.control.inspect(timeout=WORKER_PING_TIMEOUT, connection=conn)
+                replies = inspect.active_queues() or {}
             except Exception as exc:  # noqa: BLE001
-                return broker, {"ok": False, "workers": [], "error": str(exc)}
+                return broker, {"ok": False, "workers": [], "queues": {}, "error": str(exc)}
     except Exception as exc:  # noqa: BLE001
         broker = {"ok": False, "transport": transport, "error": str(exc)}
-        return broker, {"ok": False, "workers": [], "error": "broker unreachable"}
-    names = sorted(name for reply in replies for name in reply)
-    workers: dict[str, Any] = {"ok": bool(names), "workers": names}
+        return broker, {"ok": False, "workers": [], "queues": {}, "error": "broker unreachable"}
+    names = sorted(replies)
+    queues: dict[str, list[str]] = {queue: [] for queue in settings.WORKER_QUEUES}
+    for name in names:
+        for queue in replies[name] or []:
+            queues.setdefault(queue["name"], []).append(name)
+    workers: dict[str, Any] = {"ok": bool(names), "workers": names, "queues": queues}
     if not names:
         workers["error"] = f"no worker answered a ping within {WORKER_PING_TIMEOUT:g} s"
     return broker, workers

@@ -47,3 +47,34 @@ ensure_chromium() {
     return 1
   fi
 }
+
+# supervise NAME COMMAND...: run COMMAND in the background, appending its output to
+# var/log/NAME.log and its pid to var/run/NAME.pid, and start it again whenever it exits
+# (a killed worker comes back; the rest of the platform keeps running). A process that
+# ran for a minute is restarted at once; one that keeps dying waits longer each time, up
+# to 30 s. TERM stops the command, then the supervisor. Call it with `&`.
+supervise() {
+  local name="$1"
+  shift
+  local log="var/log/$name.log" child="" delay=1 started
+  mkdir -p var/log var/run
+  trap 'trap - TERM; [ -z "$child" ] || kill -TERM "$child" 2>/dev/null; wait "$child" 2>/dev/null || true; exit 0' TERM
+  while true; do
+    started=$SECONDS
+    "$@" >>"$log" 2>&1 &
+    child=$!
+    echo "$child" >"var/run/$name.pid"
+    wait "$child" || true
+    if ((SECONDS - started >= 60)); then
+      delay=1
+    fi
+    echo "[$(date -u +%FT%TZ)] $name (pid $child) exited; starting it again in $delay s" | tee -a "$log" >&2
+    child=""
+    # In the background, so that TERM is handled at once.
+    sleep "$delay" &
+    wait $! || true
+    if ((delay < 30)); then
+      delay=$((delay * 2))
+    fi
+  done
+}

@@ -10,16 +10,22 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from hctqa.core.predictions import PredictionsError, check_known, parse_predictions
+from hctqa.core.predictions import PredictionsError, read_predictions
 from hctqa.core.scoring import MODALITIES, evaluate
 from leaderboard import selectors
 from leaderboard.models import DataScope, EvalSplit
+from leaderboard.services.submissions import (
+    answers_for_scoring,
+    check_matches_split,
+    gold_claims_check,
+)
 
 
 class Command(BaseCommand):
     help = (
         "Score a predictions file (JSONL or JSON array, optionally gzipped) with the "
-        "benchmark's reference rules. Questions without a prediction count as empty answers."
+        "benchmark's reference rules. Questions without a prediction count as empty answers; "
+        "a file's own gold answers (gt) are compared with the platform's, never used."
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
@@ -40,21 +46,39 @@ class Command(BaseCommand):
                 f"{limit / 1024 / 1024:.1f} MB limit (SUBMISSION_MAX_BYTES)"
             )
         try:
-            predictions = parse_predictions(
-                path.read_bytes(), max_bytes=settings.SUBMISSION_MAX_BYTES
-            )
-            check_known(predictions, selectors.known_question_ids())
+            with path.open("rb") as handle:
+                read = read_predictions(
+                    handle,
+                    max_bytes=settings.SUBMISSION_MAX_BYTES,
+                    known_ids=selectors.known_question_ids(),
+                )
         except PredictionsError as exc:
-            raise CommandError(f"{path}: {exc}") from None
+            problems = "".join(f"\n  {p}" for p in exc.problems if len(exc.problems) > 1)
+            raise CommandError(f"{path}: {exc}{problems}") from None
         gold = selectors.gold_answers(split=options["split"], data_scope=options["scope"])
         if not gold:
             raise CommandError(
                 f"no {options['scope']} questions in split {options['split']}: "
                 "import the dataset first"
             )
-        evaluation = evaluate(gold, predictions, options["modality"])
+        try:
+            check_matches_split(read.answers, split=options["split"], data_scope=options["scope"])
+        except PredictionsError as exc:
+            raise CommandError(f"{path}: {exc}") from None
+        # Whoever runs this holds the gold answers already: test-split rows are compared too.
+        claims = gold_claims_check(read.claimed_gold, gold, test_ids=())
+        if claims.get("differ"):
+            self.stderr.write(
+                f"warning: the file's own gold answers (gt) differ from the platform's on "
+                f"{claims['differ']:,} of {claims['compared']:,} questions, e.g. "
+                f"{', '.join(claims['examples'])}; they were not used for scoring"
+            )
+        evaluation = evaluate(gold, answers_for_scoring(read.answers), options["modality"])
         if options["json"]:
-            self.stdout.write(json.dumps(evaluation.as_dict(), indent=1))
+            result = evaluation.as_dict()
+            if claims:
+                result["gold_claims"] = claims
+            self.stdout.write(json.dumps(result, indent=1))
             return
         metrics = (
             ("precision", "recall", "f1", "cc")
