@@ -56,7 +56,8 @@ class SubmissionForm(forms.Form):
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
     predictions = forms.FileField(
         help_text="JSONL or a JSON array, optionally gzipped: one object per question with "
-        "question_id (or qap_id, qa_id, id) and response (or answer, prediction)."
+        "question_id (or qap_id, qa_id, id) and response (or answer, prediction, output; null "
+        "for no answer). A gt key is compared with our gold answers, never scored."
     )
 
     # What an API client may leave out.
