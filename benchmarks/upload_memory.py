@@ -7,8 +7,9 @@ The figures are the process's peak resident memory above what it held just befor
 
     .venv/bin/python benchmarks/upload_memory.py [--data ../shared/data] [--before 94ceb5f]
 
-Files: a million unknown ids (34 MB of JSON Lines), one 49 MB answer, and the real gemma
-sample (9,835 answers) as JSON Lines, gzipped, and as a JSON array.
+Files: a million unknown ids (45 MB of JSON Lines), one 49 MB answer, the real gemma sample
+(9,835 answers) as JSON Lines, gzipped, and as a JSON array, and 9,835 answers of 5,000
+characters (49 MB: the most an accepted file holds, so the answers kept are the memory).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import gzip
 import importlib.util
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -29,11 +29,13 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 
-def rss_mb() -> float:
+def memory_mb(field: str) -> float:
+    """VmRSS (resident now) or VmHWM (the peak). Not ru_maxrss: on Linux a child started
+    by fork and exec inherits its parent's high-water mark there."""
     for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(field + ":"):
             return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmRSS")
+    raise RuntimeError(f"no {field}")
 
 
 def load_reader(revision: str) -> object:
@@ -61,7 +63,7 @@ def measure_one(revision: str, path: Path, known_path: Path) -> None:
     reader = load_reader(revision)
     known = set(json.loads(known_path.read_text()))
     limit = 60 * 1024 * 1024
-    base = rss_mb()
+    base = memory_mb("VmRSS")
     start = time.perf_counter()
     try:
         if hasattr(reader, "read_predictions"):
@@ -77,7 +79,7 @@ def measure_one(revision: str, path: Path, known_path: Path) -> None:
     except ValueError as exc:
         outcome = "refused: " + str(exc)[:70]
     seconds = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = memory_mb("VmHWM")
     print(json.dumps({"growth": peak - base, "seconds": seconds, "outcome": outcome}))
 
 
@@ -91,6 +93,7 @@ def make_files(folder: Path, data: Path) -> dict[str, Path]:
         "gemma sample, 9,835 answers (JSONL)": folder / "sample.jsonl",
         "gemma sample (JSONL, gzipped)": folder / "sample.jsonl.gz",
         "gemma sample (JSON array)": folder / "sample.json",
+        "9,835 answers of 5,000 characters": folder / "long-answers.jsonl",
     }
     with files["1,000,000 unknown ids (JSONL)"].open("w") as out:
         for i in range(1_000_000):
@@ -103,6 +106,10 @@ def make_files(folder: Path, data: Path) -> dict[str, Path]:
     files["gemma sample, 9,835 answers (JSONL)"].write_text(lines)
     files["gemma sample (JSONL, gzipped)"].write_bytes(gzip.compress(lines.encode()))
     files["gemma sample (JSON array)"].write_text(json.dumps(sample, indent=1))
+    # The most an accepted file can hold: what the reader keeps is the answers themselves.
+    files["9,835 answers of 5,000 characters"].write_text(
+        "".join(json.dumps({"qap_id": r["qap_id"], "response": "7" * 5000}) + "\n" for r in sample)
+    )
     return files
 
 
