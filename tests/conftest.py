@@ -62,6 +62,14 @@ def release_tables(data_dir: Path) -> list:
 
 
 @pytest.fixture(scope="session")
+def synthetic_tables(data_dir: Path) -> list:
+    """One released synthetic family (234 tables), parsed once per test session."""
+    from hctqa.core.release import read_synthetic_zip
+
+    return read_synthetic_zip(data_dir / "hctqa-synthetic" / "Number_of_students.zip")
+
+
+@pytest.fixture(scope="session")
 def release_by_id(release_tables: list) -> dict:
     return {t.id: t for t in release_tables}
 

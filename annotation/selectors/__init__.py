@@ -45,6 +45,7 @@ from annotation.selectors.prompts import (
     prompt_questions,
     prompt_records,
     table_png,
+    table_prompt_records,
 )
 from annotation.selectors.verification import (
     PAPER_SHARES,
@@ -113,6 +114,7 @@ __all__ = [
     "table_get",
     "table_list",
     "table_png",
+    "table_prompt_records",
     "table_rendering",
     "tables_without_generated_questions",
     "verification_dashboard",

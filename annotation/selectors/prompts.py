@@ -5,8 +5,6 @@ from __future__ import annotations
 import io
 from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
 
 from django.db.models import Q, QuerySet
 from django.db.models.functions import Length
@@ -14,26 +12,17 @@ from django.db.models.functions import Length
 from annotation.models import Question, QuestionStatus, Source, Table
 from hctqa.core.prompts import (
     PromptError,
+    PromptRecord,
     PromptTable,
     WorkedExample,
     check_format_and_style,
-    prompt_messages,
+    table_prompt_records,
 )
 from hctqa.core.release import REAL_SOURCES
 
 PROMPT_SPLITS = ("test", "validation", "train", "all")
 PROMPT_SCOPES = ("real", "synthetic")
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-
-
-@dataclass(frozen=True)
-class PromptRecord:
-    qa_id: str
-    table_id: str
-    prompt: list[dict[str, Any]]
-
-    def as_json(self) -> dict[str, Any]:
-        return {"qa_id": self.qa_id, "table_id": self.table_id, "prompt": self.prompt}
 
 
 def prompt_questions(*, split: str, data_scope: str) -> QuerySet[Question]:
@@ -181,17 +170,15 @@ def _records(
         .order_by("id")
     )
     for table in tables.iterator(chunk_size=100):
-        prompt_table = _prompt_table(table, with_image=with_image)
         example = None
         if examples:
             example = examples[1][1] if examples[0][0] == table.id else examples[0][1]
-        for qa_id, text in by_table[table.id]:
-            messages = prompt_messages(
-                question=text,
-                table=prompt_table,
-                table_format=table_format,
-                prompt_style=prompt_style,
-                example=example,
-                system_role=system_role,
-            )
-            yield PromptRecord(qa_id=qa_id, table_id=table.id, prompt=messages)
+        yield from table_prompt_records(
+            table_id=table.id,
+            table=_prompt_table(table, with_image=with_image),
+            questions=by_table[table.id],
+            table_format=table_format,
+            prompt_style=prompt_style,
+            system_role=system_role,
+            example=example,
+        )

@@ -30,20 +30,20 @@ import base64
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from hctqa.core.render import (
+    plain_csv,
     to_html,
     to_json_records,
     to_latex,
     to_markdown,
     to_pandas_text,
-    to_plain_csv,
 )
-from hctqa.core.tables import parse_table
+from hctqa.core.tables import parse_table, read_csv_rows
 
 TABLE_FORMATS = (
     "paper",
@@ -187,13 +187,21 @@ def nonsense_for(question: str, canonical_csv: str) -> tuple[str, str, dict[str,
     is the", …) stay, so it is still a question. Numbers stay as they are. ``reverse`` maps
     each token to the word as first written in the table, for ``denonsense``.
     """
+    mapping, nonsense_csv, reverse = _table_nonsense(canonical_csv)
+    return nonsense_text(question, mapping), nonsense_csv, dict(reverse)
+
+
+@lru_cache(maxsize=32)
+def _table_nonsense(canonical_csv: str) -> tuple[dict[str, str], str, dict[str, str]]:
+    """The table's part of ``nonsense_for``, cached: a table's questions come together. The
+    cached dicts are never handed out to be changed."""
     mapping = nonsense_mapping([canonical_csv])
     reverse: dict[str, str] = {}
     for match in _WORD.finditer(canonical_csv):
         token = mapping.get(match.group(0).lower())
         if token is not None:
             reverse.setdefault(token, match.group(0))
-    return nonsense_text(question, mapping), nonsense_text(canonical_csv, mapping), reverse
+    return mapping, nonsense_text(canonical_csv, mapping), reverse
 
 
 def denonsense(answer: str, reverse: Mapping[str, str]) -> str:
@@ -215,9 +223,9 @@ def table_text(canonical_csv: str, table_format: str) -> str:
     and pandas' rendering takes milliseconds."""
     if table_format == "paper":
         return to_pandas_text(canonical_csv)
-    table = parse_table(canonical_csv)
     if table_format in ("csv", "nonsensical_csv"):
-        return to_plain_csv(table)
+        return plain_csv(read_csv_rows(canonical_csv))
+    table = _parsed(canonical_csv)
     if table_format == "html":
         return to_html(table, compact=True)
     if table_format == "markdown":
@@ -228,6 +236,9 @@ def table_text(canonical_csv: str, table_format: str) -> str:
         return to_latex(table)
     raise PromptError(f"{table_format!r} has no text rendering")
 
+
+# The other formats of the same table reuse one parse (``HCT`` is immutable).
+_parsed = lru_cache(maxsize=8)(parse_table)
 
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -362,3 +373,39 @@ def prompt_sha256(messages: list[dict[str, Any]]) -> str:
     a cache of model responses."""
     canonical = json.dumps(messages, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class PromptRecord:
+    """One line of a prompts file, in the released ``prompts.jsonl``'s shape (without ``gt``)."""
+
+    qa_id: str
+    table_id: str
+    prompt: list[dict[str, Any]]
+
+    def as_json(self) -> dict[str, Any]:
+        return {"qa_id": self.qa_id, "table_id": self.table_id, "prompt": self.prompt}
+
+
+def table_prompt_records(
+    *,
+    table_id: str,
+    table: PromptTable,
+    questions: Iterable[tuple[str, str]],
+    table_format: str,
+    prompt_style: str = "zero_shot",
+    system_role: bool = True,
+    example: WorkedExample | None = None,
+) -> Iterator[PromptRecord]:
+    """The prompt records of one table's questions (``(qa_id, text)`` pairs): what
+    ``export_prompts`` writes, and a dataset release's prompt files too."""
+    for qa_id, text in questions:
+        messages = prompt_messages(
+            question=text,
+            table=table,
+            table_format=table_format,
+            prompt_style=prompt_style,
+            example=example,
+            system_role=system_role,
+        )
+        yield PromptRecord(qa_id=qa_id, table_id=table_id, prompt=messages)

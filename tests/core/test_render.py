@@ -9,8 +9,13 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from hctqa.core.render import (
+    PANDAS_NA_VALUES,
+    _text_frame,
+    pandas_text,
     render,
     to_html,
     to_markdown,
@@ -18,7 +23,7 @@ from hctqa.core.render import (
     to_plain_csv,
     to_records,
 )
-from hctqa.core.tables import parse_table
+from hctqa.core.tables import parse_table, write_csv_rows
 
 NESTED = (
     "Sector,Job,2019,__,Total\n"
@@ -144,3 +149,81 @@ def test_pandas_text_is_the_released_prompt_table_for_every_table(
             table = release_by_id[record["table_id"]]
             assert to_pandas_text(table.canonical_csv) == released, record["table_id"]
     assert len(seen) == 1880
+
+
+def test_the_na_strings_are_pandas_own() -> None:
+    from pandas._libs.parsers import STR_NA_VALUES
+
+    assert PANDAS_NA_VALUES == STR_NA_VALUES
+
+
+def test_the_fast_text_is_pandas_own_on_every_synthetic_table(synthetic_tables: list) -> None:
+    fast = 0
+    for t in synthetic_tables:
+        text = _text_frame(t.canonical_csv)
+        if text is not None:
+            fast += 1
+            assert text == pandas_text(t.canonical_csv), t.id
+    assert fast == len(synthetic_tables)
+
+
+_CELLS = st.sampled_from(
+    [
+        "Total",
+        "North",
+        "Al Khor",
+        "__",
+        "",
+        "NA",
+        "nan",
+        "None",
+        "N/A",
+        "-",
+        "12",
+        "-3",
+        "1.50",
+        "1e5",
+        " 7",
+        "8 ",
+        "inf",
+        "True",
+        "false",
+        "é",
+        "Qatari/Non-Qatari",
+        "a\tb",
+        "x  y",
+        "0",
+        "2019",
+        "1,234",
+        "#N/A",
+        "<NA>",
+        "null",
+        ".",
+        "+",
+    ]
+)
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.integers(min_value=1, max_value=7).flatmap(
+        lambda width: st.lists(
+            st.lists(_CELLS, min_size=width, max_size=width), min_size=1, max_size=8
+        )
+    )
+)
+def test_the_fast_text_is_pandas_own_on_any_table(grid: list[list[str]]) -> None:
+    csv_text = write_csv_rows(grid)
+    text = _text_frame(csv_text)
+    if text is not None:
+        assert text == pandas_text(csv_text)
+
+
+def test_the_fast_text_leaves_numeric_and_empty_columns_to_pandas() -> None:
+    assert _text_frame("Region,Male\nNorth,1\nSouth,2\n") is not None
+    assert _text_frame("Region,\nNorth,1\nSouth,2\n") is None  # a column of numbers
+    assert _text_frame("Region,x\nNorth,\nSouth,\n") is not None
+    assert _text_frame("Region,\nNorth,\nSouth,\n") is None  # a column of NA only
+    assert to_pandas_text("Region,\nNorth,1\nSouth,2\n") == pandas_text(
+        "Region,\nNorth,1\nSouth,2\n"
+    )
