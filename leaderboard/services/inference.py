@@ -25,7 +25,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
-from functools import lru_cache
 from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
@@ -38,6 +37,7 @@ from django.utils import timezone
 
 from annotation.models import Question, Table
 from annotation.selectors import one_shot_example_ids, table_png
+from hctqa.commit import platform_commit
 from hctqa.core.prompts import (
     PROMPT_STYLES,
     TABLE_FORMATS,
@@ -132,25 +132,6 @@ def _enqueue(run_id: int) -> None:
 
 
 # --- Reproducibility -----------------------------------------------------------------------
-
-
-@lru_cache(maxsize=1)
-def platform_commit() -> str:
-    """The checkout's git commit, read from .git without running git ("" if unknown)."""
-    git = settings.BASE_DIR / ".git"
-    try:
-        head = (git / "HEAD").read_text().strip()
-        if not head.startswith("ref: "):
-            return head
-        ref = head[5:]
-        if (git / ref).is_file():
-            return (git / ref).read_text().strip()
-        for line in (git / "packed-refs").read_text().splitlines():
-            if line.endswith(" " + ref):
-                return line.split(" ", 1)[0]
-    except OSError:
-        pass
-    return ""
 
 
 _SAMPLE_TABLE = PromptTable("Region,2019,__\n__,Male,Female\nNorth,1,2\n", source="psa")
