@@ -82,6 +82,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_htmx",
     "annotation",
+    "releases",
     "leaderboard",
     # Last: its post_migrate hook assigns the other apps' permissions to the role groups.
     "hctqa.accounts",
@@ -176,6 +177,18 @@ MEDIA_URL = "media/"
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
 # Files that are never served (uploaded predictions).
 PRIVATE_FILES_ROOT = Path(env_str("PRIVATE_FILES_ROOT", str(VAR_DIR / "private")))
+
+# --- Dataset releases: each is written once into RELEASES_ROOT/<version>/ and never changed.
+# Not under MEDIA_ROOT: the full edition holds the test split's gold answers, and every file
+# is served by a view that checks who may have it.
+RELEASES_ROOT = Path(env_str("RELEASES_ROOT", str(VAR_DIR / "releases")))
+# A build whose heartbeat is older than this lost its worker: it is failed (and its partial
+# files removed) so that the next build can start.
+RELEASE_BUILD_STALE_SECONDS = env_int("RELEASE_BUILD_STALE_SECONDS", 300)
+# Helper processes that make a release's records, so a build uses every core; and how long a
+# helper may take over one chunk of tables before the build gives up.
+RELEASE_BUILD_PROCESSES = env_int("RELEASE_BUILD_PROCESSES", min(os.cpu_count() or 1, 4))
+RELEASE_BUILD_TIMEOUT = env_int("RELEASE_BUILD_TIMEOUT", 600)
 
 # --- OpenAI-compatible endpoints (question generation, inference runs)
 # The environment variables a run may name as its API key (shell-style patterns). The worker

@@ -10,6 +10,7 @@ from hctqa import health, views
 api_patterns = [
     path("", include("annotation.api_urls")),
     path("", include("leaderboard.api_urls")),
+    path("", include("releases.api_urls")),
     path("annotate/", include("annotation.annotate_api_urls")),
     path("verify/", include("annotation.verify_api_urls")),
     path("auth/token/", obtain_auth_token, name="api-token"),
@@ -22,6 +23,7 @@ urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("", include("annotation.urls")),
     path("leaderboard/", include("leaderboard.urls")),
+    path("releases/", include("releases.urls")),
     path("annotate/", include("annotation.annotate_urls")),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -40,6 +40,12 @@ class SubmissionOutput(serializers.ModelSerializer):
         help_text="For the owner: how the file's own gt compared with the platform's gold "
         "answers (never on test-split questions); null for anyone else."
     )
+    release = serializers.SlugRelatedField(
+        slug_field="version",
+        read_only=True,
+        help_text="The release whose questions and gold answers it was scored on; null when "
+        "it was scored on questions no release holds.",
+    )
 
     class Meta:
         model = Submission
@@ -80,6 +86,7 @@ class SubmissionOutput(serializers.ModelSerializer):
             "by_source",
             "breakdowns",
             "gold_claims",
+            "release",
             "url",
         ]
 

@@ -178,6 +178,16 @@ class Submission(models.Model):
     recall_arxiv = models.FloatField(null=True, blank=True)
     by_source = models.JSONField(default=dict, blank=True)
     breakdowns = models.JSONField(default=dict, blank=True)
+    # Set at each scoring: the newest release holding exactly the questions and gold answers
+    # scored (for this split and data scope); null when no release does.
+    release = models.ForeignKey(
+        "releases.Release",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="The release whose questions it was scored on, if any.",
+    )
 
     class Meta:
         ordering = ["-recall", "id"]

@@ -170,7 +170,7 @@ def submission_for_viewer(*, submission_id: int, user: User) -> Submission:
     """Public submissions and reported rows for everyone; private ones for owner and admins.
     Anything else is a 404, so private submissions do not reveal that they exist."""
     try:
-        submission = Submission.objects.select_related("owner").get(pk=submission_id)
+        submission = Submission.objects.select_related("owner", "release").get(pk=submission_id)
     except Submission.DoesNotExist:
         raise Http404("no such submission") from None
     public = submission.kind == Kind.REPORTED or submission.visibility == Visibility.PUBLIC
@@ -180,7 +180,12 @@ def submission_for_viewer(*, submission_id: int, user: User) -> Submission:
 
 
 def submissions_of(*, user: User) -> QuerySet[Submission]:
-    return Submission.objects.filter(owner=user).defer("breakdowns").order_by("-created_at")
+    return (
+        Submission.objects.filter(owner=user)
+        .select_related("release")
+        .defer("breakdowns")
+        .order_by("-created_at")
+    )
 
 
 # Pages show at most this much of an answer; the per-question download has all of it.

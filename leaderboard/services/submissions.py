@@ -49,6 +49,8 @@ from leaderboard.models import (
     Visibility,
     Weights,
 )
+from releases.models import Release
+from releases.selectors import release_for_question_set
 
 logger = logging.getLogger(__name__)
 
@@ -462,7 +464,12 @@ def _score(submission: Submission, attempt: int) -> None:
     min_group = MIN_GROUP_WITH_TEST_QUESTIONS if has_test else 1
     breakdowns = compute_breakdowns(evaluation, facts, min_group=min_group)
     claims = gold_claims_check(read.claimed_gold, gold, test_ids=selectors.test_question_ids())
-    _save_scores(submission_id, attempt, evaluation, read.answers, breakdowns, claims)
+    release = release_for_question_set(
+        split=submission.split, data_scope=submission.data_scope, gold=gold
+    )
+    _save_scores(
+        submission_id, attempt, evaluation, read.answers, breakdowns, claims, release=release
+    )
 
 
 def answers_for_scoring(answers: Mapping[str, str | None]) -> dict[str, str]:
@@ -508,6 +515,8 @@ def _save_scores(
     answers: Mapping[str, str | None],
     breakdowns: dict[str, Any],
     gold_claims: dict[str, Any],
+    *,
+    release: Release | None = None,
 ) -> None:
     # Still ours? The sweeper, a delete or a later attempt may have moved on meanwhile.
     if (
@@ -554,6 +563,7 @@ def _save_scores(
         "by_source": {k: v.as_dict() for k, v in evaluation.by_source.items()},
         "breakdowns": breakdowns,
         "gold_claims": gold_claims,
+        "release": release,
     }
     for source in BOARD_SOURCES:
         summary = evaluation.by_source.get(source)

@@ -23,6 +23,10 @@ CORE_MODULES = [
     "hctqa.core.prompts",
     "hctqa.core.images",
     "hctqa.core.safe_json",
+    "hctqa.core.snapshots",
+    "hctqa.core.alpaca",
+    "hctqa.core.dataset_card",
+    "hctqa.core.release_records",
 ]
 
 

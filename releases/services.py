@@ -1,0 +1,270 @@
+"""Writes for releases: starting a build, running it, and clearing builds whose worker died.
+
+The same functions back the web form, the API, ``manage.py cut_release`` and the Celery task.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied
+from django.db import IntegrityError, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from hctqa.commit import platform_commit
+from hctqa.core.snapshots import CHANGE_KINDS, VersionError, check_version
+from hctqa.errors import ApplicationError
+from releases import selectors
+from releases.build import ReleaseMeta, read_snapshot, write_release
+from releases.models import ACTIVE_BUILD_STATUSES, BuildStatus, Release, ReleaseBuild
+
+logger = logging.getLogger(__name__)
+
+TITLE_MAX = 200
+NOTES_MAX = 20_000
+_PREVIEW = 20
+
+
+def _checked_input(*, version: str, title: str, notes: str) -> tuple[str, str, str]:
+    try:
+        version = check_version(version)
+    except VersionError as exc:
+        raise ApplicationError(str(exc), field="version") from None
+    title = " ".join(title.split())
+    if not title:
+        raise ApplicationError("give the release a title", field="title")
+    if len(title) > TITLE_MAX:
+        raise ApplicationError(f"a title has at most {TITLE_MAX} characters", field="title")
+    notes = notes.strip().replace("\r\n", "\n")
+    if len(notes) > NOTES_MAX:
+        raise ApplicationError(f"notes have at most {NOTES_MAX:,} characters", field="notes")
+    return version, title, notes
+
+
+def release_build_start(
+    *, user: Any | None, version: str, title: str, notes: str = "", enqueue: bool = True
+) -> ReleaseBuild:
+    """Check the request and record a queued build; with ``enqueue``, the Celery task builds it.
+
+    Refused: a version that is taken, a build while another is queued or running, and a
+    release with no questions. Nothing is recorded when it is refused. ``user`` None is the
+    server's operator, running ``manage.py cut_release``.
+    """
+    if user is not None and not selectors.can_cut_release(user):
+        raise PermissionDenied("only admins cut releases")
+    version, title, notes = _checked_input(version=version, title=title, notes=notes)
+    release_builds_expire_stale()
+    with transaction.atomic():
+        if Release.objects.filter(version=version).exists():
+            raise ApplicationError(
+                f"release {version} exists, and a release never changes: give this one another "
+                "version",
+                field="version",
+            )
+        running = selectors.active_build()
+        if running is not None:
+            raise ApplicationError(
+                f"release {running.version} is being built ({running.progress}%); cut this one "
+                "when it has finished"
+            )
+        if not selectors.release_questions().exists():
+            raise ApplicationError(
+                "nothing to release: the dataset has no verified questions", field="version"
+            )
+        try:
+            with transaction.atomic():
+                build = ReleaseBuild.objects.create(
+                    version=version,
+                    title=title,
+                    notes=notes,
+                    created_by=user if user is not None and user.is_authenticated else None,
+                )
+        except IntegrityError:
+            # Another request started a build between the check and the insert.
+            raise ApplicationError(
+                "another release is being built; cut this one when it has finished"
+            ) from None
+        if enqueue:
+            from releases.tasks import build_release
+
+            transaction.on_commit(lambda: build_release.delay(build.pk))
+    return build
+
+
+def _stale_before() -> Any:
+    return timezone.now() - timedelta(seconds=settings.RELEASE_BUILD_STALE_SECONDS)
+
+
+def release_builds_expire_stale() -> list[int]:
+    """Fail the builds whose worker stopped (no heartbeat for RELEASE_BUILD_STALE_SECONDS;
+    queued ones count from when they were queued) and remove what they left half-written."""
+    cutoff = _stale_before()
+    stale = ReleaseBuild.objects.filter(
+        Q(status=BuildStatus.BUILDING, heartbeat_at__lt=cutoff)
+        | Q(status=BuildStatus.QUEUED, created_at__lt=cutoff)
+    )
+    expired = []
+    for build in stale:
+        failed = ReleaseBuild.objects.filter(
+            pk=build.pk, status=build.status, heartbeat_at=build.heartbeat_at
+        ).update(
+            status=BuildStatus.FAILED,
+            active=None,
+            finished_at=timezone.now(),
+            error="the build stopped: its worker went away; cut the release again",
+        )
+        if failed:
+            _remove_leftovers(build)
+            expired.append(build.pk)
+    return expired
+
+
+def _remove_leftovers(build: ReleaseBuild) -> None:
+    root = Path(settings.RELEASES_ROOT)
+    for folder in root.glob(f".build-{build.pk}-*"):
+        shutil.rmtree(folder, ignore_errors=True)
+    final = root / build.version
+    if final.exists() and not Release.objects.filter(version=build.version).exists():
+        # Moved into place, then the worker died before the release was recorded.
+        shutil.rmtree(final, ignore_errors=True)
+
+
+Report = Callable[[int, str], None]
+
+
+def release_build_run(*, build_id: int, report: Report | None = None) -> Release | None:
+    """Build a queued release (or one whose worker died). Safe to run twice: only the run that
+    claims the build does the work. Returns the release, or None when there was nothing to
+    claim; raises ``ApplicationError`` after recording why the build failed. A failure at any
+    point leaves no release row and no folder."""
+    now = timezone.now()
+    claimed = (
+        ReleaseBuild.objects.filter(pk=build_id)
+        .filter(
+            Q(status=BuildStatus.QUEUED)
+            | Q(status=BuildStatus.BUILDING, heartbeat_at__lt=_stale_before())
+        )
+        .update(
+            status=BuildStatus.BUILDING,
+            started_at=now,
+            heartbeat_at=now,
+            attempts=F("attempts") + 1,
+            progress=0,
+            stage="Starting",
+            error="",
+        )
+    )
+    if not claimed:
+        return None
+    build = ReleaseBuild.objects.get(pk=build_id)
+    started = time.monotonic()
+
+    def progress(percent: int, stage: str) -> None:
+        ReleaseBuild.objects.filter(pk=build_id, status=BuildStatus.BUILDING).update(
+            progress=percent, stage=stage[:200], heartbeat_at=timezone.now()
+        )
+        if report is not None:
+            report(percent, stage)
+
+    try:
+        release = _build(build, progress=progress, started=started)
+    except ApplicationError as exc:
+        _fail(build_id, exc.message)
+        raise
+    except Exception as exc:
+        logger.exception("building release %s failed", build.version)
+        _fail(build_id, f"the build failed because of an internal error ({type(exc).__name__})")
+        raise
+    return release
+
+
+def _fail(build_id: int, reason: str) -> None:
+    ReleaseBuild.objects.filter(pk=build_id, status__in=ACTIVE_BUILD_STATUSES).update(
+        status=BuildStatus.FAILED, active=None, error=reason, finished_at=timezone.now()
+    )
+
+
+def _build(build: ReleaseBuild, *, progress: Report, started: float) -> Release:
+    root = Path(settings.RELEASES_ROOT)
+    root.mkdir(parents=True, exist_ok=True)
+    final = root / build.version
+    if build.attempts > 1:
+        _remove_leftovers(build)  # what an earlier attempt's worker left when it died
+    if Release.objects.filter(version=build.version).exists():
+        raise ApplicationError(f"release {build.version} exists already")
+    if final.exists():
+        raise ApplicationError(
+            f"{final} exists but no release {build.version} is recorded; move it out of "
+            "RELEASES_ROOT, then cut the release again"
+        )
+    previous = selectors.latest_release()
+    snapshot = None
+    if previous is not None:
+        snapshot = read_snapshot(
+            selectors.release_folder(previous) / "snapshot.json.gz", previous.snapshot_sha256
+        )
+    created = timezone.now()
+    meta = ReleaseMeta(
+        version=build.version,
+        title=build.title,
+        notes=build.notes,
+        created=created,
+        commit=platform_commit(),
+        previous_version=previous.version if previous else None,
+    )
+    work = Path(tempfile.mkdtemp(prefix=f".build-{build.pk}-", dir=root))
+    try:
+        result = write_release(folder=work, meta=meta, previous=snapshot, report=progress)
+        progress(98, "Moving the release into place")
+        work.chmod(0o755)
+        # Atomic on one file system; the version folder appears whole or not at all.
+        work.rename(final)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    try:
+        with transaction.atomic():
+            release = Release.objects.create(
+                version=build.version,
+                title=build.title,
+                notes=build.notes,
+                created_by_id=build.created_by_id,
+                created_at=created,
+                commit=meta.commit,
+                previous=previous,
+                counts=result.counts,
+                changelog=result.changelog.as_json(),
+                changelog_preview=result.changelog.as_json(limit=_PREVIEW),
+                question_set_digests=result.question_set_digests,
+                files=result.files,
+                snapshot_sha256=result.snapshot_sha256,
+                build_seconds=round(time.monotonic() - started, 2),
+            )
+            updated = ReleaseBuild.objects.filter(pk=build.pk, status=BuildStatus.BUILDING).update(
+                status=BuildStatus.DONE,
+                active=None,
+                progress=100,
+                stage="Done",
+                release=release,
+                finished_at=timezone.now(),
+            )
+            if not updated:
+                raise ApplicationError("the build was stopped while it ran; cut the release again")
+    except BaseException:
+        shutil.rmtree(final, ignore_errors=True)
+        raise
+    return release
+
+
+def changelog_counts(release: Release) -> dict[str, int]:
+    counts = release.changelog_preview.get("counts", {})
+    return {kind: counts.get(kind, 0) for kind in CHANGE_KINDS}
