@@ -6,17 +6,20 @@ test_every_url_is_crawled fails otherwise.
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Iterator
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from annotation.models import SyntheticTable
 from hctqa.core.render import FORMATS
 from leaderboard import services
+from releases.models import Release
 from tests.factories import QuestionFactory, TableFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -30,7 +33,16 @@ Q = f"{T}--M0"
 OPEN_Q = "psa--5--6--M0"
 
 
-def crawl(mine: int, theirs: int, runs: tuple[int, int] = (1, 2)) -> dict[str, list[str]]:
+VERSION = "9.9.0"
+
+
+def crawl(
+    mine: int,
+    theirs: int,
+    runs: tuple[int, int] = (1, 2),
+    release_files: tuple[str, ...] = ("hf/README.md",),
+    build: int = 1,
+) -> dict[str, list[str]]:
     return {
         "home": ["/"],
         "annotation:dataset": ["/dataset/", "/dataset/?q=hidden", "/dataset/?split=test"],
@@ -112,6 +124,18 @@ def crawl(mine: int, theirs: int, runs: tuple[int, int] = (1, 2)) -> dict[str, l
         "api-verify-dashboard": ["/api/verify/dashboard/"],
         "api-generation-runs": ["/api/verify/generation-runs/"],
         "api-generation-run": ["/api/verify/generation-runs/1/"],
+        "releases:list": ["/releases/"],
+        "releases:detail": [f"/releases/{VERSION}/"],
+        "releases:build": [f"/releases/builds/{build}/"],
+        # Every file of both editions; the full one is for admins only.
+        "releases:download": [
+            f"/releases/{VERSION}/{edition}/{path}"
+            for edition in ("public", "full")
+            for path in release_files
+        ],
+        "api-release-list": ["/api/releases/"],
+        "api-release-detail": [f"/api/releases/{VERSION}/"],
+        "api-release-build": [f"/api/releases/builds/{build}/"],
     }
 
 
@@ -157,6 +181,9 @@ NO_GOLD_POSSIBLE = {
     "api-verify-release",
     "api-verify-decide",
     "api-generation-cancel",
+    # Cutting a release answers with the build's progress, never a gold answer.
+    "releases:cut",
+    "api-release-create",
 }
 
 
@@ -218,7 +245,9 @@ def _inference_run(owner, answer: str) -> int:
 
 
 @pytest.fixture
-def secret_question() -> dict:
+def secret_question(tmp_path, settings) -> dict:
+    settings.RELEASES_ROOT = tmp_path / "releases"
+    settings.RELEASE_BUILD_PROCESSES = 1
     table = TableFactory(id=T, split="test")
     SyntheticTable.objects.create(
         table=table,
@@ -237,6 +266,11 @@ def secret_question() -> dict:
     QuestionFactory(
         table=TableFactory(id="psa--5--6", split="train"), id=OPEN_Q, gold_answer="{open}"
     )
+    # A release holding the secret: its full edition has it, the public one never does.
+    # (Every file's contents, archives unpacked, are checked in tests/releases.)
+    out = io.StringIO()
+    call_command("cut_release", VERSION, stdout=out)
+    release = Release.objects.get(version=VERSION)
     owner = UserFactory(username="crawl-owner", role="researcher")
     rival = UserFactory(username="rival", role="researcher")
     return {
@@ -246,6 +280,8 @@ def secret_question() -> dict:
         "theirs": _scored(rival, {Q: SECRET, OPEN_Q: "nope"}, "theirs"),
         # Inference runs: the rival's model answered the hidden question right.
         "runs": (_inference_run(owner, "a guess"), _inference_run(rival, SECRET)),
+        "release_files": tuple(sorted({f["path"] for f in release.files})),
+        "build": release.build.pk,
     }
 
 
@@ -257,7 +293,13 @@ def test_no_page_or_endpoint_shows_test_split_gold(
         client.force_login(secret_question["owner"])
     elif role:
         client.force_login(UserFactory(role=role))
-    urls = crawl(secret_question["mine"], secret_question["theirs"], secret_question["runs"])
+    urls = crawl(
+        secret_question["mine"],
+        secret_question["theirs"],
+        secret_question["runs"],
+        secret_question["release_files"],
+        secret_question["build"],
+    )
     reached = 0
     for paths in urls.values():
         for url in paths:
@@ -265,7 +307,7 @@ def test_no_page_or_endpoint_shows_test_split_gold(
             assert response.status_code in (200, 302, 401, 403, 404), (url, response.status_code)
             body = b"".join(response.streaming_content) if response.streaming else response.content
             for secret in (SECRET, SECRET_SQL, SECRET_ROWS):
-                assert secret not in body.decode(), (url, secret)
+                assert secret not in body.decode(errors="replace"), (url, secret)
             reached += response.status_code == 200
     if role == "researcher":
         # The owner reaches their own per-question results, predictions and all.
@@ -284,6 +326,9 @@ def test_the_crawl_would_see_gold_if_it_leaked(client: Client, secret_question: 
     assert SECRET in client.get(f"/api/questions/{Q}/").content.decode()
     theirs = secret_question["theirs"]
     assert SECRET in client.get(f"/leaderboard/submissions/{theirs}/results.json").content.decode()
+    full = client.get(f"/releases/{VERSION}/full/hf/data/test.jsonl")
+    body = b"".join(full.streaming_content).decode()
+    assert SECRET in body and SECRET_SQL in body
 
 
 def test_searching_for_a_gold_answer_does_not_find_its_table(
