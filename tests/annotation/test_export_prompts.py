@@ -218,7 +218,7 @@ def test_a_failure_part_way_leaves_the_old_file_and_no_temporary(
             raise core_prompts.PromptError("the table cannot be read: boom")
         return real(**kwargs)
 
-    monkeypatch.setattr("annotation.selectors.prompts.prompt_messages", fail_on_second)
+    monkeypatch.setattr("hctqa.core.prompts.prompt_messages", fail_on_second)
     with pytest.raises(CommandError, match="Nothing was written. the table cannot be read"):
         export(out, "--format", "csv", "--scope", "synthetic")
     assert out.read_text() == "the previous export\n"
