@@ -1,8 +1,8 @@
 """R's default random numbers, sampling, rounding and number printing, bit for bit.
 
 The benchmark's generator ran in R (Mersenne-Twister, "Rejection" sampling, R >= 3.6), so a
-byte-exact port must draw exactly what R draws. numpy's MT19937 produces the raw 32-bit words
-fast; R's own seeding (``set.seed``) and its integer sampling are rebuilt on top of them.
+byte-exact port must draw exactly what R draws: R's seeding (``set.seed``), the generator
+(vectorised with numpy) and R's integer sampling on top of it.
 """
 
 from __future__ import annotations
@@ -16,40 +16,72 @@ import numpy as np
 T = TypeVar("T")
 
 _N = 624
-_BLOCK = 4096  # raw words fetched from numpy at a time
+_M = 397
+_UPPER = np.uint32(0x80000000)
+_LOWER = np.uint32(0x7FFFFFFF)
+_MATRIX_A = np.uint32(0x9908B0DF)
 _I2_32M1 = 2.328306437080797e-10  # 1 / (2^32 - 1), R's fixup for a zero draw
 _TO_UNIT = 2.3283064365386963e-10  # 2^-32
 
 
+def _lcg_jumps() -> tuple[np.ndarray, np.ndarray]:
+    """x_k = A_k * x_0 + C_k (mod 2^32) for the 50 + 625 steps of R's seed scrambling."""
+    a_k, c_k, a_out, c_out = 1, 0, [], []
+    for step in range(1, 50 + _N + 2):
+        a_k, c_k = (69069 * a_k) % 2**32, (69069 * c_k + 1) % 2**32
+        if step > 51:  # the 51st value is R's `mti` slot; the MT state follows it
+            a_out.append(a_k)
+            c_out.append(c_k)
+    return np.array(a_out, dtype=np.uint64), np.array(c_out, dtype=np.uint64)
+
+
+_JUMP_A, _JUMP_C = _lcg_jumps()
+
+
 def _r_seed_state(seed: int) -> np.ndarray:
     """The MT19937 state R's ``set.seed(seed)`` leaves (Initial scrambling + RNG_Init)."""
-    x = seed % 2**32
-    for _ in range(50):
-        x = (69069 * x + 1) % 2**32
-    words = []
-    for _ in range(_N + 1):
-        x = (69069 * x + 1) % 2**32
-        words.append(x)
-    # The first word is R's `mti` slot, overwritten with 624 (regenerate on the next draw).
-    return np.array(words[1:], dtype=np.uint32)
+    x = np.uint64(seed % 2**32)
+    return ((_JUMP_A * x + _JUMP_C) % np.uint64(2**32)).astype(np.uint32)
+
+
+def _twist(mt: np.ndarray) -> np.ndarray:
+    """One MT19937 regeneration of the 624-word state, vectorised in dependency-safe chunks."""
+    new = np.empty_like(mt)
+
+    def step(lo: int, hi: int, source: np.ndarray) -> None:
+        y = (mt[lo:hi] & _UPPER) | (mt[lo + 1 : hi + 1] & _LOWER)
+        new[lo:hi] = source ^ (y >> np.uint32(1)) ^ ((y & np.uint32(1)) * _MATRIX_A)
+
+    step(0, _N - _M, mt[_M:_N])
+    step(_N - _M, 2 * (_N - _M), new[0 : _N - _M])
+    step(2 * (_N - _M), _N - 1, new[_N - _M : _M - 1])
+    y = (mt[_N - 1] & _UPPER) | (new[0] & _LOWER)
+    new[_N - 1] = new[_M - 1] ^ (y >> np.uint32(1)) ^ ((y & np.uint32(1)) * _MATRIX_A)
+    return new
+
+
+def _temper(mt: np.ndarray) -> list[int]:
+    y = mt.copy()
+    y ^= y >> np.uint32(11)
+    y ^= (y << np.uint32(7)) & np.uint32(0x9D2C5680)
+    y ^= (y << np.uint32(15)) & np.uint32(0xEFC60000)
+    y ^= y >> np.uint32(18)
+    return y.tolist()
 
 
 class RRandom:
     """One R session's random stream after ``set.seed(seed)``."""
 
     def __init__(self, seed: int) -> None:
-        self._bits = np.random.MT19937()
-        self._bits.state = {
-            "bit_generator": "MT19937",
-            "state": {"key": _r_seed_state(seed), "pos": _N},
-        }
+        self._state = _r_seed_state(seed)
         self._buffer: list[int] = []
         self._pos = 0
         self.words_drawn = 0  # raw 32-bit words consumed so far
 
     def _word(self) -> int:
         if self._pos >= len(self._buffer):
-            self._buffer = self._bits.random_raw(_BLOCK).tolist()
+            self._state = _twist(self._state)
+            self._buffer = _temper(self._state)
             self._pos = 0
         word = self._buffer[self._pos]
         self._pos += 1

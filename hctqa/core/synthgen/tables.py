@@ -376,37 +376,33 @@ def _leaf_paths(nodes: list[_Node]) -> list[list[_Node]]:
     return out
 
 
-def _r_mean(values: list[float]) -> float:
-    """R's mean of doubles: a long-double sum, then the mean of the residuals added."""
-    x = np.array(values, dtype=np.longdouble)
+def _r_mean(values: np.ndarray) -> float:
+    """R's mean of doubles: a long-double sum (cumsum is sequential, as R's loop is), then the
+    mean of the residuals added."""
     n = np.longdouble(len(values))
-    s = np.longdouble(0)
-    for v in x:
-        s += v
-    s /= n
+    s = np.cumsum(values)[-1] / n
     if np.isfinite(s):
-        t = np.longdouble(0)
-        for v in x:
-            t += v - s
-        s += t / n
+        s += np.cumsum(values - s)[-1] / n
     return float(s)
 
 
-def _r_sum(values: list[float]) -> float:
-    s = np.longdouble(0)
-    for v in values:
-        s += np.longdouble(v)
-    return float(s)
-
-
-def _aggregate(fun: str, values: list[float], integer: bool) -> float:
-    if fun == "sum":
-        return float(sum(int(v) for v in values)) if integer else _r_sum(values)
-    if fun == "avg":
-        return _r_mean(values)
+def _aggregate(fun: str, chosen: list[int], table: Relational, wide: np.ndarray | None) -> float:
+    values = table.values
+    if len(chosen) == 1:
+        return float(values[chosen[0]])  # every function of one value is that value
     if fun == "min":
-        return min(values)
-    return max(values)
+        return min(values[i] for i in chosen)
+    if fun == "max":
+        return max(values[i] for i in chosen)
+    if wide is None:
+        # Whole numbers: sums are exact in any order, and a mean of integers is never close
+        # enough to a two-decimal tie for R's long-double arithmetic to change its printing.
+        total = sum(int(values[i]) for i in chosen)
+        return float(total) if fun == "sum" else total / len(chosen)
+    subset = wide[chosen]
+    if fun == "sum":
+        return float(np.cumsum(subset)[-1])
+    return _r_mean(subset)
 
 
 def _format(value: float, fmt: str) -> str:
@@ -435,18 +431,27 @@ def pivot(table: Relational) -> None:
     fmt = table.value_format
     fun = family.agg_fun
 
+    by_value: dict[tuple[int, str], set[int]] = {}
+    for i, row in enumerate(table.rows):
+        for a, v in enumerate(row):
+            by_value.setdefault((a, v), set()).add(i)
+    everyone_set = set(everyone)
+
     def matching(filters: tuple[tuple[int, str], ...]) -> set[int]:
-        return {i for i in everyone if all(table.rows[i][a] == v for a, v in filters)}
+        out = everyone_set
+        for key in filters:
+            out = out & by_value[key]
+        return out
 
     col_sets = [matching(path[-1].filters) for path in col_leaves]
+    integral = table.integer or all(float(v).is_integer() for v in table.values)
+    wide = None if integral else np.array(table.values, dtype=np.longdouble)
 
     def cells(row_filter: tuple[tuple[int, str], ...]) -> list[str]:
         rows = matching(row_filter)
-        out = []
-        for cs in col_sets:
-            chosen = sorted(rows & cs)
-            out.append(_format(_aggregate(fun, [table.values[i] for i in chosen], table.integer), fmt))
-        return out
+        return [
+            _format(_aggregate(fun, sorted(rows & cs), table, wide), fmt) for cs in col_sets
+        ]
 
     warnings = []
     # Outline rows without totals (indent with a row aggregate other than top) are empty: NA.
