@@ -453,25 +453,51 @@ def pivot(table: Relational) -> None:
             _format(_aggregate(fun, sorted(rows & cs), table, wide), fmt) for cs in col_sets
         ]
 
+    table.warning = pivot_warning(table, len(col_leaves), row_tree, len(row_leaves))
+    if table.warning:
+        return
+    _render(table, col_tree, col_leaves, row_leaves, q, p, indent, cells)
+
+
+def layout_warning(table: Relational) -> str:
+    """The pivot's warning without laying out the cells (enough to apply the save rules)."""
+    spec = table.spec
+    index = {a.name: i for i, a in enumerate(table.attributes)}
+    col_attrs = [index[n] for n in table.col_names]
+    row_attrs = [index[n] for n in table.row_names]
+    everyone = list(range(len(table.rows)))
+    p, q = len(col_attrs), len(row_attrs)
+    indent = spec.row_format != "new"
+    col_totals = [spec.col_agg == "right"] * p
+    row_totals = (
+        [spec.row_agg != "none"] + [False] * (q - 1) if indent else [spec.row_agg != "none"] * q
+    )
+    name = spec.family.agg_name
+    col_tree = _tree(col_attrs, table.attributes, table.rows, everyone, col_totals, name)
+    row_tree = _tree(row_attrs, table.attributes, table.rows, everyone, row_totals, name)
+    return pivot_warning(table, len(_leaf_paths(col_tree)), row_tree, len(_leaf_paths(row_tree)))
+
+
+def pivot_warning(table: Relational, n_cols: int, row_tree: list[_Node], n_row_leaves: int) -> str:
+    spec = table.spec
+    indent = spec.row_format != "new"
     warnings = []
     # Outline rows without totals (indent with a row aggregate other than top) are empty: NA.
     outline = indent
-    outline_values = indent and spec.row_agg == "top"
-    if outline and not outline_values:
+    if outline and spec.row_agg != "top":
         warnings.append(" Contains NA! ")
-    n_rows = len(row_leaves) + (
-        sum(1 for n in row_tree if not n.total) if outline else 0
-    )
-    if len(col_leaves) < 2:
+    n_rows = n_row_leaves + (sum(1 for n in row_tree if not n.total) if outline else 0)
+    if n_cols < 2:
         warnings.append(" Only one column! ")
     if n_rows < 2:
         warnings.append(" Only one row! ")
     if len(table.rows) < 2:
+        # R would recycle a one-row table into nonsense; such a table is never kept here.
         warnings.append(" Only one value! ")
-    table.warning = "".join(warnings)
-    if table.warning:
-        return
+    return "".join(warnings)
 
+
+def _render(table, col_tree, col_leaves, row_leaves, q, p, indent, cells) -> None:
     csv_lines: list[list[str]] = []
     html: list[str] = ['<table class="Table">']
 

@@ -1,0 +1,242 @@
+"""The whole generator: families in, the released files out (in memory).
+
+``generate`` runs stage 2 over every spec (the save rules carry over between tables and
+families), stage 3 per chosen family (``set.seed(1)`` each) and stage 4 over every kept table
+of all families (``set.seed(0)`` once), and returns each chosen table's ten files as text.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+from hctqa.core.synthgen import nonsense
+from hctqa.core.synthgen.collation import windows_key
+from hctqa.core.synthgen.params import Family, Params, ParamsError, check_family_templates, sql_name
+from hctqa.core.synthgen.questions import Question, TableData, qanda_json, table_questions
+from hctqa.core.synthgen.rrandom import RRandom, r_format
+from hctqa.core.synthgen.tables import (
+    Relational,
+    TableSpec,
+    db_csv,
+    db_html,
+    hct_html,
+    layout_warning,
+    pivot,
+    relational_table,
+    table_specs,
+)
+
+Progress = Callable[[str, int, int], None]
+
+FILE_KINDS = ("DB.csv", "DB.html", "HCT.csv", "HCT.html", "QandA.json")
+NONSEM_KINDS = ("DB_NONSEM.csv", "DB_NONSEM.html", "HCT_NONSEM.csv", "HCT_NONSEM.html", "QandA_NONSEM.json")
+ALL_KINDS = FILE_KINDS + NONSEM_KINDS
+
+# The release's Number_of_students NONSEM codes were drawn after 13 tables of the original
+# run that cannot be rebuilt (SYNTHETIC.md §9); skipping this many uniform draws before the
+# family's first table reproduces them.
+RELEASE_NONSEM_OFFSETS: Mapping[str, int] = {"Number_of_students": 3596}
+
+
+@dataclass
+class GeneratedTable:
+    id: str
+    family: str  # prefix, e.g. Number_of_students
+    layout: str  # e.g. "levels 2_1, aggregates right/bottom, new rows"
+    relational: Relational
+    questions: list[Question] = field(default_factory=list)
+    files: dict[str, str] = field(default_factory=dict)  # kind -> text with LF line ends
+
+    def file_bytes(self, kind: str) -> bytes:
+        """A file as released: CRLF line ends (the original ran on Windows)."""
+        return self.files[kind].replace("\n", "\r\n").encode("utf-8")
+
+    def file_name(self, kind: str) -> str:
+        return f"{self.id}_{kind}"
+
+
+@dataclass
+class Generation:
+    families: list[str]
+    tables: list[GeneratedTable]
+    attempts: int = 0
+    duplicates: int = 0
+    warnings: int = 0
+    carry_over_drops: int = 0
+
+    def tables_per_family_and_layout(self) -> dict[str, Counter[str]]:
+        out: dict[str, Counter[str]] = {f: Counter() for f in self.families}
+        for t in self.tables:
+            out[t.family][t.layout] += 1
+        return out
+
+    def questions_per_template(self) -> Counter[int]:
+        return Counter(q.template for t in self.tables for q in t.questions)
+
+    @property
+    def question_count(self) -> int:
+        return sum(len(t.questions) for t in self.tables)
+
+
+def _layout(spec: TableSpec) -> str:
+    return (
+        f"levels {spec.levels}, aggregates {spec.col_agg}/{spec.row_agg}, {spec.row_format} rows"
+    )
+
+
+def _noop(stage: str, done: int, total: int) -> None:
+    return None
+
+
+def _names(params: Params, family: Family) -> list[str]:
+    return [n for c in family.row_codes + family.col_codes for n in params.codes[c].names]
+
+
+def table_data(table: Relational) -> TableData:
+    """What stage 3 reads back from DB.csv and the signature."""
+    return TableData(
+        table_id=table.id,
+        sql_names=tuple(sql_name(a.name) for a in table.attributes),
+        rows=tuple(table.rows),
+        values=tuple(float(r_format(v)) for v in table.values),
+        col_names=tuple(sql_name(n) for n in table.col_names),
+        row_names=tuple(sql_name(n) for n in table.row_names),
+        aggregated_columns=table.spec.col_agg == "right",
+        agg_fun=table.spec.family.agg_fun,
+    )
+
+
+def _needed_families(params: Params, chosen: list[Family]) -> list[Family]:
+    """Families whose stage 2 the chosen ones depend on: everything before the last one needed
+    in ``tables`` order (the save rules carry over), including families whose names sort
+    before a chosen one (their tables take NONSEM draws first)."""
+    order = list(params.families)
+    last_key = max(windows_key(f.prefix + "_set") for f in chosen)
+    needed = set(chosen) | {f for f in order if windows_key(f.prefix + "_set") < last_key}
+    last = max(order.index(f) for f in needed)
+    return order[: last + 1]
+
+
+def family_questions(params: Params, tables: list[GeneratedTable]) -> None:
+    """Stage 3 for one family's kept tables (in place)."""
+    if not tables:
+        return
+    family = tables[0].relational.spec.family
+    templates = check_family_templates(params, family)
+    names = _names(params, family)
+    rng = RRandom(1)
+    for table in sorted(tables, key=lambda t: windows_key(t.id + "_SIG_HCT.json")):
+        table.questions = table_questions(rng, table_data(table.relational), templates, names)
+        table.files["QandA.json"] = qanda_json(table.id, table.questions)
+
+
+def generate(
+    params: Params,
+    families: Iterable[str] | None = None,
+    *,
+    progress: Progress | None = None,
+    nonsense_offsets: Mapping[str, int] | None = None,
+    question_runner: Callable[[Params, list[list[GeneratedTable]]], None] | None = None,
+) -> Generation:
+    """Generate the chosen families (all by default) with the released files of every table.
+
+    ``question_runner`` may run stage 3 of the families in parallel (it must fill in each
+    table's questions and QandA.json); by default they run one after the other.
+    """
+    progress = progress or _noop
+    chosen = [params.family(name) for name in families] if families else list(params.families)
+    for family in chosen:
+        check_family_templates(params, family)
+    chosen_prefixes = {f.prefix for f in chosen}
+    scan = _needed_families(params, chosen)
+    specs = [s for s in table_specs(params) if s.family in scan]
+    result = Generation(families=[f.prefix for f in chosen], tables=[])
+    kept_all: list[tuple[str, int, int]] = []  # (id, rows, attributes) for the NONSEM stream
+    signatures: set[str] = set()
+    do_not_save = False
+    total = sum(s.replica for s in specs)
+    done = 0
+    for spec in specs:
+        render = spec.family.prefix in chosen_prefixes
+        for replica in range(1, spec.replica + 1):
+            done += 1
+            table = relational_table(params, spec, replica)
+            result.attempts += render
+            signature = table.signature_db
+            if signature in signatures:
+                result.duplicates += render
+                continue
+            signatures.add(signature)
+            db_saved = not do_not_save
+            if render:
+                pivot(table)
+            else:
+                table.warning = layout_warning(table)
+            do_not_save = bool(table.warning)
+            result.warnings += render and bool(table.warning)
+            if not table.warning and not db_saved:
+                result.carry_over_drops += render
+            if db_saved and not table.warning:
+                kept_all.append((table.id, len(table.rows), len(table.attributes)))
+                if render:
+                    result.tables.append(
+                        GeneratedTable(
+                            id=table.id,
+                            family=spec.family.prefix,
+                            layout=_layout(spec),
+                            relational=table,
+                            files={
+                                "DB.csv": db_csv(table),
+                                "DB.html": db_html(table),
+                                "HCT.csv": table.hct_csv,
+                                "HCT.html": hct_html(table),
+                            },
+                        )
+                    )
+            if done % 50 == 0 or done == total:
+                progress("tables", done, total)
+    if not result.tables:
+        raise ParamsError("PARAM_tableTemplates.json", "tables", "no table could be generated")
+    by_family: dict[str, list[GeneratedTable]] = {p: [] for p in result.families}
+    for t in result.tables:
+        by_family[t.family].append(t)
+    groups = [by_family[p] for p in result.families if by_family[p]]
+    if question_runner is not None:
+        question_runner(params, groups)
+    else:
+        for i, group in enumerate(groups):
+            family_questions(params, group)
+            progress("questions", i + 1, len(groups))
+    _nonsense(result, kept_all, nonsense_offsets or {}, progress)
+    return result
+
+
+def _nonsense(
+    result: Generation,
+    kept_all: list[tuple[str, int, int]],
+    offsets: Mapping[str, int],
+    progress: Progress,
+) -> None:
+    tables = {t.id: t for t in result.tables}
+    rng = RRandom(0)
+    skipped: set[str] = set()
+    ordered = sorted(kept_all, key=lambda k: windows_key(k[0] + "_QandA.json"))
+    for i, (table_id, rows, attributes) in enumerate(ordered):
+        family = table_id.rsplit("_set", 1)[0]
+        if family in offsets and family not in skipped:
+            rng.skip_words(offsets[family])
+            skipped.add(family)
+        table = tables.get(table_id)
+        if table is None:
+            for n in range(nonsense.draws_for((rows + 2) * attributes), 0, -1):
+                rng.unif_index(n)
+            continue
+        data = table_data(table.relational)
+        pairs = nonsense.dictionary(rng, data.sql_names, data.rows)
+        for kind in FILE_KINDS:
+            text = table.files[kind].replace("\n", "\r\n")
+            table.files[kind.replace(".", "_NONSEM.", 1)] = nonsense.apply(text, pairs)
+        if (i + 1) % 100 == 0 or i + 1 == len(ordered):
+            progress("nonsense", i + 1, len(ordered))
