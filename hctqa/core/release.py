@@ -260,26 +260,56 @@ def read_synthetic_zip(path: str | Path) -> list[ReleaseTable]:
     except (zipfile.BadZipFile, OSError) as exc:
         raise ReleaseError(str(path), f"not a readable zip archive ({exc})") from None
     with archive:
-        names = set(archive.namelist())
-        stems = sorted(
-            (m.group("stem"), m.group("family"))
-            for n in names
-            if (m := _SYNTHETIC_SET.match(n.rsplit("/", 1)[-1]))
-        )
-        if not stems:
-            raise ReleaseError(str(path), "no <family>_set<i>_<j>_HCT.html files in the zip")
-        prefix = {n.rsplit("/", 1)[-1]: n for n in names}
+        members = {n: n for n in archive.namelist() if not n.endswith("/")}
+        return read_synthetic_files(members, archive.read, str(path))
 
-        def read(stem: str, suffix: str) -> str:
-            name = prefix.get(f"{stem}_{suffix}")
-            if name is None:
-                raise ReleaseError(synthetic_table_id(stem), f"missing {stem}_{suffix}")
-            try:
-                return archive.read(name).decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise ReleaseError(name, f"not UTF-8 text (byte {exc.start})") from None
 
-        return [_synthetic_table(stem, family, read) for stem, family in stems]
+def read_synthetic_folder(path: str | Path) -> list[ReleaseTable]:
+    """The same as ``read_synthetic_zip`` for a folder of generated files (not recursive)."""
+    folder = Path(path)
+    files = {p.name: p for p in folder.iterdir() if p.is_file()}
+    return read_synthetic_files(files, lambda p: Path(p).read_bytes(), str(path))
+
+
+def read_synthetic(path: str | Path) -> list[ReleaseTable]:
+    """A synthetic family from a zip file or a folder of generated files."""
+    return read_synthetic_folder(path) if Path(path).is_dir() else read_synthetic_zip(path)
+
+
+def read_synthetic_files(
+    members: Mapping[str, Any], read_member: Callable[[Any], bytes], where: str = "files"
+) -> list[ReleaseTable]:
+    """Tables from generated files: ``members`` maps each path to what ``read_member`` reads."""
+    names = set(members)
+    stems = sorted(
+        (m.group("stem"), m.group("family"))
+        for n in names
+        if (m := _SYNTHETIC_SET.match(n.rsplit("/", 1)[-1]))
+    )
+    if not stems:
+        raise ReleaseError(where, "no <family>_set<i>_<j>_HCT.html files")
+    prefix = {n.rsplit("/", 1)[-1]: n for n in names}
+
+    def read(stem: str, suffix: str) -> str:
+        name = prefix.get(f"{stem}_{suffix}")
+        if name is None:
+            raise ReleaseError(synthetic_table_id(stem), f"missing {stem}_{suffix}")
+        try:
+            return read_member(members[name]).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ReleaseError(name, f"not UTF-8 text (byte {exc.start})") from None
+
+    return [_synthetic_table(stem, family, read) for stem, family in stems]
+
+
+def synthetic_properties_from_html(hct_html: str, where: str = "HCT.html") -> dict[str, bool | int | None]:
+    """Table properties of a generated HCT, from its HTML (what import and generator share)."""
+    try:
+        parsed = parse_table(canonical_from_html(hct_html))
+        cells = html_table_cells(hct_html)
+    except TableFormatError as exc:
+        raise ReleaseError(where, f"HCT.html: {exc}") from None
+    return synthetic_table_properties(parsed, cells)
 
 
 def _synthetic_table(stem: str, family: str, read: Callable[[str, str], str]) -> ReleaseTable:

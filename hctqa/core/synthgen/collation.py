@@ -8,6 +8,7 @@ and finally by code point.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 
 _SYMBOLS = "'- !\"#$%&()*,./:;?@[\\]^_`{|}~+<=>"
 _SYMBOL_RANK = {c: i for i, c in enumerate(_SYMBOLS)}
@@ -23,6 +24,7 @@ def _primary(c: str) -> tuple[int, int]:
     return (3, ord(c))
 
 
+@lru_cache(maxsize=65536)
 def windows_key(text: str) -> tuple[tuple[tuple[int, int], ...], tuple[int, ...], str]:
     """A sort key that orders strings as the original Windows run did."""
     primary = tuple(_primary(c) for c in text)

@@ -11,6 +11,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from hctqa.core.synthgen.collation import windows_key
 from hctqa.core.synthgen.params import sql_name
@@ -60,11 +61,16 @@ def r_strsplit(text: str, sep: str) -> list[str]:
     return parts
 
 
+@lru_cache(maxsize=4096)
+def _dollar(name: str) -> re.Pattern[str]:
+    return re.compile(r"\$" + name)
+
+
 def _re_split(text: str, name: str) -> list[str]:
     """``strsplit(text, "\\\\$name")`` (the name is used as a regular expression, as in R)."""
     if text == "":
         return []
-    parts = re.split(r"\$" + name, text)
+    parts = _dollar(name).split(text)
     if parts[-1] == "":
         parts.pop()
     return parts
@@ -83,16 +89,21 @@ def oxford(terms: Sequence[str], conjunction: str) -> str:
 
 
 def _names_in(segment: str, names: Sequence[str]) -> list[str]:
-    return [n for n in names if re.search(r"\$" + n, segment)]
+    return [n for n in names if _dollar(n).search(segment)]
 
 
 def _valid_names(pattern: str, all_names: Sequence[str]) -> list[str]:
+    return list(_valid_names_cached(pattern, tuple(all_names)))
+
+
+@lru_cache(maxsize=16384)
+def _valid_names_cached(pattern: str, all_names: tuple[str, ...]) -> tuple[str, ...]:
     out = []
     for name in (sql_name(n) for n in all_names):
         parts = _re_split(pattern, name)
         if not parts or parts[0] != pattern:
             out.append(name)
-    return out
+    return tuple(out)
 
 
 def _display_name(sql: str, all_names: Sequence[str]) -> str:
@@ -119,12 +130,8 @@ def _value_piece(record: dict[str, str], piece: str, all_names: Sequence[str]) -
     return current
 
 
-def _sentence(record: dict[str, str], words: Sequence[str], all_names: Sequence[str]) -> str:
-    """One selection record rendered through the attribute words (geneRowColUnionFromNLPattern
-    for a single record)."""
-    valid = _valid_names("__".join(words), all_names)
-    present = [n for n in valid if n in record]
-    record = {n: record[n] for n in present}
+@lru_cache(maxsize=4096)
+def _pieces(words: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[bool, ...]]:
     pieces: list[str] = []
     labels: list[bool] = []
     for part in [p for w in words for p in r_strsplit(w, "__")]:
@@ -134,6 +141,16 @@ def _sentence(record: dict[str, str], words: Sequence[str], all_names: Sequence[
             labels.append(False)
         else:
             labels.extend("$" not in s for s in sub)
+    return tuple(pieces), tuple(labels)
+
+
+def _sentence(record: dict[str, str], words: Sequence[str], all_names: Sequence[str]) -> str:
+    """One selection record rendered through the attribute words (geneRowColUnionFromNLPattern
+    for a single record)."""
+    valid = _valid_names("__".join(words), all_names)
+    present = [n for n in valid if n in record]
+    record = {n: record[n] for n in present}
+    pieces, labels = _pieces(tuple(words))
     start: list[str] = []
     segments: list[str] = []
     seen_attribute = False
@@ -181,8 +198,8 @@ def _tokens_pass1(sentence: str) -> list[str]:
 
 def _trim(tokens: Sequence[str]) -> list[str]:
     out = []
-    for token in tokens:
-        for a in r_strsplit(token, OPEN):
+    for part in tokens:
+        for a in r_strsplit(part, OPEN):
             out.extend(r_strsplit(a, CLOSE))
     return out
 
@@ -209,16 +226,16 @@ def _merge_pass(sentences: Sequence[str]) -> list[str]:
         candidates = current[1:]
         while True:
             ref_tokens = _tokens_pass1(ref)
-            diffs: list[tuple[int, int, str]] = []  # (count, last position, token)
+            diffs: list[tuple[int, int, str]] = []  # (count, last position, part)
             for cand in candidates:
                 tokens = _tokens_pass1(cand)
-                count, position, token = 0, -1, ""
+                count, position, part = 0, -1, ""
                 for i, t in enumerate(ref_tokens):
                     other = tokens[i] if i < len(tokens) else None
                     if t != other:
                         count += 1
-                        position, token = i, other or ""
-                diffs.append((count, position, token))
+                        position, part = i, other or ""
+                diffs.append((count, position, part))
             single = [i for i, d in enumerate(diffs) if d[0] == 1]
             if single:
                 freq = Counter(diffs[i][1] for i in single)
@@ -345,7 +362,7 @@ def _last_pass_rotation(sentences: list[str]) -> list[str]:
                 lo, hi = min(where), max(where)
                 span = list(range(lo, hi + 1))
 
-                def pick(tokens: list[str]) -> list[str | None]:
+                def pick(tokens: list[str], span: list[int] = span) -> list[str | None]:
                     return [tokens[i] if i < len(tokens) else None for i in span]
 
                 collapsed = [_collapse(pick(ref_tokens))]
@@ -353,11 +370,7 @@ def _last_pass_rotation(sentences: list[str]) -> list[str]:
                 actual = []
                 for j, index in enumerate(mergeable):
                     other = patterns[j] if j < len(patterns) else None
-                    if (
-                        reference_pattern is None
-                        or other is None
-                        or reference_pattern == other
-                    ):
+                    if reference_pattern is None or other is None or reference_pattern == other:
                         collapsed.append(_collapse(pick(cand_tokens[index])))
                         actual.append(index)
                 chunk = _regroup_chunk(_sorted([c or "NA" for c in collapsed]))
@@ -413,72 +426,72 @@ def _last_pass(sentences: list[str]) -> list[str]:
 # --- keywords ------------------------------------------------------------------------------
 
 
-def _choose(token: str, second: bool) -> str:
-    options = token.split("/")
+def _choose(part: str, second: bool) -> str:
+    options = part.split("/")
     return options[1] if second and len(options) > 1 else options[0]
 
 
 def _expression_text(expressions: Sequence[str], word: str) -> str:
     out = []
-    for token in word.split("_"):
-        if "/" in token:
-            out.append(_choose(token, len(expressions) > 1))
-        elif token == "$EXPR":
+    for part in word.split("_"):
+        if "/" in part:
+            out.append(_choose(part, len(expressions) > 1))
+        elif part == "$EXPR":
             out.append(oxford([EXPRESSION_WORDS[e] for e in expressions], " and "))
         else:
-            out.append(token)
+            out.append(part)
     return " ".join(out)
 
 
 def _group_by_text(names: Sequence[str], word: str, all_names: Sequence[str]) -> str:
     out = []
-    for token in word.split("_"):
-        if "/" in token:
-            out.append(_choose(token, len(names) > 1))
-        elif token == "$GROUPBY":
+    for part in word.split("_"):
+        if "/" in part:
+            out.append(_choose(part, len(names) > 1))
+        elif part == "$GROUPBY":
             display = [_display_name(n, all_names) for n in names]
             out.append((" for each " + oxford(display, " and ") + ", ").replace("_", " "))
         else:
-            out.append(token)
+            out.append(part)
     return " ".join(out)
 
 
 def report_text(names: Sequence[str], pattern: str) -> str:
     out = []
-    for token in pattern.split("_"):
-        if "/" in token:
-            out.append(_choose(token, len(names) > 1))
-        elif token == "$REPORTATTR":
+    for part in pattern.split("_"):
+        if "/" in part:
+            out.append(_choose(part, len(names) > 1))
+        elif part == "$REPORTATTR":
             out.append((oxford(list(names), " and ") + ".").replace("_", " "))
         else:
-            out.append(token)
+            out.append(part)
     return " ".join(out)
 
 
 def _order_text(order: OrderBy, word: str) -> str:
     out = []
-    for token in word.split("_"):
-        if "/" in token:
-            out.append(_choose(token, order.direction != "DESC"))
-        elif token in ("$ORDERBYDESC", "$TOPK"):
+    for part in word.split("_"):
+        if "/" in part:
+            out.append(_choose(part, order.direction != "DESC"))
+        elif part in ("$ORDERBYDESC", "$TOPK"):
             out.append("ordered by" if order.k <= 0 else str(order.k))
         else:
-            out.append(token)
+            out.append(part)
     return " ".join(out)
 
 
 def _for_which_text(for_which: ForWhich, word: str) -> str:
     operator = {">": "greater than", "<": "lower than"}[for_which.operator.strip()]
     out = []
-    for token in word.split("_"):
-        if "/" in token:
-            out.append(_choose(token, len(for_which.attributes) != 1))
-        elif token == "$OPATTR":
+    for part in word.split("_"):
+        if "/" in part:
+            out.append(_choose(part, len(for_which.attributes) != 1))
+        elif part == "$OPATTR":
             out.append(oxford(list(for_which.attributes), " and "))
-        elif token == "$OPANDVAL":
+        elif part == "$OPANDVAL":
             out.append(f"{operator} {for_which.value}")
         else:
-            out.append(token)
+            out.append(part)
     return " ".join(out)
 
 

@@ -10,6 +10,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +102,7 @@ class Params:
         raise ParamsError(TABLES_FILE, "tables", f"no family named {name!r} (known: {known})")
 
 
+@lru_cache(maxsize=4096)
 def sql_name(name: str) -> str:
     """The attribute's SQL column name: ``.``, space, ``-`` and ``/`` become ``_``."""
     return re.sub(r"[. \-/]", "_", name)
@@ -169,7 +171,7 @@ def _flatten(node: Any, depth: int, file: str, label: str) -> list[tuple[str, ..
     for i, item in enumerate(items):
         if not isinstance(item, dict) or len(item) != 1:
             raise ParamsError(file, f"{label}[{i}]", "should be an object with a single key")
-        (key, children), = item.items()
+        ((key, children),) = item.items()
         _check_label(key, file, f"{label}[{i}]")
         paths.extend((key, *p) for p in _flatten(children, depth - 1, file, f"{label}[{i}].{key}"))
     return paths
@@ -256,9 +258,7 @@ def _read_tables(raw: Any, codes: Mapping[str, Code], shortcuts: Mapping[str, Va
             if key == "col_row_agg_pos":
                 col, _, row = item.partition("_")
                 if col not in ("none", "right") or row not in ("none", "top", "bottom"):
-                    raise ParamsError(
-                        f, label, f"{item!r} should be none|right _ none|top|bottom"
-                    )
+                    raise ParamsError(f, label, f"{item!r} should be none|right _ none|top|bottom")
             if key == "col_row_name_pos" and "_" not in item:
                 raise ParamsError(f, label, f"{item!r} should look like left_top")
         lists[key] = items
@@ -284,14 +284,21 @@ def _read_tables(raw: Any, codes: Mapping[str, Code], shortcuts: Mapping[str, Va
             values = _range(raw_values, f, f"{where}.values")
         sides = {}
         for side in ("row", "col"):
-            side_codes = _strings(_get(entry, f"{side}Codes", list, f, where), f, f"{where}.{side}Codes")
+            side_codes = _strings(
+                _get(entry, f"{side}Codes", list, f, where), f, f"{where}.{side}Codes"
+            )
             for j, code in enumerate(side_codes):
                 if code not in codes:
                     raise ParamsError(
-                        f, f"{where}.{side}Codes[{j}]", f"unknown code {code!r} (not in {SEMANTICS_FILE})"
+                        f,
+                        f"{where}.{side}Codes[{j}]",
+                        f"unknown code {code!r} (not in {SEMANTICS_FILE})",
                     )
             samples = _samples(
-                _get(entry, f"{side}Samples", list, f, where), len(side_codes), f, f"{where}.{side}Samples"
+                _get(entry, f"{side}Samples", list, f, where),
+                len(side_codes),
+                f,
+                f"{where}.{side}Samples",
             )
             sides[side] = (side_codes, samples)
         all_codes = sides["row"][0] + sides["col"][0]
@@ -305,7 +312,9 @@ def _read_tables(raw: Any, codes: Mapping[str, Code], shortcuts: Mapping[str, Va
             raise ParamsError(f, where, "two attribute names share an SQL name (or one is Value)")
         agg_fun = _get(entry, "agg_fun1", str, f, where)
         if agg_fun not in AGG_FUNCTIONS:
-            raise ParamsError(f, f"{where}.agg_fun1", f"{agg_fun!r} should be one of {AGG_FUNCTIONS}")
+            raise ParamsError(
+                f, f"{where}.agg_fun1", f"{agg_fun!r} should be one of {AGG_FUNCTIONS}"
+            )
         agg_name = _get(entry, "agg_name1", str, f, where)
         _check_label(agg_name, f, f"{where}.agg_name1")
         families.append(
@@ -339,7 +348,9 @@ def _read_questions(raw: Any) -> dict[str, QuestionTemplates]:
         nested = tuple(
             _strings(g, f, f"{where}.simplifyNested[{j}]") for j, g in enumerate(nested_raw)
         )
-        report = _strings(_get(entry, "template_report", list, f, where), f, f"{where}.template_report")
+        report = _strings(
+            _get(entry, "template_report", list, f, where), f, f"{where}.template_report"
+        )
         if "$REPORTATTR" not in report[0]:
             raise ParamsError(f, f"{where}.template_report", "should contain $REPORTATTR")
         patterns: dict[int, tuple[str, ...]] = {}
@@ -392,7 +403,9 @@ def check_family_templates(params: Params, family: Family) -> QuestionTemplates:
             "tableName",
             f"no question templates for the family {family.value_name!r}",
         )
-    known = {sql_name(n) for c in family.row_codes + family.col_codes for n in params.codes[c].names}
+    known = {
+        sql_name(n) for c in family.row_codes + family.col_codes for n in params.codes[c].names
+    }
     keywords = {"EXPR", "GROUPBY", "TOPK", "ORDERBYDESC", "OPATTR", "OPANDVAL", "REPORTATTR"}
     for n, variants in templates.patterns.items():
         for variant in variants:
@@ -405,7 +418,8 @@ def check_family_templates(params: Params, family: Family) -> QuestionTemplates:
                 raise ParamsError(
                     QUESTIONS_FILE,
                     f"{family.value_name}.template_{n}",
-                    f"${token} is not an attribute of the family (known: {', '.join(sorted(known))})",
+                    f"${token} is not an attribute of the family"
+                    f" (known: {', '.join(sorted(known))})",
                 )
     for group in templates.simplify_nested:
         for name in group:

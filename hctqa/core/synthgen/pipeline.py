@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
+from hctqa.core.release import synthetic_properties_from_html
 from hctqa.core.synthgen import nonsense
 from hctqa.core.synthgen.collation import windows_key
 from hctqa.core.synthgen.params import Family, Params, ParamsError, check_family_templates, sql_name
@@ -31,7 +32,13 @@ from hctqa.core.synthgen.tables import (
 Progress = Callable[[str, int, int], None]
 
 FILE_KINDS = ("DB.csv", "DB.html", "HCT.csv", "HCT.html", "QandA.json")
-NONSEM_KINDS = ("DB_NONSEM.csv", "DB_NONSEM.html", "HCT_NONSEM.csv", "HCT_NONSEM.html", "QandA_NONSEM.json")
+NONSEM_KINDS = (
+    "DB_NONSEM.csv",
+    "DB_NONSEM.html",
+    "HCT_NONSEM.csv",
+    "HCT_NONSEM.html",
+    "QandA_NONSEM.json",
+)
 ALL_KINDS = FILE_KINDS + NONSEM_KINDS
 
 # The release's Number_of_students NONSEM codes were drawn after 13 tables of the original
@@ -48,6 +55,7 @@ class GeneratedTable:
     relational: Relational
     questions: list[Question] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)  # kind -> text with LF line ends
+    properties: dict[str, bool | int | None] = field(default_factory=dict)
 
     def file_bytes(self, kind: str) -> bytes:
         """A file as released: CRLF line ends (the original ran on Windows)."""
@@ -81,9 +89,7 @@ class Generation:
 
 
 def _layout(spec: TableSpec) -> str:
-    return (
-        f"levels {spec.levels}, aggregates {spec.col_agg}/{spec.row_agg}, {spec.row_format} rows"
-    )
+    return f"levels {spec.levels}, aggregates {spec.col_agg}/{spec.row_agg}, {spec.row_format} rows"
 
 
 def _noop(stage: str, done: int, total: int) -> None:
@@ -139,11 +145,17 @@ def generate(
     progress: Progress | None = None,
     nonsense_offsets: Mapping[str, int] | None = None,
     question_runner: Callable[[Params, list[list[GeneratedTable]]], None] | None = None,
+    select: Callable[[GeneratedTable], bool] | None = None,
+    limit: int | None = None,
 ) -> Generation:
     """Generate the chosen families (all by default) with the released files of every table.
 
     ``question_runner`` may run stage 3 of the families in parallel (it must fill in each
     table's questions and QandA.json); by default they run one after the other.
+
+    With ``select`` (and ``limit``), only the first kept tables it accepts are finished: their
+    questions and nonsensical files are drawn over those tables alone (targeted generation;
+    deterministic, but not the release's draws).
     """
     progress = progress or _noop
     chosen = [params.family(name) for name in families] if families else list(params.families)
@@ -181,6 +193,7 @@ def generate(
             if db_saved and not table.warning:
                 kept_all.append((table.id, len(table.rows), len(table.attributes)))
                 if render:
+                    html = hct_html(table)
                     result.tables.append(
                         GeneratedTable(
                             id=table.id,
@@ -191,12 +204,21 @@ def generate(
                                 "DB.csv": db_csv(table),
                                 "DB.html": db_html(table),
                                 "HCT.csv": table.hct_csv,
-                                "HCT.html": hct_html(table),
+                                "HCT.html": html,
                             },
+                            properties=synthetic_properties_from_html(html, table.id),
                         )
                     )
             if done % 50 == 0 or done == total:
                 progress("tables", done, total)
+    if select is not None:
+        chosen_tables = [t for t in result.tables if select(t)][:limit]
+        keep = {t.id for t in chosen_tables}
+        result.tables = chosen_tables
+        kept_all = [k for k in kept_all if k[0] in keep]
+        result.families = [f for f in result.families if any(t.family == f for t in chosen_tables)]
+        if not chosen_tables:
+            return result
     if not result.tables:
         raise ParamsError("PARAM_tableTemplates.json", "tables", "no table could be generated")
     by_family: dict[str, list[GeneratedTable]] = {p: [] for p in result.families}
@@ -209,7 +231,8 @@ def generate(
         for i, group in enumerate(groups):
             family_questions(params, group)
             progress("questions", i + 1, len(groups))
-    _nonsense(result, kept_all, nonsense_offsets or {}, progress)
+    if all("QandA.json" in t.files for t in result.tables):
+        _nonsense(result, kept_all, nonsense_offsets or {}, progress)
     return result
 
 
@@ -230,8 +253,7 @@ def _nonsense(
             skipped.add(family)
         table = tables.get(table_id)
         if table is None:
-            for n in range(nonsense.draws_for((rows + 2) * attributes), 0, -1):
-                rng.unif_index(n)
+            rng.burn_permutation(nonsense.draws_for((rows + 2) * attributes))
             continue
         data = table_data(table.relational)
         pairs = nonsense.dictionary(rng, data.sql_names, data.rows)
@@ -240,3 +262,56 @@ def _nonsense(
             table.files[kind.replace(".", "_NONSEM.", 1)] = nonsense.apply(text, pairs)
         if (i + 1) % 100 == 0 or i + 1 == len(ordered):
             progress("nonsense", i + 1, len(ordered))
+
+
+class TargetError(ValueError):
+    """No layout of the parameter files produces the requested table properties."""
+
+
+def generate_targeted(
+    params: Params,
+    required: Iterable[str],
+    count: int,
+    *,
+    progress: Progress | None = None,
+) -> Generation:
+    """``count`` tables having every one of the ``required`` table properties, taken from the
+    layouts and families that produce them (in the generator's own order)."""
+    from hctqa.core import taxonomy
+
+    required = list(required)
+    known = set(taxonomy.TABLE_PROPERTIES.empty())
+    unknown = [p for p in required if p not in known]
+    if unknown:
+        raise TargetError(f"unknown table properties: {', '.join(unknown)}")
+    if count < 1:
+        raise TargetError("ask for at least one table")
+    seen: Counter[str] = Counter()
+
+    def select(table: GeneratedTable) -> bool:
+        seen.update(k for k, v in table.properties.items() if v is True)
+        return all(table.properties.get(p) is True for p in required)
+
+    generation = generate(params, None, progress=progress, select=select, limit=count)
+    if not generation.tables:
+        never = [p for p in required if not seen[p]]
+        if never:
+            raise TargetError(
+                "no layout in the parameter files produces " + ", ".join(_label(p) for p in never)
+            )
+        raise TargetError(
+            "each property occurs, but no layout produces them all in one table: "
+            + ", ".join(_label(p) for p in required)
+        )
+    return generation
+
+
+def _label(code: str) -> str:
+    from hctqa.core import taxonomy
+
+    by_code = {p.code: p for p in taxonomy.TABLE_PROPERTIES.properties}
+    prop = by_code[code]
+    parent = getattr(prop, "parent", None)
+    if parent and parent in by_code:
+        return f"{by_code[parent].label}: {prop.label}"
+    return prop.label

@@ -39,7 +39,9 @@ class Database:
     """The relational table as ``DBdata`` in an in-memory SQLite database (attributes as
     TEXT, Value as REAL, rows in DB order)."""
 
-    def __init__(self, sql_names: Sequence[str], rows: Sequence[Sequence[str]], values: Sequence[float]):
+    def __init__(
+        self, sql_names: Sequence[str], rows: Sequence[Sequence[str]], values: Sequence[float]
+    ):
         self.connection = sqlite3.connect(":memory:")
         columns = ", ".join(f'"{n}" TEXT' for n in sql_names) + ', "Value" REAL'
         self.connection.execute(f"CREATE TABLE DBdata ({columns})")
@@ -52,10 +54,10 @@ class Database:
 
         def guard() -> int:
             steps[0] += 1
-            return 1 if steps[0] > SQL_TIMEOUT_STEPS // 1000 else 0
+            return 1 if steps[0] > SQL_TIMEOUT_STEPS // 100_000 else 0
 
         self._steps = steps
-        self.connection.set_progress_handler(guard, 1000)
+        self.connection.set_progress_handler(guard, 100_000)
 
     def run(self, sql: str) -> list[tuple]:
         self._steps[0] = 0
@@ -124,11 +126,17 @@ class _Headers:
             for i in indices:
                 row = self.rows[i - 1]
                 parts.append(
-                    "(" + " AND ".join(f"{n} = '{v}'" for n, v in zip(self.names, row, strict=True)) + ")"
+                    "("
+                    + " AND ".join(f"{n} = '{v}'" for n, v in zip(self.names, row, strict=True))
+                    + ")"
                 )
             inner = " OR ".join(parts)
         else:
-            inner = f"{self.names[0]} IN (" + ",".join(f"'{self.rows[i - 1][0]}'" for i in indices) + ")"
+            inner = (
+                f"{self.names[0]} IN ("
+                + ",".join(f"'{self.rows[i - 1][0]}'" for i in indices)
+                + ")"
+            )
         return f"({inner})"
 
 
@@ -147,7 +155,9 @@ def _pick(rng: RRandom, headers: _Headers, low: int, high: int) -> list[int]:
 
 
 class _Generator:
-    def __init__(self, rng: RRandom, data: TableData, templates: QuestionTemplates, names: Sequence[str]):
+    def __init__(
+        self, rng: RRandom, data: TableData, templates: QuestionTemplates, names: Sequence[str]
+    ):
         self.rng = rng
         self.data = data
         self.templates = templates
@@ -187,7 +197,9 @@ class _Generator:
         order = self.rng.sample_number(len(pool))
         return [pool[i - 1] for i in order[:count]]
 
-    def select(self, number: int, rows_pick, cols_pick, expr_pool=None, expr_count=0, group_by=None):
+    def select(
+        self, number: int, rows_pick, cols_pick, expr_pool=None, expr_count=0, group_by=None
+    ):
         r = _pick(self.rng, *rows_pick)
         c = _pick(self.rng, *cols_pick)
         row_h, col_h = rows_pick[0], cols_pick[0]
@@ -211,11 +223,19 @@ class _Generator:
         def add(number: int, query: str, answer: str, texts: tuple[str, ...]) -> None:
             out.append(Question(number, query, answer, texts))
 
-        for number, rows_pick, cols_pick in ((1, (row_h, 1, 1), (col_h, 1, 1)), (2, (row_h, 2, 10), (col_h, 1, 1)), (3, (row_h, 1, 1), (col_h, 2, 10))):
+        for number, rows_pick, cols_pick in (
+            (1, (row_h, 1, 1), (col_h, 1, 1)),
+            (2, (row_h, 2, 10), (col_h, 1, 1)),
+            (3, (row_h, 1, 1), (col_h, 2, 10)),
+        ):
             q, a, cs, rs, _ = self.select(number, rows_pick, cols_pick)
             add(number, q, a, self.text(number, cs, rs))
 
-        pool4 = [e for e in EXPRESSIONS if e != self.data.agg_fun] if self.data.aggregated_columns else list(EXPRESSIONS)
+        pool4 = (
+            [e for e in EXPRESSIONS if e != self.data.agg_fun]
+            if self.data.aggregated_columns
+            else list(EXPRESSIONS)
+        )
         q, a, cs, rs, ex = self.select(4, (row_h, 1, 1), (col_h, 2, 10), pool4, 2)
         add(4, q, a, self.text(4, cs, rs, expressions=ex))
 
@@ -229,18 +249,33 @@ class _Generator:
         group8 = list(col_h.names)
         q, a, cs, rs, ex = self.select(8, (row_h, 2, 5), (col_h, 2, 5), EXPRESSIONS, 2, group8)
         report8 = report_text(self._display(group8), report_pattern)
-        add(8, q, a, tuple(f"{t} {report8}" for t in self.text(8, cs, rs, expressions=ex, group_by=group8)))
+        add(
+            8,
+            q,
+            a,
+            tuple(f"{t} {report8}" for t in self.text(8, cs, rs, expressions=ex, group_by=group8)),
+        )
 
         group9 = [row_h.names[0]]
         q, a, cs, rs, ex = self.select_fixed(9, None, group9, (col_h, 1, 1))
         add(9, q, a, self.text(9, cs, rs, expressions=ex, group_by=group9))
         report = report_text(self._display(group9), report_pattern)
         q, a, cs, rs, ex = self.select_fixed(10, EXPRESSIONS, group9, (col_h, 1, 1))
-        add(10, q, a, tuple(f"{t} {report}" for t in self.text(10, cs, rs, expressions=ex, group_by=group9)))
+        add(
+            10,
+            q,
+            a,
+            tuple(f"{t} {report}" for t in self.text(10, cs, rs, expressions=ex, group_by=group9)),
+        )
         group11 = group9 + list(col_h.names)
         report = report_text(self._display(group11), report_pattern)
         q, a, cs, rs, ex = self.select_fixed(11, EXPRESSIONS, group11, (col_h, 2, 3))
-        add(11, q, a, tuple(f"{t} {report}" for t in self.text(11, cs, rs, expressions=ex, group_by=group11)))
+        add(
+            11,
+            q,
+            a,
+            tuple(f"{t} {report}" for t in self.text(11, cs, rs, expressions=ex, group_by=group11)),
+        )
 
         for number in (12, 13):
             r = _pick(self.rng, l1, 2, 2)
@@ -258,7 +293,9 @@ class _Generator:
                 k = 0
                 query = f"{base} ORDER BY VALUE {direction}"
             answer = format_result(self.sql(query))
-            texts = self.text(number, col_h.selection(c), l1.selection(r), order_by=OrderBy(k, direction))
+            texts = self.text(
+                number, col_h.selection(c), l1.selection(r), order_by=OrderBy(k, direction)
+            )
             add(number, query, answer, texts)
 
         q14, a14, t14, c14 = self.template14()
@@ -327,11 +364,12 @@ class _Generator:
         order = self.rng.sample_number(2)
         ops = [" > ", " < "]
         op = ops[order[0] - 1]
-        query = f"SELECT {','.join(attrs)} FROM DBdata WHERE {col_h.clause(c)} AND Value{op}{threshold}"
+        head = f"SELECT {','.join(attrs)} FROM DBdata WHERE {col_h.clause(c)} AND Value"
+        query = f"{head}{op}{threshold}"
         result = self.sql(query)
         if not result:
             op = ops[order[1] - 1]
-            query = f"SELECT {','.join(attrs)} FROM DBdata WHERE {col_h.clause(c)} AND Value{op}{threshold}"
+            query = f"{head}{op}{threshold}"
             result = self.sql(query)
         answer = format_result(result)
         text = question_text(
@@ -344,7 +382,9 @@ class _Generator:
         )
         return query, answer, text, c
 
-    def template15(self, query14: str, text14: str, c14: list[int]) -> tuple[int, str, str, tuple[str, ...]]:
+    def template15(
+        self, query14: str, text14: str, c14: list[int]
+    ) -> tuple[int, str, str, tuple[str, ...]]:
         col_h = self.col_h
         self.sql(query14)
         c = c14
@@ -392,9 +432,4 @@ def qanda_json(table_id: str, questions: Sequence[Question]) -> str:
             f'{{"name": "template {q.template}",\n "sql": "{q.sql}",\n'
             f' "sqlResult": "{q.answer}",\n "nlq": {nlq}}}'
         )
-    return (
-        "{\n"
-        f'"filename": "{table_id}_DB.csv",\n'
-        '"questions": [' + ",\n".join(items) + "]\n"
-        "}\n"
-    )
+    return f'{{\n"filename": "{table_id}_DB.csv",\n"questions": [' + ",\n".join(items) + "]\n}\n"

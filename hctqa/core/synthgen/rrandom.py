@@ -75,23 +75,47 @@ class RRandom:
     def __init__(self, seed: int) -> None:
         self._state = _r_seed_state(seed)
         self._buffer: list[int] = []
+        self._pos = _N
+        self._blocks = 0
+
+    def _refill(self) -> None:
+        self._state = _twist(self._state)
+        self._buffer = _temper(self._state)
         self._pos = 0
-        self.words_drawn = 0  # raw 32-bit words consumed so far
+        self._blocks += 1
 
     def _word(self) -> int:
-        if self._pos >= len(self._buffer):
-            self._state = _twist(self._state)
-            self._buffer = _temper(self._state)
-            self._pos = 0
+        if self._pos >= _N:
+            self._refill()
         word = self._buffer[self._pos]
         self._pos += 1
-        self.words_drawn += 1
         return word
+
+    @property
+    def words_drawn(self) -> int:
+        """Raw 32-bit words (R's unif_rand calls) consumed so far."""
+        return (self._blocks - 1) * _N + self._pos if self._blocks else 0
 
     def skip_words(self, count: int) -> None:
         """Throw away ``count`` raw draws (R's unif_rand calls)."""
         for _ in range(count):
             self._word()
+
+    def burn_permutation(self, n: int) -> None:
+        """The draws of ``sample.int(n)`` without building it (a tight loop: the nonsensical
+        variant spends millions of draws on tables it does not write)."""
+        for m in range(n, 0, -1):
+            mask = (1 << (m - 1).bit_length()) - 1
+            if mask > 0x7FFF:
+                self.unif_index(m)
+                continue
+            while True:
+                if self._pos >= _N:
+                    self._refill()
+                v = (self._buffer[self._pos] >> 16) & mask
+                self._pos += 1
+                if v < m:
+                    break
 
     def unif_rand(self) -> float:
         """R's ``unif_rand()``: a double in (0, 1)."""
@@ -104,7 +128,7 @@ class RRandom:
         """R's ``R_unif_index(n)``: uniform in 0..n-1 by rejection on random bits."""
         if n <= 0:
             return 0
-        bits = math.ceil(math.log2(n))
+        bits = (n - 1).bit_length()  # ceil(log2(n))
         mask = (1 << bits) - 1
         if bits <= 15:
             # One 16-bit chunk: floor(unif_rand * 65536) is the word's top 16 bits.

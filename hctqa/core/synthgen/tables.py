@@ -449,9 +449,7 @@ def pivot(table: Relational) -> None:
 
     def cells(row_filter: tuple[tuple[int, str], ...]) -> list[str]:
         rows = matching(row_filter)
-        return [
-            _format(_aggregate(fun, sorted(rows & cs), table, wide), fmt) for cs in col_sets
-        ]
+        return [_format(_aggregate(fun, sorted(rows & cs), table, wide), fmt) for cs in col_sets]
 
     table.warning = pivot_warning(table, len(col_leaves), row_tree, len(row_leaves))
     if table.warning:
@@ -531,7 +529,14 @@ def _render(table, col_tree, col_leaves, row_leaves, q, p, indent, cells) -> Non
             label = node.label if shown and not (hide_first and j == 0) else ""
             labels.append(label)
             if shown:
-                html.append(th("RowHeader", label, node.leaves if not (hide_first and j == 0) else group_size[0], 1))
+                html.append(
+                    th(
+                        "RowHeader",
+                        label,
+                        node.leaves if not (hide_first and j == 0) else group_size[0],
+                        1,
+                    )
+                )
         row_is_total = any(n.total for n in path)
         values = cells(path[-1].filters)
         for value, is_total in zip(values, col_total, strict=True):
