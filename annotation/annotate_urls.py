@@ -1,12 +1,19 @@
 from django.urls import path
 
 from annotation import annotate_views as views
-from annotation import verify_views
+from annotation import synthetic_views, verify_views
 
 app_name = "annotate"
 
 urlpatterns = [
     path("", views.hub, name="hub"),
+    path("synthetic/", synthetic_views.synthetic, name="synthetic"),
+    path("synthetic/<int:run_id>/", synthetic_views.synthetic_run, name="synthetic_run"),
+    path(
+        "synthetic/<int:run_id>/cancel/",
+        synthetic_views.synthetic_run_cancel,
+        name="synthetic_run_cancel",
+    ),
     path("properties/", views.property_next, name="properties_next"),
     path("properties/<str:table_id>/", views.property_tool, name="properties"),
     path("questions/", views.question_next, name="questions_next"),

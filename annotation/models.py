@@ -528,3 +528,58 @@ class GenerationItem(models.Model):
 
     def __str__(self) -> str:
         return f"{self.table_id} in run {self.run_id} ({self.status})"
+
+
+# --- Synthetic generation runs -------------------------------------------------------------
+
+
+class SyntheticRun(models.Model):
+    """A run of the benchmark's synthetic generator (hctqa/core/synthgen): whole families, or
+    a number of tables having chosen table properties. Its tables are imported together, or
+    not at all."""
+
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    families = models.JSONField(default=list, blank=True, help_text="Empty: every family.")
+    required_properties = models.JSONField(default=list, blank=True)
+    table_count = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Targeted runs: how many tables to make."
+    )
+    status = models.CharField(max_length=9, choices=RunStatus.choices, default=RunStatus.QUEUED)
+    stage = models.CharField(max_length=20, blank=True)
+    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    tables_created = models.PositiveIntegerField(default=0)
+    questions_created = models.PositiveIntegerField(default=0)
+    summary = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=RunStatus.values), name="synthetic_run_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(table_count__isnull=True) | Q(table_count__gte=1),
+                name="synthetic_run_table_count_positive",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"synthetic run {self.pk}"
+
+    # Stages in order, each a share of the bar: tables, questions, nonsense, import.
+    _STAGES = {"tables": (0, 45), "questions": (45, 40), "nonsense": (85, 10), "import": (95, 5)}
+
+    @property
+    def progress(self) -> int:
+        if self.status == RunStatus.DONE:
+            return 100
+        start, width = self._STAGES.get(self.stage, (0, 0))
+        fraction = self.done / self.total if self.total else 0
+        return min(100, round(start + width * fraction))

@@ -350,3 +350,7 @@ LOGGING = {
     # One INFO line per HTTP request would flood the inference worker's log.
     "loggers": {"httpx2": {"level": "WARNING"}},
 }
+
+# The synthetic generator's parameter files (PARAM_semantics.json, PARAM_tableTemplates.json,
+# PARAM_NLquestionTemplates.json) for the admin page's runs; empty: the page says so.
+SYNTHETIC_PARAMS_DIR = env_str("SYNTHETIC_PARAMS_DIR", "")

@@ -17,6 +17,14 @@ from annotation.services.generation import (
     generation_run_execute,
     generation_run_resume,
 )
+from annotation.services.synthetic import (
+    synthetic_generate,
+    synthetic_generation_tables,
+    synthetic_params,
+    synthetic_run_cancel,
+    synthetic_run_create,
+    synthetic_run_execute,
+)
 from annotation.services.verification import (
     SubmitResult,
     Verdict,
@@ -32,6 +40,12 @@ from annotation.services.verification import (
 )
 
 __all__ = [
+    "synthetic_generate",
+    "synthetic_generation_tables",
+    "synthetic_params",
+    "synthetic_run_cancel",
+    "synthetic_run_create",
+    "synthetic_run_execute",
     "DraftResult",
     "ImportSummary",
     "SubmitResult",

@@ -302,8 +302,10 @@ def read_synthetic_files(
     return [_synthetic_table(stem, family, read) for stem, family in stems]
 
 
-def synthetic_properties_from_html(hct_html: str, where: str = "HCT.html") -> dict[str, bool | int | None]:
-    """Table properties of a generated HCT, from its HTML (what import and generator share)."""
+def synthetic_properties_from_html(
+    hct_html: str, where: str = "HCT.html"
+) -> dict[str, bool | int | None]:
+    """Table properties of a generated HCT, read off its HTML (import and generator share it)."""
     try:
         parsed = parse_table(canonical_from_html(hct_html))
         cells = html_table_cells(hct_html)
