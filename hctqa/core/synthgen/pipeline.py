@@ -147,6 +147,7 @@ def generate(
     question_runner: Callable[[Params, list[list[GeneratedTable]]], None] | None = None,
     select: Callable[[GeneratedTable], bool] | None = None,
     limit: int | None = None,
+    first: int | None = None,
 ) -> Generation:
     """Generate the chosen families (all by default) with the released files of every table.
 
@@ -156,6 +157,9 @@ def generate(
     With ``select`` (and ``limit``), only the first kept tables it accepts are finished: their
     questions and nonsensical files are drawn over those tables alone (targeted generation;
     deterministic, but not the release's draws).
+
+    With ``first``, only each family's first tables (in the order questions are drawn) are
+    finished; their files are exactly those of a full run (a quick sample of a family).
     """
     progress = progress or _noop
     chosen = [params.family(name) for name in families] if families else list(params.families)
@@ -211,6 +215,12 @@ def generate(
                     )
             if done % 50 == 0 or done == total:
                 progress("tables", done, total)
+    if first is not None:
+        sample: list[GeneratedTable] = []
+        for prefix in result.families:
+            own = [t for t in result.tables if t.family == prefix]
+            sample.extend(sorted(own, key=lambda t: windows_key(t.id + "_SIG_HCT.json"))[:first])
+        result.tables = sample
     if select is not None:
         chosen_tables = [t for t in result.tables if select(t)][:limit]
         keep = {t.id for t in chosen_tables}
