@@ -23,8 +23,8 @@ from hctqa.core.synthgen.tables import (
     db_csv,
     db_html,
     hct_html,
-    layout_warning,
     pivot,
+    quick_warning,
     relational_table,
     table_specs,
 )
@@ -55,7 +55,14 @@ class GeneratedTable:
     relational: Relational
     questions: list[Question] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)  # kind -> text with LF line ends
-    properties: dict[str, bool | int | None] = field(default_factory=dict)
+    _properties: dict[str, bool | int | None] | None = None
+
+    @property
+    def properties(self) -> dict[str, bool | int | None]:
+        """Table properties, read off the HCT by the function import_synthetic uses."""
+        if self._properties is None:
+            self._properties = synthetic_properties_from_html(self.files["HCT.html"], self.id)
+        return self._properties
 
     def file_bytes(self, kind: str) -> bytes:
         """A file as released: CRLF line ends (the original ran on Windows)."""
@@ -189,7 +196,7 @@ def generate(
             if render:
                 pivot(table)
             else:
-                table.warning = layout_warning(table)
+                table.warning = quick_warning(table)
             do_not_save = bool(table.warning)
             result.warnings += render and bool(table.warning)
             if not table.warning and not db_saved:
@@ -210,7 +217,6 @@ def generate(
                                 "HCT.csv": table.hct_csv,
                                 "HCT.html": html,
                             },
-                            properties=synthetic_properties_from_html(html, table.id),
                         )
                     )
             if done % 50 == 0 or done == total:

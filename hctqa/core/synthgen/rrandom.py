@@ -104,18 +104,24 @@ class RRandom:
     def burn_permutation(self, n: int) -> None:
         """The draws of ``sample.int(n)`` without building it (a tight loop: the nonsensical
         variant spends millions of draws on tables it does not write)."""
+        buffer, pos = self._buffer, self._pos
         for m in range(n, 0, -1):
             mask = (1 << (m - 1).bit_length()) - 1
             if mask > 0x7FFF:
+                self._pos = pos
                 self.unif_index(m)
+                buffer, pos = self._buffer, self._pos
                 continue
             while True:
-                if self._pos >= _N:
+                if pos >= _N:
+                    self._pos = pos
                     self._refill()
-                v = (self._buffer[self._pos] >> 16) & mask
-                self._pos += 1
+                    buffer, pos = self._buffer, 0
+                v = (buffer[pos] >> 16) & mask
+                pos += 1
                 if v < m:
                     break
+        self._pos = pos
 
     def unif_rand(self) -> float:
         """R's ``unif_rand()``: a double in (0, 1)."""
@@ -152,11 +158,27 @@ class RRandom:
         pool = list(range(n))
         out = []
         length = n
+        buffer, pos = self._buffer, self._pos
         for _ in range(k):
-            j = self.unif_index(length)
+            mask = (1 << (length - 1).bit_length()) - 1
+            if mask > 0x7FFF:
+                self._pos = pos
+                j = self.unif_index(length)
+                buffer, pos = self._buffer, self._pos
+            else:
+                while True:
+                    if pos >= _N:
+                        self._pos = pos
+                        self._refill()
+                        buffer, pos = self._buffer, 0
+                    j = (buffer[pos] >> 16) & mask
+                    pos += 1
+                    if j < length:
+                        break
             out.append(pool[j] + 1)
             length -= 1
             pool[j] = pool[length]
+        self._pos = pos
         return out
 
     def sample(self, x: Sequence[T], k: int | None = None) -> list[T]:

@@ -7,6 +7,7 @@ drops duplicate designs, and pivottabler's layout of nested headers, totals and 
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -146,6 +147,7 @@ class Relational:
     row_names: list[str]
     border: bool
     l_values: list[str]  # every sampled value, in stage order (for the signature)
+    side_sizes: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())  # values per code
     warning: str = ""
     hct_csv: str = ""
     hct_table: str = ""
@@ -266,6 +268,10 @@ def relational_table(params: Params, spec: TableSpec, replica: int) -> Relationa
         row_names=[n for c in row_order for n in params.codes[c].names],
         border=border,
         l_values=[v for lst in lists for v in lst],
+        side_sizes=(
+            tuple(len(x) for x in lists[: len(spec.col_codes)]),
+            tuple(len(x) for x in lists[len(spec.col_codes) :]),
+        ),
     )
 
 
@@ -474,6 +480,32 @@ def layout_warning(table: Relational) -> str:
     col_tree = _tree(col_attrs, table.attributes, table.rows, everyone, col_totals, name)
     row_tree = _tree(row_attrs, table.attributes, table.rows, everyone, row_totals, name)
     return pivot_warning(table, len(_leaf_paths(col_tree)), row_tree, len(_leaf_paths(row_tree)))
+
+
+def quick_warning(table: Relational) -> str:
+    """``layout_warning`` from counts alone: the table is a full cross product, so each axis
+    has the product of its codes' value counts as leaves, plus its totals."""
+    spec = table.spec
+    indent = spec.row_format != "new"
+    warnings = []
+    if indent and spec.row_agg != "top":
+        warnings.append(" Contains NA! ")
+    cols = math.prod(table.side_sizes[0]) + (1 if spec.col_agg == "right" else 0)
+    rows = math.prod(table.side_sizes[1])
+    if spec.row_agg != "none":
+        rows += 1
+    if indent:
+        groups = len(
+            {r[[a.name for a in table.attributes].index(table.row_names[0])] for r in table.rows}
+        )
+        rows += groups
+    if cols < 2:
+        warnings.append(" Only one column! ")
+    if rows < 2:
+        warnings.append(" Only one row! ")
+    if len(table.rows) < 2:
+        warnings.append(" Only one value! ")
+    return "".join(warnings)
 
 
 def pivot_warning(table: Relational, n_cols: int, row_tree: list[_Node], n_row_leaves: int) -> str:

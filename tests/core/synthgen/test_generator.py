@@ -135,3 +135,21 @@ def test_a_family_without_templates_or_with_an_unknown_attribute_is_refused(
     params = read_params(tmp_path)
     with pytest.raises(ParamsError, match=r"template_3: \$Planet is not an attribute"):
         check_family_templates(params, params.family("Food_import-export_in_tons"))
+
+
+def test_the_quick_save_check_agrees_with_the_pivot(small_params: Path) -> None:
+    from hctqa.core.synthgen.tables import (
+        layout_warning,
+        quick_warning,
+        relational_table,
+        table_specs,
+    )
+
+    params = read_params(small_params)
+    checked = 0
+    for spec in table_specs(params):
+        for replica in (1, 2):
+            table = relational_table(params, spec, replica)
+            assert quick_warning(table) == layout_warning(table), table.id
+            checked += 1
+    assert checked == 80
