@@ -331,3 +331,34 @@ def _label(code: str) -> str:
     if parent and parent in by_code:
         return f"{by_code[parent].label}: {prop.label}"
     return prop.label
+
+
+def _family_questions_job(
+    params: Params, tables: list[GeneratedTable]
+) -> dict[str, tuple[list[Question], str]]:
+    family_questions(params, tables)
+    return {t.id: (t.questions, t.files["QandA.json"]) for t in tables}
+
+
+def parallel_questions(
+    workers: int, progress: Progress | None = None
+) -> Callable[[Params, list[list[GeneratedTable]]], None]:
+    """A ``question_runner`` that draws each family's questions in its own process (each
+    family has its own ``set.seed(1)`` stream, so the result is the same as in one process)."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    def run(params: Params, groups: list[list[GeneratedTable]]) -> None:
+        by_id = {t.id: t for group in groups for t in group}
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            futures = [
+                pool.submit(_family_questions_job, params, group)
+                for group in sorted(groups, key=len, reverse=True)
+            ]
+            for done, future in enumerate(as_completed(futures), start=1):
+                for table_id, (questions, qanda) in future.result().items():
+                    by_id[table_id].questions = questions
+                    by_id[table_id].files["QandA.json"] = qanda
+                if progress:
+                    progress("questions", done, len(futures))
+
+    return run
