@@ -10,6 +10,7 @@ from annotation.models import (
     Question,
     QuestionAuthoring,
     QuestionDraft,
+    SyntheticRun,
     SyntheticTable,
     Table,
     VerificationOutcome,
@@ -141,6 +142,12 @@ class GenerationRunAdmin(_WorkflowRecordAdmin):
     list_display = ("id", "model", "status", "tables_done", "tables_total", "created_at")
     list_filter = ("status",)
     inlines = [GenerationItemInline]
+
+
+@admin.register(SyntheticRun)
+class SyntheticRunAdmin(_WorkflowRecordAdmin):
+    list_display = ("id", "status", "stage", "tables_created", "questions_created", "created_at")
+    list_filter = ("status",)
 
 
 @admin.register(GenerationItem)
