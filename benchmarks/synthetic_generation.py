@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -40,20 +41,35 @@ def main() -> None:
     from hctqa.core.synthgen.pipeline import RELEASE_NONSEM_OFFSETS, generate, parallel_questions
 
     params = read_params(args.data / "hctqa-synthetic")
+    stages: dict[str, tuple[float, float]] = {}  # first report: wall, own CPU
+
+    def progress(stage: str, done: int, total: int) -> None:
+        stages.setdefault(stage, (time.perf_counter(), time.process_time()))
+
     started = time.perf_counter()
     cpu = time.process_time()
     generation = generate(
         params,
         nonsense_offsets=RELEASE_NONSEM_OFFSETS,
-        question_runner=parallel_questions(workers),
+        question_runner=parallel_questions(workers, progress),
+        progress=progress,
     )
     seconds = time.perf_counter() - started
+    own_cpu = time.process_time() - cpu
+    workers_cpu = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime
     tables = len(generation.tables)
     print(
         f"generated {tables:,} tables, {generation.question_count:,} questions (+ _NONSEM) "
-        f"in {seconds:.1f} s with {workers} workers: {tables / seconds:.1f} tables/s "
-        f"(main process CPU {time.process_time() - cpu:.1f} s)"
+        f"in {seconds:.1f} s with {workers} workers: {tables / seconds:.1f} tables/s"
     )
+    print(
+        f"  CPU: main process {own_cpu:.1f} s, question workers {workers_cpu:.1f} s in all "
+        f"(load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"
+    )
+    marks = sorted(stages.items(), key=lambda kv: kv[1][0])
+    for (name, (wall, _)), nxt in zip(marks, [*marks[1:], None], strict=True):
+        end = nxt[1][0] if nxt else time.perf_counter()
+        print(f"  stage {name:10} from {wall - started:6.1f} s, {end - wall:6.1f} s wall")
     ok = True
     for family, (want_tables, want_questions) in EXPECTED.items():
         got_tables = sum(1 for t in generation.tables if t.family == family)
