@@ -80,6 +80,9 @@ class Generation:
     duplicates: int = 0
     warnings: int = 0
     carry_over_drops: int = 0
+    # Every family the run scanned: tables kept, and the questions they get (14 each, plus
+    # template 5 where columns have totals), whether or not their files were made.
+    kept_per_family: dict[str, list[int]] = field(default_factory=dict)
 
     def tables_per_family_and_layout(self) -> dict[str, Counter[str]]:
         out: dict[str, Counter[str]] = {f: Counter() for f in self.families}
@@ -203,6 +206,9 @@ def generate(
                 result.carry_over_drops += render
             if db_saved and not table.warning:
                 kept_all.append((table.id, len(table.rows), len(table.attributes)))
+                counts = result.kept_per_family.setdefault(spec.family.prefix, [0, 0])
+                counts[0] += 1
+                counts[1] += 14 + (spec.col_agg == "right")
                 if render:
                     html = hct_html(table)
                     result.tables.append(
