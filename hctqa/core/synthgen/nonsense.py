@@ -59,9 +59,29 @@ def dictionary(
     return pairs
 
 
-def apply(text: str, pairs: Sequence[tuple[str, str]]) -> str:
-    """The NONSEM text of one file (LF line ends in and out; one extra line end, as R's
-    write.table adds)."""
+_PLAIN = re.compile(r"[A-Za-z0-9 _/-]+")
+
+
+def compile_pairs(pairs: Sequence[tuple[str, str]]) -> list[tuple[re.Pattern[str], str, str]]:
+    """Each key as the original's ``\\bkey\\b`` regular expression (the key unescaped), with
+    the literal to look for first when the key has no regular-expression syntax."""
+    out = []
     for key, value in pairs:
-        text = re.sub(r"\b" + key + r"\b", lambda _m, v=value: v, text)
+        # Codes are letters only, so the value is safe as a replacement template.
+        literal = key if _PLAIN.fullmatch(key) else ""
+        out.append((re.compile(r"\b" + key + r"\b"), value, literal))
+    return out
+
+
+def apply(
+    text: str, pairs: Sequence[tuple[str, str]] | list[tuple[re.Pattern[str], str, str]]
+) -> str:
+    """The NONSEM text of one file (LF line ends in and out; one extra line end, as R's
+    write.table adds). A carriage return is a non-word character like a line feed, so
+    replacing on LF text gives what the original got on CRLF text."""
+    compiled = pairs if pairs and isinstance(pairs[0][0], re.Pattern) else compile_pairs(pairs)
+    for pattern, value, literal in compiled:
+        if literal and literal not in text:
+            continue
+        text = pattern.sub(value, text)
     return text.replace("\r", "") + "\n"

@@ -278,10 +278,9 @@ def _nonsense(
             rng.burn_permutation(nonsense.draws_for((rows + 2) * attributes))
             continue
         data = table_data(table.relational)
-        pairs = nonsense.dictionary(rng, data.sql_names, data.rows)
+        pairs = nonsense.compile_pairs(nonsense.dictionary(rng, data.sql_names, data.rows))
         for kind in FILE_KINDS:
-            text = table.files[kind].replace("\n", "\r\n")
-            table.files[kind.replace(".", "_NONSEM.", 1)] = nonsense.apply(text, pairs)
+            table.files[kind.replace(".", "_NONSEM.", 1)] = nonsense.apply(table.files[kind], pairs)
         if (i + 1) % 100 == 0 or i + 1 == len(ordered):
             progress("nonsense", i + 1, len(ordered))
 
