@@ -53,6 +53,7 @@ def main() -> None:
         nonsense_offsets=RELEASE_NONSEM_OFFSETS,
         question_runner=parallel_questions(workers, progress),
         progress=progress,
+        workers=workers,
     )
     seconds = time.perf_counter() - started
     own_cpu = time.process_time() - cpu

@@ -28,6 +28,7 @@ from hctqa.core.synthgen.pipeline import (
     TargetError,
     generate,
     generate_targeted,
+    parallel_questions,
 )
 from hctqa.errors import ApplicationError, ConflictError
 
@@ -62,8 +63,11 @@ def synthetic_generate(
     required_properties: Sequence[str] = (),
     table_count: int | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    workers: int = 1,
 ) -> Generation:
-    """Run the generator: whole families, or ``table_count`` tables with the properties."""
+    """Run the generator: whole families, or ``table_count`` tables with the properties.
+    ``workers`` > 1 draws the families' questions and writes the nonsensical files in that
+    many processes (the output is the same)."""
     try:
         if table_count is not None:
             return generate_targeted(params, required_properties, table_count, progress=progress)

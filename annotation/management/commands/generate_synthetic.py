@@ -42,6 +42,9 @@ class Command(BaseCommand):
         target.add_argument("--out", type=Path, help="write the files into this folder")
         target.add_argument("--import", dest="do_import", action="store_true", help="import them")
         parser.add_argument("--force", action="store_true", help="write into a non-empty folder")
+        parser.add_argument(
+            "--workers", type=int, default=1, help="processes for questions and _NONSEM files"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         out: Path | None = options["out"]
@@ -56,8 +59,13 @@ class Command(BaseCommand):
         started = time.monotonic()
         try:
             params = synthetic_params(options["params"])
+            if not 1 <= options["workers"] <= 16:
+                raise ApplicationError("--workers should be between 1 and 16")
             generation = synthetic_generate(
-                params=params, families=options["family"], progress=progress
+                params=params,
+                families=options["family"],
+                progress=progress,
+                workers=options["workers"],
             )
         except ApplicationError as exc:
             raise CommandError(f"Nothing was generated. {exc.message}") from None

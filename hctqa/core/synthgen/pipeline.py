@@ -158,6 +158,7 @@ def generate(
     select: Callable[[GeneratedTable], bool] | None = None,
     limit: int | None = None,
     first: int | None = None,
+    workers: int = 1,
 ) -> Generation:
     """Generate the chosen families (all by default) with the released files of every table.
 
@@ -167,6 +168,9 @@ def generate(
     With ``select`` (and ``limit``), only the first kept tables it accepts are finished: their
     questions and nonsensical files are drawn over those tables alone (targeted generation;
     deterministic, but not the release's draws).
+
+    With ``workers`` > 1 the nonsensical files are written by that many processes (the draws
+    stay in this one, in order).
 
     With ``first``, only each family's first tables (in the order questions are drawn) are
     finished; their files are exactly those of a full run (a quick sample of a family).
@@ -254,8 +258,16 @@ def generate(
             family_questions(params, group)
             progress("questions", i + 1, len(groups))
     if all("QandA.json" in t.files for t in result.tables):
-        _nonsense(result, kept_all, nonsense_offsets or {}, progress)
+        _nonsense(result, kept_all, nonsense_offsets or {}, progress, workers)
     return result
+
+
+def _nonsense_files(job: tuple[dict[str, str], list[tuple[str, str]]]) -> dict[str, str]:
+    files, pairs = job
+    compiled = nonsense.compile_pairs(pairs)
+    return {
+        kind.replace(".", "_NONSEM.", 1): nonsense.apply(files[kind], compiled) for kind in files
+    }
 
 
 def _nonsense(
@@ -263,12 +275,14 @@ def _nonsense(
     kept_all: list[tuple[str, int, int]],
     offsets: Mapping[str, int],
     progress: Progress,
+    workers: int = 1,
 ) -> None:
     tables = {t.id: t for t in result.tables}
     rng = RRandom(0)
     skipped: set[str] = set()
     ordered = sorted(kept_all, key=lambda k: windows_key(k[0] + "_QandA.json"))
-    for i, (table_id, rows, attributes) in enumerate(ordered):
+    jobs: list[tuple[GeneratedTable, list[tuple[str, str]]]] = []
+    for table_id, rows, attributes in ordered:
         family = table_id.rsplit("_set", 1)[0]
         if family in offsets and family not in skipped:
             rng.skip_words(offsets[family])
@@ -278,11 +292,22 @@ def _nonsense(
             rng.burn_permutation(nonsense.draws_for((rows + 2) * attributes))
             continue
         data = table_data(table.relational)
-        pairs = nonsense.compile_pairs(nonsense.dictionary(rng, data.sql_names, data.rows))
-        for kind in FILE_KINDS:
-            table.files[kind.replace(".", "_NONSEM.", 1)] = nonsense.apply(table.files[kind], pairs)
-        if (i + 1) % 100 == 0 or i + 1 == len(ordered):
-            progress("nonsense", i + 1, len(ordered))
+        jobs.append((table, nonsense.dictionary(rng, data.sql_names, data.rows)))
+    payloads = [({k: t.files[k] for k in FILE_KINDS}, pairs) for t, pairs in jobs]
+    if workers > 1 and len(jobs) > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            outputs = pool.map(_nonsense_files, payloads, chunksize=16)
+            for i, ((table, _), files) in enumerate(zip(jobs, outputs, strict=True), start=1):
+                table.files.update(files)
+                if i % 100 == 0 or i == len(jobs):
+                    progress("nonsense", i, len(jobs))
+        return
+    for i, ((table, _), payload) in enumerate(zip(jobs, payloads, strict=True), start=1):
+        table.files.update(_nonsense_files(payload))
+        if i % 100 == 0 or i == len(jobs):
+            progress("nonsense", i, len(jobs))
 
 
 class TargetError(ValueError):
