@@ -28,7 +28,6 @@ from hctqa.core.synthgen.pipeline import (
     TargetError,
     generate,
     generate_targeted,
-    parallel_questions,
 )
 from hctqa.errors import ApplicationError, ConflictError
 
