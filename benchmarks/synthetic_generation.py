@@ -85,10 +85,13 @@ def main() -> None:
         files = write_generation(generation, out)
         print(f"wrote {files:,} files")
         start = time.perf_counter()
+        start_cpu = time.process_time()
         call_command("import_synthetic", str(out), stdout=io.StringIO())
         print(
-            f"import_synthetic of the folder: {time.perf_counter() - start:.1f} s "
-            f"({Table.objects.count():,} tables, {Question.objects.count():,} questions)"
+            f"import_synthetic of the folder: {time.perf_counter() - start:.1f} s wall, "
+            f"{time.process_time() - start_cpu:.1f} s CPU "
+            f"({Table.objects.count():,} tables, {Question.objects.count():,} questions; "
+            f"load average {os.getloadavg()[0]:.1f})"
         )
     sys.exit(0 if ok else 1)
 
