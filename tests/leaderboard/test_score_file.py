@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
+from annotation.models import Question
 from tests.leaderboard.conftest import answers
 
 pytestmark = pytest.mark.django_db
@@ -19,9 +20,11 @@ def run(*args: str) -> str:
     return out.getvalue()
 
 
-def write(tmp_path: Path, records: dict[str, str], *, zipped: bool = False) -> Path:
+def write(
+    tmp_path: Path, records: dict[str, str], *, zipped: bool = False, name: str = "p.jsonl"
+) -> Path:
     data = "\n".join(json.dumps({"qa_id": q, "answer": a}) for q, a in records.items()).encode()
-    path = tmp_path / ("p.jsonl.gz" if zipped else "p.jsonl")
+    path = tmp_path / (name + ".gz" if zipped else name)
     path.write_bytes(gzip.compress(data) if zipped else data)
     return path
 
@@ -38,7 +41,13 @@ def test_json_output_has_the_documented_shape(dataset, tmp_path: Path) -> None:
     body = json.loads(
         run(str(write(tmp_path, answers(dataset), zipped=True)), "--modality", "text", "--json")
     )
-    assert set(body) == {"overall", "by_source", "coverage"}
+    assert set(body) == {"rules", "n", "excluded", "model_name", "overall", "by_source", "coverage"}
+    assert (body["rules"], body["n"], body["excluded"], body["model_name"]) == (
+        "2025-05",
+        12,
+        0,
+        "p.jsonl.gz",
+    )
     assert set(body["overall"]) == {"precision", "recall", "f1", "cc", "n", "ci"}
     assert body["overall"]["recall"] == 1.0 and body["coverage"] == 1.0
     assert body["by_source"]["psa"]["n"] == 3
@@ -124,3 +133,52 @@ def test_null_answers_score_as_empty(dataset, tmp_path: Path) -> None:
     path.write_text("\n".join(json.dumps({"id": q, "response": None}) for q in sorted(dataset)))
     body = json.loads(run(str(path), "--modality", "text", "--json"))
     assert body["overall"]["recall"] == 0.0 and body["coverage"] == 1.0
+    assert (body["n"], body["excluded"]) == (12, 0)
+    # Under 2025-10 a null answer is left out of every average.
+    body = json.loads(run(str(path), "--modality", "text", "--rules", "2025-10", "--json"))
+    assert (body["n"], body["excluded"], body["overall"]["recall"]) == (0, 12, 0.0)
+
+
+def test_rules_2025_10_counts_answers_and_reports_those_left_out(dataset, tmp_path: Path) -> None:
+    records = answers(dataset)
+    ids = sorted(records)
+    records[ids[0]] = "No answer in the table"
+    records[ids[1]] = "Error: the request timed out"
+    records[ids[2]] = "Answer: " + records[ids[2]]
+    path = write(tmp_path, records)
+    old = json.loads(run(str(path), "--modality", "text", "--json"))
+    new = json.loads(run(str(path), "--modality", "text", "--rules", "2025-10", "--json"))
+    assert (old["rules"], old["n"], old["excluded"]) == ("2025-05", 12, 0)
+    assert old["overall"]["recall"] == 9 / 12
+    assert (new["rules"], new["n"], new["excluded"]) == ("2025-10", 10, 2)
+    assert new["overall"]["n"] == 10 and new["overall"]["recall"] == 1.0
+    text = run(str(path), "--modality", "text", "--rules", "2025-10")
+    assert "rules 2025-10, model name 'p.jsonl'" in text
+    assert "left out of the averages: 2 answers" in text
+
+
+def test_the_gpt_rule_follows_the_file_name_or_model_name(dataset, tmp_path: Path) -> None:
+    qid = sorted(dataset)[0]  # one of the three arxiv questions
+    Question.objects.filter(pk=qid).update(gold_answer="{Total | 42}")
+    records = {**answers(dataset), qid: "Total: 42"}
+
+    def overall_and_source(*args: str) -> tuple[float, float]:
+        body = json.loads(run(*args, "--modality", "text", "--rules", "2025-10", "--json"))
+        return body["overall"]["recall"], body["by_source"][qid.split("--")[0]]["recall"]
+
+    gpt_file = write(tmp_path, records, name="gpt-4o--text--real.jsonl")
+    # Named like GPT: the label:number answer counts overall, not per source.
+    assert overall_and_source(str(gpt_file)) == (1.0, 2 / 3)
+    assert overall_and_source(str(gpt_file), "--model-name", "gemma") == (11 / 12, 2 / 3)
+    other = write(tmp_path, records, name="gemma--text.jsonl")
+    assert overall_and_source(str(other), "--model-name", "GPT-4") == (1.0, 2 / 3)
+    body = json.loads(run(str(gpt_file), "--modality", "text", "--json"))
+    assert body["model_name"] == "gpt-4o" and body["overall"]["recall"] == 11 / 12
+
+
+def test_vision_under_2025_10_is_refused_with_the_reason(dataset, tmp_path: Path) -> None:
+    path = write(tmp_path, answers(dataset))
+    with pytest.raises(CommandError, match="2025-10 rules score text answers only"):
+        run(str(path), "--modality", "vision", "--rules", "2025-10")
+    with pytest.raises(CommandError, match="invalid choice: '2024'"):
+        run(str(path), "--modality", "text", "--rules", "2024")

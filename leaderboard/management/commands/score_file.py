@@ -11,21 +11,26 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from hctqa.core.predictions import PredictionsError, read_predictions
-from hctqa.core.scoring import MODALITIES, evaluate
+from hctqa.core.scoring import (
+    DEFAULT_RULES,
+    MODALITIES,
+    RULES,
+    check_rules,
+    evaluate,
+    is_gpt_model,
+    model_name_from_filename,
+)
 from leaderboard import selectors
 from leaderboard.models import DataScope, EvalSplit
-from leaderboard.services.submissions import (
-    answers_for_scoring,
-    check_matches_split,
-    gold_claims_check,
-)
+from leaderboard.services.submissions import check_matches_split, gold_claims_check
 
 
 class Command(BaseCommand):
     help = (
         "Score a predictions file (JSONL or JSON array, optionally gzipped) with the "
-        "benchmark's reference rules. Questions without a prediction count as empty answers; "
-        "a file's own gold answers (gt) are compared with the platform's, never used."
+        "benchmark's reference rules (2025-05 by default, or 2025-10 for text). Questions "
+        "without a prediction count as empty answers; a file's own gold answers (gt) are "
+        "compared with the platform's, never used."
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
@@ -33,10 +38,28 @@ class Command(BaseCommand):
         parser.add_argument("--modality", required=True, choices=MODALITIES)
         parser.add_argument("--split", default=EvalSplit.ALL, choices=EvalSplit.values)
         parser.add_argument("--scope", default=DataScope.REAL, choices=DataScope.values)
+        parser.add_argument(
+            "--rules",
+            default=DEFAULT_RULES,
+            choices=RULES,
+            help="the reference scorer's version (2025-10 has no vision rules)",
+        )
+        parser.add_argument(
+            "--model-name",
+            help="the name that decides 2025-10's GPT rule (default: the file's name up to "
+            "the first --, as the reference takes it)",
+        )
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def handle(self, *args: Any, **options: Any) -> None:
         path: Path = options["path"]
+        try:
+            rules = check_rules(options["rules"], options["modality"])
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+        model_name = options["model_name"]
+        if model_name is None:
+            model_name = model_name_from_filename(path.name)
         if not path.is_file():
             raise CommandError(f"{path}: no such file")
         limit = settings.SUBMISSION_MAX_BYTES
@@ -73,13 +96,21 @@ class Command(BaseCommand):
                 f"{claims['differ']:,} of {claims['compared']:,} questions, e.g. "
                 f"{', '.join(claims['examples'])}; they were not used for scoring"
             )
-        evaluation = evaluate(gold, answers_for_scoring(read.answers), options["modality"])
+        # Null answers stay None: the empty answer under 2025-05, left out under 2025-10.
+        evaluation = evaluate(
+            gold, read.answers, options["modality"], rules=rules, model_name=model_name
+        )
         if options["json"]:
-            result = evaluation.as_dict()
+            result = {**evaluation.as_dict(), "model_name": model_name}
             if claims:
                 result["gold_claims"] = claims
             self.stdout.write(json.dumps(result, indent=1))
             return
+        gpt = rules == "2025-10" and is_gpt_model(model_name)
+        self.stdout.write(
+            f"rules {rules}, model name {model_name!r}"
+            + (" (GPT: label:number values split in the overall figures)" if gpt else "")
+        )
         metrics = (
             ("precision", "recall", "f1", "cc")
             if options["modality"] == "text"
@@ -94,3 +125,8 @@ class Command(BaseCommand):
                 cells.append(f"{getattr(summary, m):.3f} [{ci.low:.3f}, {ci.high:.3f}]".rjust(22))
             self.stdout.write(f"{name:10}" + "".join(cells) + f"{summary.n:8d}")
         self.stdout.write(f"coverage: {evaluation.coverage:.1%} of {len(gold):,} questions")
+        if rules == "2025-10":
+            self.stdout.write(
+                f"left out of the averages: {evaluation.excluded:,} answers "
+                "(null, or starting with 'no answer' or 'error')"
+            )
