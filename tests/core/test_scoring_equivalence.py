@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from hctqa.core import scoring
@@ -90,6 +90,9 @@ FRAGMENTS = [
     "٣٠",
 ]
 
+# The machine is shared: no deadline, and slow data generation is no failure.
+SLOW_MACHINE = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
+
 texts = st.text(alphabet=CHARACTERS, max_size=40)
 responses = st.lists(
     st.sampled_from(FRAGMENTS) | st.text(alphabet=CHARACTERS, max_size=6), max_size=12
@@ -107,7 +110,7 @@ gold_answers = st.one_of(
 # --- The linear-time substitutions equal the reference's regular expressions --------------
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=500, **SLOW_MACHINE)
 @given(texts)
 @example("1.00.00")  # the second point lost its digits to the first match
 @example("1,2,3,4,5")
@@ -120,7 +123,7 @@ def test_the_substitutions_equal_the_reference_regexes(text: str) -> None:
     assert scoring._drop_trailing_zeros(text) == literal_trailing_zeros(text)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200, **SLOW_MACHINE)
 @given(st.text(max_size=30))
 def test_the_substitutions_equal_the_reference_regexes_on_any_text(text: str) -> None:
     assert scoring._drop_digit_run_commas(text) == literal_commas(text)
@@ -146,13 +149,13 @@ def test_long_adversarial_answers_keep_the_reference_output(text: str) -> None:
 # --- Each version's rules equal their literal reading ---------------------------------------
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200, **SLOW_MACHINE)
 @given(gold_answers)
 def test_gold_values_equal_the_literal_rules(gold: str) -> None:
     assert gold_values(gold) == literal_gold(gold)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400, **SLOW_MACHINE)
 @given(gold_answers, responses)
 @example("{6249}", ",6249")
 @example("{Total | 42}", "Total: 42")
@@ -175,7 +178,7 @@ def test_text_scores_equal_the_literal_rules_under_both_versions(gold: str, resp
     assert scoring.is_excluded(response, rules="2025-10") is not literal_counts_2025_10(response)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150, **SLOW_MACHINE)
 @given(gold_answers, responses)
 def test_vision_recall_equals_the_literal_rule(gold: str, response: str) -> None:
     assert score_vision(gold, response).recall == literal_vision_recall(gold, response)
@@ -190,7 +193,7 @@ questions = st.lists(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150, **SLOW_MACHINE)
 @given(questions, st.sampled_from(["gemma-2-9b-it", "gpt-4o", "Azure-GPT4", ""]))
 def test_evaluations_equal_the_literal_averages(questions: list, model_name: str) -> None:
     gold = {f"{source}--{i}": answer for i, (source, answer, _) in enumerate(questions)}
