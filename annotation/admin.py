@@ -139,8 +139,17 @@ class GenerationItemInline(admin.TabularInline):
 
 @admin.register(GenerationRun)
 class GenerationRunAdmin(_WorkflowRecordAdmin):
-    list_display = ("id", "model", "status", "tables_done", "tables_total", "created_at")
-    list_filter = ("status",)
+    list_display = (
+        "id",
+        "model",
+        "endpoint",
+        "status",
+        "tables_done",
+        "tables_total",
+        "created_at",
+    )
+    list_filter = ("status", "endpoint")
+    list_select_related = ("endpoint",)
     inlines = [GenerationItemInline]
 
 

@@ -464,15 +464,17 @@ class RunStatus(models.TextChoices):
 
 
 class GenerationRun(models.Model):
-    """Model-generated questions for a set of tables, by one OpenAI-compatible chat model.
-    The API key is never stored: only the name of the environment variable holding it."""
+    """Model-generated questions for a set of tables, by one OpenAI-compatible chat model
+    behind an endpoint an admin registered (its key stays on the worker)."""
 
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
     )
-    base_url = models.URLField(max_length=500)
+    endpoint = models.ForeignKey(
+        "endpoints.Endpoint", on_delete=models.PROTECT, related_name="generation_runs"
+    )
+    base_url = models.URLField(max_length=500, help_text="Where the requests went.")
     model = models.CharField(max_length=200)
-    api_key_env = models.CharField(max_length=100)
     use_images = models.BooleanField(default=False)
     questions_per_table = models.PositiveSmallIntegerField(default=8)
     status = models.CharField(max_length=9, choices=RunStatus.choices, default=RunStatus.QUEUED)

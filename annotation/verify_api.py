@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 
 from annotation import selectors, services
 from annotation.models import GenerationRun, Rating
+from hctqa.api import StrictInput
 
 SKIPPED_KEY = "verify_skipped"
 
@@ -208,8 +209,8 @@ def run_payload(run: GenerationRun) -> dict[str, Any]:
     return {
         "id": run.pk,
         "model": run.model,
+        "endpoint": run.endpoint.name,
         "base_url": run.base_url,
-        "api_key_env": run.api_key_env,
         "use_images": run.use_images,
         "questions_per_table": run.questions_per_table,
         "status": run.status,
@@ -228,10 +229,13 @@ def run_payload(run: GenerationRun) -> dict[str, Any]:
 class GenerationRunsApi(APIView):
     permission_classes = [IsAuthenticated]
 
-    class Input(serializers.Serializer):
-        base_url = serializers.CharField()
+    class Input(StrictInput):
+        retired = {
+            "base_url": "no longer taken: choose a registered `endpoint` by name",
+            "api_key_env": "no longer taken: choose a registered `endpoint` by name",
+        }
+        endpoint = serializers.CharField(help_text="The name of a registered endpoint.")
         model = serializers.CharField()
-        api_key_env = serializers.CharField()
         table_ids = serializers.ListField(child=serializers.CharField(), allow_empty=True)
         use_images = serializers.BooleanField(required=False, default=False)
         questions_per_table = serializers.IntegerField(required=False, default=8)

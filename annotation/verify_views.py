@@ -20,6 +20,7 @@ from annotation import selectors, services
 from annotation.annotate_api import table_payload
 from annotation.models import Rating, Source
 from annotation.verify_api import release_and_skip, skipped_questions
+from endpoints.selectors import endpoint_choices
 from hctqa.errors import ApplicationError, ConflictError
 
 
@@ -203,10 +204,10 @@ def generation(request: HttpRequest) -> HttpResponse:
         count = max(1, min(int(request.GET.get("count", "10")), 2000))
     except ValueError:
         count = 10
+    endpoints = endpoint_choices(user=request.user)
     form = {
-        "base_url": "http://127.0.0.1:8001/v1",
+        "endpoint": endpoints[0][0] if endpoints else "",
         "model": "",
-        "api_key_env": "OPENAI_API_KEY",
         "questions_per_table": "8",
         "use_images": "",
         "table_ids": "\n".join(
@@ -218,9 +219,8 @@ def generation(request: HttpRequest) -> HttpResponse:
         try:
             run = services.generation_run_create(
                 user=request.user,
-                base_url=form["base_url"],
+                endpoint=form["endpoint"],
                 model=form["model"],
-                api_key_env=form["api_key_env"],
                 table_ids=form["table_ids"].split(),
                 use_images=bool(form["use_images"]),
                 questions_per_table=int(form["questions_per_table"] or 0),
@@ -236,6 +236,7 @@ def generation(request: HttpRequest) -> HttpResponse:
             return redirect("annotate:generation_run", run_id=run.pk)
     context = {
         "form": form,
+        "endpoints": endpoints,
         "sources": Source.choices,
         "source": source,
         "count": count,

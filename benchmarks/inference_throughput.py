@@ -2,8 +2,10 @@
 server (``python -m tests.fake_openai``, a separate process) that answers after 100 ms, with
 32 requests in flight. The ideal is 32 / 0.1 s = 320 requests/s; the goal is 90% of it.
 
-Every answer is saved to the database as it arrives, as in a real run. Then the same run
-again, answered entirely from the response cache.
+Every answer is saved to the database as it arrives, as in a real run. The run is on an
+endpoint an admin registered at the local server, so its requests go through every check a
+real one does (the address each connection resolves to, the size and time limits). Then the
+same run again, answered entirely from the response cache.
 
     .venv/bin/python benchmarks/inference_throughput.py [--questions 2400] [--concurrency 32]
         [--latency 0.1] [--table-format csv]
@@ -73,6 +75,7 @@ def main() -> None:
     sys.argv = [sys.argv[0], *rest]
     setup(__doc__ or "")
 
+    from endpoints.models import Endpoint
     from leaderboard.models import InferenceRun
     from leaderboard.services import InferenceRunInput, inference_run_create, inference_run_execute
     from tests.factories import UserFactory
@@ -90,14 +93,19 @@ def main() -> None:
         server.stdout.readline()  # "fake OpenAI server on …": it is listening
         os.environ[KEY_ENV] = "bench"
         user = UserFactory(username="bench-researcher", role="researcher")
+        Endpoint.objects.create(
+            name="bench-server",
+            base_url=f"http://127.0.0.1:{port}/v1",
+            api_key_env=KEY_ENV,
+            open_to_researchers=True,
+        )
 
         def one_run(label: str) -> InferenceRun:
             run = inference_run_create(
                 user=user,
                 data=InferenceRunInput(
                     model_name="bench-model",
-                    base_url=f"http://127.0.0.1:{port}/v1",
-                    api_key_env=KEY_ENV,
+                    endpoint="bench-server",
                     modality="text",
                     table_format=args.table_format,
                     split="test",

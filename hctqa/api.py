@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from rest_framework import exceptions
+from rest_framework import exceptions, serializers
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -32,3 +32,19 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
             exc.message_dict if hasattr(exc, "message_dict") else exc.messages
         )
     return drf_exception_handler(exc, context)
+
+
+class StrictInput(serializers.Serializer):
+    """An input serializer that refuses fields it does not know, instead of ignoring them: a
+    client still sending a field that was removed learns so, rather than getting a request
+    done without it. ``retired`` says what to send instead of such a field."""
+
+    retired: dict[str, str] = {}
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        unknown = sorted(set(self.initial_data) - set(self.fields))
+        if unknown:
+            raise exceptions.ValidationError(
+                {name: [self.retired.get(name, "not a field of this request")] for name in unknown}
+            )
+        return attrs

@@ -81,6 +81,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
+    "endpoints",
     "annotation",
     "releases",
     "leaderboard",
@@ -191,9 +192,14 @@ RELEASE_BUILD_PROCESSES = env_int("RELEASE_BUILD_PROCESSES", min(os.cpu_count() 
 RELEASE_BUILD_TIMEOUT = env_int("RELEASE_BUILD_TIMEOUT", 600)
 
 # --- OpenAI-compatible endpoints (question generation, inference runs)
-# The environment variables a run may name as its API key (shell-style patterns). The worker
-# sends the value to the run's endpoint, so never allow the platform's own secrets.
+# The environment variables an admin-registered endpoint may name as its key (shell-style
+# patterns). The worker sends the value to that endpoint, so never allow the platform's own
+# secrets.
 ENDPOINT_KEY_VARIABLES = env_list("ENDPOINT_KEY_VARIABLES", ["*_API_KEY"])
+# Researchers' own endpoints may be on loopback and private addresses (a single lab's own
+# server, whose GPU hosts are on its network). Off: only public addresses. Link-local and
+# cloud metadata addresses are refused either way.
+INFERENCE_ALLOW_PRIVATE_ENDPOINTS = env_bool("INFERENCE_ALLOW_PRIVATE_ENDPOINTS", False)
 
 # --- Verification of model-generated questions
 VERIFICATION_LEASE_SECONDS = env_int("VERIFICATION_LEASE_SECONDS", 300)

@@ -65,10 +65,21 @@ class InferenceRunAdmin(admin.ModelAdmin):
         "total",
         "created_at",
     )
-    list_filter = ("status", "modality", "table_format", "split", "data_scope")
+    list_filter = ("status", "endpoint", "modality", "table_format", "split", "data_scope")
     search_fields = ("model_name", "base_url", "created_by__username")
     raw_id_fields = ("created_by", "submission")
-    readonly_fields = ("lease", "heartbeat_at", "created_at", "config")
+    # A researcher's own key (sealed_api_key) is not editable, so never on this page. The
+    # status changes through cancel and resume, which erase and ask for that key.
+    readonly_fields = (
+        "status",
+        "endpoint",
+        "base_url",
+        "api_key_given",
+        "lease",
+        "heartbeat_at",
+        "created_at",
+        "config",
+    )
 
 
 @admin.register(InferenceResponse)

@@ -14,6 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from hctqa.api import StrictInput
 from hctqa.pagination import CountedPagination
 from leaderboard import exports, selectors, services
 from leaderboard.forms import BoardFilterForm, SubmissionForm
@@ -219,6 +220,15 @@ class SubmissionResultsApi(APIView):
 class InferenceRunOutput(serializers.ModelSerializer):
     url = serializers.SerializerMethodField()
     created_by = serializers.CharField(source="created_by.username", read_only=True)
+    endpoint = serializers.SerializerMethodField(
+        help_text="The registered endpoint's name; null for the researcher's own."
+    )
+    base_url = serializers.SerializerMethodField(
+        help_text="The researcher's own endpoint (a registered one's only for admins)."
+    )
+    needs_api_key = serializers.BooleanField(
+        read_only=True, help_text="Resuming needs the own endpoint's key again."
+    )
     progress = serializers.IntegerField(read_only=True, help_text="Percent of questions settled.")
     submission_url = serializers.SerializerMethodField()
 
@@ -230,8 +240,10 @@ class InferenceRunOutput(serializers.ModelSerializer):
             "created_by",
             "status",
             "model_name",
+            "endpoint",
             "base_url",
-            "api_key_env",
+            "api_key_given",
+            "needs_api_key",
             "modality",
             "table_format",
             "prompt_style",
@@ -266,6 +278,15 @@ class InferenceRunOutput(serializers.ModelSerializer):
     def get_url(self, run: InferenceRun) -> str:
         return self.context["request"].build_absolute_uri(run.get_absolute_url())
 
+    def get_endpoint(self, run: InferenceRun) -> str | None:
+        return run.endpoint.name if run.endpoint_id else None
+
+    def get_base_url(self, run: InferenceRun) -> str | None:
+        viewer = self.context["request"].user
+        if run.own_endpoint or viewer.has_perm("endpoints.change_endpoint"):
+            return run.base_url
+        return None
+
     def get_submission_url(self, run: InferenceRun) -> str | None:
         if run.submission_id is None:
             return None
@@ -273,15 +294,23 @@ class InferenceRunOutput(serializers.ModelSerializer):
 
 
 class InferenceRunCreateApi(APIView):
-    """Start a run; the inference worker picks it up. The key is read on the worker from
-    the environment variable named by ``api_key_env``."""
+    """Start a run; the inference worker picks it up. Name a registered ``endpoint`` (its key
+    stays on the server), or give your own ``base_url`` and, if it needs one, ``api_key``:
+    kept encrypted while the run can send, erased when it ends, never returned."""
 
     permission_classes = [IsAuthenticated]
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictInput):
+        retired = {
+            "api_key_env": "no longer taken: registered endpoints hold their keys; choose one "
+            "by `endpoint`, or give your own `base_url` (and `api_key`, if it needs one)"
+        }
         model_name = serializers.CharField(max_length=200)
-        base_url = serializers.CharField(max_length=500)
-        api_key_env = serializers.CharField(max_length=100)
+        endpoint = serializers.CharField(max_length=64, default="", allow_blank=True)
+        base_url = serializers.CharField(max_length=500, default="", allow_blank=True)
+        api_key = serializers.CharField(
+            max_length=500, default="", allow_blank=True, write_only=True
+        )
         modality = serializers.ChoiceField(choices=Modality.choices)
         table_format = serializers.ChoiceField(choices=INFERENCE_FORMATS)
         prompt_style = serializers.ChoiceField(choices=INFERENCE_STYLES, default="zero_shot")
@@ -345,12 +374,22 @@ class InferenceRunCancelApi(APIView):
 
 
 class InferenceRunResumeApi(APIView):
-    """Queue a stopped run again, keeping its saved answers; 409 if it is running or done."""
+    """Queue a stopped run again, keeping its saved answers; 409 if it is running or done.
+    A run on your own endpoint with a key needs ``api_key`` again once it has stopped."""
 
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(request=None, responses={202: InferenceRunOutput})
+    class InputSerializer(StrictInput):
+        api_key = serializers.CharField(
+            max_length=500, default="", allow_blank=True, write_only=True
+        )
+
+    @extend_schema(request=InputSerializer, responses={202: InferenceRunOutput})
     def post(self, request: Request, pk: int) -> Response:
         run = selectors.inference_run_for_viewer(run_id=pk, user=request.user)
-        run = services.inference_run_resume(user=request.user, run_id=run.pk)
+        data = self.InputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        run = services.inference_run_resume(
+            user=request.user, run_id=run.pk, api_key=data.validated_data["api_key"]
+        )
         return Response(InferenceRunOutput(run, context={"request": request}).data, status=202)

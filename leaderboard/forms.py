@@ -118,6 +118,9 @@ class CompareForm(forms.Form):
         return data
 
 
+OWN_ENDPOINT = ""
+
+
 class InferenceRunForm(forms.Form):
     """A new inference run. Ranges and combinations are checked by the service, which says
     what is wrong with a field; the form only reads the values."""
@@ -125,19 +128,24 @@ class InferenceRunForm(forms.Form):
     model_name = forms.CharField(
         max_length=200, help_text="As the endpoint knows it, e.g. Qwen/Qwen2.5-7B-Instruct."
     )
-    base_url = forms.CharField(
-        label="Endpoint base URL",
-        max_length=500,
-        help_text="OpenAI-compatible, e.g. http://gpu-host:8000/v1 (vLLM) or "
-        "https://api.openai.com/v1.",
+    endpoint = forms.ChoiceField(
+        required=False,
+        help_text="An endpoint an admin registered (its key stays on the server), or your own.",
     )
-    api_key_env = forms.CharField(
-        label="API key variable",
-        max_length=100,
-        initial="OPENAI_API_KEY",
-        help_text="The NAME of the environment variable holding the key on the inference "
-        "worker. The key itself is never stored. For a server without keys, set it to any "
-        "value there.",
+    base_url = forms.CharField(
+        label="Your endpoint's base URL",
+        max_length=500,
+        required=False,
+        help_text="Only for your own endpoint: OpenAI-compatible and public, e.g. "
+        "https://api.openai.com/v1 or https://my-vllm.example.org/v1.",
+    )
+    api_key = forms.CharField(
+        label="Your endpoint's API key",
+        max_length=500,
+        required=False,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
+        help_text="Only for your own endpoint, if it needs one. Kept encrypted while the run "
+        "can send, erased when it ends, never shown again.",
     )
     modality = forms.ChoiceField(choices=Modality.choices, initial=Modality.TEXT)
     table_format = forms.ChoiceField(
@@ -176,5 +184,27 @@ class InferenceRunForm(forms.Form):
     )
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
 
+    def __init__(self, *args: object, endpoints: list[tuple[str, str]], **kwargs: object) -> None:
+        """``endpoints``: (name, label) of the registered endpoints the user may use."""
+        super().__init__(*args, **kwargs)
+        field = self.fields["endpoint"]
+        field.choices = [*endpoints, (OWN_ENDPOINT, "My own endpoint (give its URL below)")]
+        field.initial = endpoints[0][0] if endpoints else OWN_ENDPOINT
+
     def to_input(self) -> InferenceRunInput:
-        return InferenceRunInput(**self.cleaned_data)
+        data = dict(self.cleaned_data)
+        if data["endpoint"] != OWN_ENDPOINT:
+            # The own-endpoint fields are for the other choice; without JavaScript they are
+            # still on the page, with whatever the browser filled in.
+            data["base_url"] = data["api_key"] = ""
+        return InferenceRunInput(**data)
+
+
+class InferenceResumeForm(forms.Form):
+    api_key = forms.CharField(
+        label="Your endpoint's API key",
+        max_length=500,
+        required=False,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
+        help_text="It was erased when the run stopped.",
+    )

@@ -357,8 +357,10 @@ class InferenceRun(models.Model):
     """The benchmark's questions sent to a model behind an OpenAI-compatible endpoint. Each
     answer is saved as it arrives; when all are in, the run becomes a scored submission.
 
-    The API key is never stored, only the name of the environment variable that holds it
-    on the machine running the inference."""
+    The endpoint is one an admin registered (its key stays on the worker, in the variable
+    the endpoint names), or the researcher's own: then their key, if it needs one, is kept
+    sealed only while the run may still send (see endpoints.keys), and no key the server
+    holds is ever sent there."""
 
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="inference_runs"
@@ -366,8 +368,22 @@ class InferenceRun(models.Model):
 
     # The model and where it answers
     model_name = models.CharField(max_length=200)
-    base_url = models.CharField(max_length=500)
-    api_key_env = models.CharField(max_length=100)
+    endpoint = models.ForeignKey(
+        "endpoints.Endpoint",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="inference_runs",
+        help_text="The registered endpoint; empty for the researcher's own.",
+    )
+    base_url = models.CharField(max_length=500, help_text="Where the requests went.")
+    # The researcher's own key, sealed; erased when the run ends. Never shown.
+    sealed_api_key = models.TextField(blank=True, editable=False)
+    api_key_given = models.BooleanField(
+        default=False,
+        editable=False,
+        help_text="The researcher gave a key for their own endpoint (resuming asks for it).",
+    )
     system_role = models.BooleanField(
         default=True, help_text="False: the system text starts the first user message."
     )
@@ -484,8 +500,17 @@ class InferenceRun(models.Model):
                 name="inference_concurrency_range",
             ),
             models.CheckConstraint(
-                condition=~Q(model_name="") & ~Q(base_url="") & ~Q(api_key_env=""),
-                name="inference_endpoint_given",
+                condition=~Q(model_name="") & ~Q(base_url=""), name="inference_endpoint_given"
+            ),
+            # A registered endpoint's key stays on the worker; a researcher's own key is
+            # held only while the run can still send (queued or running).
+            models.CheckConstraint(
+                condition=Q(endpoint__isnull=True) | Q(sealed_api_key="", api_key_given=False),
+                name="inference_registered_endpoint_holds_no_key",
+            ),
+            models.CheckConstraint(
+                condition=Q(sealed_api_key="") | Q(status__in=ACTIVE_RUN_STATUSES),
+                name="inference_key_erased_when_run_ends",
             ),
             models.CheckConstraint(
                 condition=Q(cached__lte=F("answered")), name="inference_cached_within_answered"
@@ -506,6 +531,15 @@ class InferenceRun(models.Model):
     @property
     def is_active(self) -> bool:
         return self.status in ACTIVE_RUN_STATUSES
+
+    @property
+    def own_endpoint(self) -> bool:
+        return self.endpoint_id is None
+
+    @property
+    def needs_api_key(self) -> bool:
+        """Resuming needs the researcher's key again: it was erased when the run ended."""
+        return self.own_endpoint and self.api_key_given and not self.sealed_api_key
 
     @property
     def is_resumable(self) -> bool:

@@ -358,7 +358,9 @@ def can_manage_run(*, user: User, run: InferenceRun) -> bool:
 
 def inference_runs_for(*, user: User) -> QuerySet[InferenceRun]:
     """The user's own runs; admins see everyone's (they share the GPU host)."""
-    runs = InferenceRun.objects.select_related("created_by", "submission").defer("config")
+    runs = InferenceRun.objects.select_related("created_by", "submission", "endpoint").defer(
+        "config"
+    )
     if not user.has_perm("leaderboard.change_inferencerun"):
         runs = runs.filter(created_by=user)
     return runs.order_by("-created_at", "-id")
@@ -368,7 +370,9 @@ def inference_run_for_viewer(*, run_id: int, user: User) -> InferenceRun:
     """A run for its owner and admins; a 404 for anyone else, so runs do not reveal that
     they exist."""
     try:
-        run = InferenceRun.objects.select_related("created_by", "submission").get(pk=run_id)
+        run = InferenceRun.objects.select_related("created_by", "submission", "endpoint").get(
+            pk=run_id
+        )
     except InferenceRun.DoesNotExist:
         raise Http404("no such inference run") from None
     if not can_manage_run(user=user, run=run):
@@ -387,8 +391,8 @@ def inference_run_problems(*, run: InferenceRun, limit: int = 5) -> list[Inferen
 
 
 # What the public may read about how a submission's answers were produced: everything
-# but where the endpoint lives and what the key is called.
-_PRIVATE_CONFIG_KEYS = frozenset({"base_url", "api_key_env", "concurrency"})
+# but where the endpoint lives and what it is called.
+_PRIVATE_CONFIG_KEYS = frozenset({"base_url", "api_key_env", "registered_endpoint", "concurrency"})
 
 
 def inference_recipe(*, submission: Submission) -> dict[str, Any] | None:

@@ -10,11 +10,18 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
+from endpoints.selectors import endpoint_choices
 from hctqa.csv_export import dict_rows_csv
 from hctqa.errors import ApplicationError
 from hctqa.pagination import page_with_count
 from leaderboard import exports, selectors, services
-from leaderboard.forms import BoardFilterForm, CompareForm, InferenceRunForm, SubmissionForm
+from leaderboard.forms import (
+    BoardFilterForm,
+    CompareForm,
+    InferenceResumeForm,
+    InferenceRunForm,
+    SubmissionForm,
+)
 from leaderboard.models import InferenceRun, Modality
 
 BOARD_PAGE_SIZE = 100
@@ -217,7 +224,7 @@ def inference_runs(request: HttpRequest) -> HttpResponse:
 def inference_run_new(request: HttpRequest) -> HttpResponse:
     if not selectors.can_start_inference(user=request.user):
         raise PermissionDenied("inference runs are for researchers and admins")
-    form = InferenceRunForm(request.POST or None)
+    form = InferenceRunForm(request.POST or None, endpoints=endpoint_choices(user=request.user))
     if request.method == "POST" and form.is_valid():
         try:
             run = services.inference_run_create(user=request.user, data=form.to_input())
@@ -235,6 +242,7 @@ def _run_context(run: InferenceRun) -> dict:
         "run": run,
         "problems": selectors.inference_run_problems(run=run),
         "config_json": json.dumps(run.config, indent=1, sort_keys=True),
+        "resume_form": InferenceResumeForm(),
     }
 
 
@@ -270,8 +278,10 @@ def inference_run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def inference_run_resume(request: HttpRequest, pk: int) -> HttpResponse:
     run = selectors.inference_run_for_viewer(run_id=pk, user=request.user)
+    form = InferenceResumeForm(request.POST)
+    api_key = form.cleaned_data["api_key"] if form.is_valid() else ""
     try:
-        services.inference_run_resume(user=request.user, run_id=run.pk)
+        services.inference_run_resume(user=request.user, run_id=run.pk, api_key=api_key)
     except ApplicationError as exc:
         messages.error(request, exc.message)
     else:

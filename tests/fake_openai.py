@@ -1,11 +1,12 @@
 """A local OpenAI-compatible chat server for tests and benchmarks.
 
-It speaks just enough of ``POST /v1/chat/completions`` for the openai client: a test gives
-it a *responder* (request body → reply) and can queue failures (429, 5xx, slow replies) ahead
-of the normal replies. Every request body is recorded, so tests can check what was sent.
+It speaks just enough of ``POST /v1/chat/completions``: a test gives it a *responder*
+(request body → reply) and can queue failures (429, 5xx, slow replies, redirects) ahead of
+the normal replies. Every request's body and headers are recorded, so tests can check what
+was sent, and which key came with it.
 
     with FakeOpenAI(lambda body: Reply("Paris")) as server:
-        client = OpenAI(base_url=server.base_url, api_key="test")
+        ...  # an endpoint at server.base_url
 
 Run as a separate process (for benchmarks, so the server does not share the client's GIL):
 
@@ -16,11 +17,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import ssl
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -32,6 +34,7 @@ class Reply:
     finish_reason: str = "stop"
     delay: float = 0.0
     error: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 Responder = Callable[[dict[str, Any]], Reply]
@@ -50,27 +53,47 @@ class _Server(ThreadingHTTPServer):
 
 
 class FakeOpenAI:
-    def __init__(self, responder: Responder | None = None, *, latency: float = 0.0, port: int = 0):
+    def __init__(
+        self,
+        responder: Responder | None = None,
+        *,
+        latency: float = 0.0,
+        port: int = 0,
+        tls: ssl.SSLContext | None = None,
+    ):
         self.responder = responder or _echo_last_user
         self.latency = latency
         self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
         self._queued: deque[Reply] = deque()
         self._lock = threading.Lock()
         self._server = _Server(("127.0.0.1", port), self._handler())
+        if tls is not None:
+            self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
+        self._scheme = "https" if tls is not None else "http"
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
+    def port(self) -> int:
+        return self._server.server_address[1]
+
+    @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        return f"{self._scheme}://127.0.0.1:{self.port}/v1"
+
+    def authorizations(self) -> list[str]:
+        """The Authorization header of every request ("" where there was none)."""
+        return [h.get("authorization", "") for h in self.headers]
 
     def queue(self, *replies: Reply) -> None:
         """Replies served before the responder is asked, one per request, in order."""
         with self._lock:
             self._queued.extend(replies)
 
-    def _next(self, body: dict[str, Any]) -> Reply:
+    def _next(self, body: dict[str, Any], headers: dict[str, str]) -> Reply:
         with self._lock:
             self.requests.append(body)
+            self.headers.append(headers)
             if self._queued:
                 return self._queued.popleft()
         return self.responder(body)
@@ -87,26 +110,36 @@ class FakeOpenAI:
             def log_message(self, *args: Any) -> None:  # keep test output quiet
                 pass
 
-            def _send(self, status: int, payload: dict[str, Any]) -> None:
+            def _send(
+                self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
+            ) -> None:
                 data = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(data)
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}")
+                raw = self.rfile.read(length)
+                if len(raw) < length:  # the client hung up mid-request: nothing was asked
+                    self.close_connection = True
+                    return
+                body = json.loads(raw or b"{}")
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._send(404, {"error": {"message": f"no route {self.path}"}})
                     return
-                reply = fake._next(body)
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                reply = fake._next(body, headers)
                 if fake.latency or reply.delay:
                     time.sleep(fake.latency + reply.delay)
                 if reply.status != 200:
                     message = reply.error or f"fake failure {reply.status}"
-                    self._send(reply.status, {"error": {"message": message, "type": "fake"}})
+                    payload = {"error": {"message": message, "type": "fake"}}
+                    self._send(reply.status, payload, reply.headers)
                     return
                 self._send(
                     200,

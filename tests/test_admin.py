@@ -1,4 +1,4 @@
-"""Every model of the two apps is in the admin, and each change list opens."""
+"""Every model of the platform's apps is in the admin, and each change list opens."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ pytestmark = pytest.mark.django_db
 
 MODELS = [
     model
-    for app in ("annotation", "leaderboard")
+    for app in ("endpoints", "annotation", "leaderboard")
     for model in apps.get_app_config(app).get_models()
 ]
 

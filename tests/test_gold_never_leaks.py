@@ -90,6 +90,8 @@ def crawl(
         ],
         "api-inference-run-list": ["/api/inference-runs/"],
         "api-inference-run-detail": [f"/api/inference-runs/{pk}/" for pk in runs],
+        "api-endpoint-list": ["/api/endpoints/"],
+        "api-endpoint-detail": ["/api/endpoints/gpu-host/"],
         "api-leaderboard": ["/api/leaderboard/"],
         "api-submission-list": ["/api/submissions/"],
         "api-submission-detail": [f"/api/submissions/{mine}/", f"/api/submissions/{theirs}/"],
@@ -223,13 +225,17 @@ def _scored(owner, predictions: dict[str, str], name: str) -> int:
 
 
 def _inference_run(owner, answer: str) -> int:
+    from endpoints.models import Endpoint
     from leaderboard.models import InferenceResponse, InferenceRun
 
+    endpoint, _ = Endpoint.objects.get_or_create(
+        name="gpu-host", base_url="http://gpu-host:8000/v1", api_key_env="GPU_API_KEY"
+    )
     run = InferenceRun.objects.create(
         created_by=owner,
         model_name=f"run-of-{owner.username}",
-        base_url="http://gpu-host:8000/v1",
-        api_key_env="KEY",
+        endpoint=endpoint,
+        base_url=endpoint.base_url,
         modality="text",
         table_format="csv",
         split="all",

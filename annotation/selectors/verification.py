@@ -343,11 +343,15 @@ def verification_dashboard(*, viewer: Any) -> Dashboard:
 
 
 def generation_runs(*, limit: int = 50) -> list[GenerationRun]:
-    return list(GenerationRun.objects.select_related("created_by").order_by("-created_at")[:limit])
+    return list(
+        GenerationRun.objects.select_related("created_by", "endpoint").order_by("-created_at")[
+            :limit
+        ]
+    )
 
 
 def generation_run_get(*, run_id: int) -> GenerationRun | None:
-    return GenerationRun.objects.select_related("created_by").filter(pk=run_id).first()
+    return GenerationRun.objects.select_related("created_by", "endpoint").filter(pk=run_id).first()
 
 
 def generation_failures(*, run_id: int, limit: int = 100) -> list[GenerationItem]:

@@ -9,7 +9,6 @@ import re
 from datetime import timedelta
 from typing import Any
 
-import openai
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
@@ -28,6 +27,8 @@ from annotation.models import (
 )
 from annotation.selectors.prompts import table_png
 from annotation.services.verification import verification_slots_open
+from endpoints.client import ChatClient, ChatRequest, RetryPolicy
+from endpoints.selectors import chat_target, endpoint_for_run
 from hctqa.core.generation import (
     GeneratedPair,
     GenerationOutputError,
@@ -37,11 +38,13 @@ from hctqa.core.generation import (
 from hctqa.core.prompts import image_data_url
 from hctqa.core.render import to_html
 from hctqa.core.tables import parse_table
-from hctqa.endpoints import api_key_read, endpoint_checked
 from hctqa.errors import ApplicationError, ConflictError
 
 MAX_TABLES_PER_RUN = 2000
 _OUTPUT_KEPT = 4000
+# Tries per request on 429s, 5xx and timeouts; a malformed reply is asked again on top, up
+# to GENERATION_MAX_ATTEMPTS.
+HTTP_ATTEMPTS = 3
 
 logger = logging.getLogger(__name__)
 
@@ -60,20 +63,19 @@ def _enqueue(run_id: int) -> None:
 def generation_run_create(
     *,
     user: Any,
-    base_url: str,
+    endpoint: str,
     model: str,
-    api_key_env: str,
     table_ids: list[str],
     use_images: bool = False,
     questions_per_table: int = 8,
 ) -> GenerationRun:
-    """Queue a run over the given tables. The key is read from ``api_key_env`` on the worker
-    when the run starts; only the variable's name is stored."""
+    """Queue a run over the given tables, on a registered endpoint (by name). Its key is
+    read on the worker when the run starts."""
     _require_admin(user)
-    base_url, api_key_env = endpoint_checked(base_url=base_url, api_key_env=api_key_env)
     model = model.strip()
     if not model:
         raise ApplicationError("name the model", field="model")
+    chosen = endpoint_for_run(user=user, name=endpoint, model_name=model)
     if not 1 <= questions_per_table <= 20:
         raise ApplicationError("between 1 and 20 questions per table", field="questions_per_table")
     wanted = list(dict.fromkeys(t.strip() for t in table_ids if t.strip()))
@@ -99,9 +101,9 @@ def generation_run_create(
     with transaction.atomic():
         run = GenerationRun.objects.create(
             created_by=user,
-            base_url=base_url,
+            endpoint=chosen,
+            base_url=chosen.base_url,
             model=model,
-            api_key_env=api_key_env,
             use_images=use_images,
             questions_per_table=questions_per_table,
             tables_total=len(wanted),
@@ -233,7 +235,12 @@ def _fail_item(item: GenerationItem, error: str, output: str) -> None:
             )
 
 
-def _generate_for(client: Any, run: GenerationRun, item: GenerationItem) -> None:
+class _EndpointRefused(Exception):
+    """A reply that every other table would get too (wrong key, URL or model; a forbidden
+    address; a redirect): the run stops, its tables stay pending for a resume."""
+
+
+def _generate_for(client: ChatClient, run: GenerationRun, item: GenerationItem) -> None:
     example = _worked_example(item.table)
     if example is None:  # the examples were removed after the run was started
         _fail_item(item, "no worked example on another table to show the model", "")
@@ -248,25 +255,21 @@ def _generate_for(client: Any, run: GenerationRun, item: GenerationItem) -> None
     for attempt in range(1, settings.GENERATION_MAX_ATTEMPTS + 1):
         GenerationItem.objects.filter(pk=item.pk).update(attempts=attempt)
         GenerationRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now())
-        try:
-            reply = client.chat.completions.create(
-                model=run.model,
-                messages=messages,
-                temperature=settings.GENERATION_TEMPERATURE,
-                max_tokens=settings.GENERATION_MAX_TOKENS,
-            )
-        except openai.APIError as exc:
-            error = f"the endpoint failed: {exc.__class__.__name__}: {exc}"
+        result = client.complete(ChatRequest(item.table_id, messages))
+        if result is None:  # stopped
+            return
+        if result.outcome == "fatal":
+            raise _EndpointRefused(result.error)
+        if result.outcome != "answered":
+            error = f"the endpoint failed: {result.error}"
             continue
-        choice = reply.choices[0] if reply.choices else None
-        message = choice.message if choice is not None else None
-        text = (message.content if message is not None else "") or ""
+        text = result.content
         output = text[:_OUTPUT_KEPT]  # kept for reading a failure; the whole reply is parsed
         try:
             pairs = parse_generation(text, n=run.questions_per_table)
         except GenerationOutputError as exc:
             error = str(exc)
-            if choice is not None and choice.finish_reason == "length":
+            if result.finish_reason == "length":
                 error += " (the reply hit the token limit)"
             continue
         _save_pairs(item, pairs, output)
@@ -276,6 +279,14 @@ def _generate_for(client: Any, run: GenerationRun, item: GenerationItem) -> None
     )
 
 
+def _stop(run_id: int, status: str, error: str = "") -> str:
+    """End a running run (one cancelled meanwhile stays cancelled); returns its status."""
+    GenerationRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
+        status=status, error=error, finished_at=timezone.now()
+    )
+    return GenerationRun.objects.values_list("status", flat=True).get(pk=run_id)
+
+
 def generation_run_execute(*, run_id: int) -> str:
     """Work through the run's pending tables. Safe to call again: finished tables are
     skipped, and a cancelled run stops before its next table."""
@@ -283,34 +294,45 @@ def generation_run_execute(*, run_id: int) -> str:
     started = GenerationRun.objects.filter(
         pk=run_id, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]
     ).update(status=RunStatus.RUNNING, started_at=now, heartbeat_at=now)
-    run = GenerationRun.objects.get(pk=run_id)
+    run = GenerationRun.objects.select_related("endpoint", "created_by").get(pk=run_id)
     if not started:
         return run.status
     try:
-        api_key = api_key_read(run.api_key_env)
-        if not api_key:
-            raise ApplicationError(
-                f"the environment variable {run.api_key_env} is not set on the worker"
-            )
-    except ApplicationError as exc:
-        GenerationRun.objects.filter(pk=run_id).update(
-            status=RunStatus.FAILED, error=exc.message, finished_at=timezone.now()
+        target = chat_target(
+            user=run.created_by,
+            endpoint=run.endpoint,
+            base_url=run.base_url,
+            sealed_key="",
+            model=run.model,
+            temperature=settings.GENERATION_TEMPERATURE,
+            max_tokens=settings.GENERATION_MAX_TOKENS,
         )
-        return RunStatus.FAILED
-    client = openai.OpenAI(
-        base_url=run.base_url,
-        api_key=api_key,
-        timeout=settings.GENERATION_REQUEST_TIMEOUT,
-        max_retries=2,  # the client backs off on 429/5xx/timeouts itself
+    except ApplicationError as exc:
+        return _stop(run_id, RunStatus.FAILED, exc.message)
+    if target.base_url != run.base_url:
+        GenerationRun.objects.filter(pk=run_id).update(base_url=target.base_url)
+    policy = RetryPolicy(
+        max_attempts=HTTP_ATTEMPTS,
+        base_seconds=settings.INFERENCE_RETRY_BASE_MS / 1000,
+        max_seconds=settings.INFERENCE_RETRY_MAX_SECONDS,
+        timeout_seconds=settings.GENERATION_REQUEST_TIMEOUT,
     )
-    for item in run.items.filter(status="pending").select_related("table").order_by("pk"):
-        if GenerationRun.objects.filter(pk=run_id, status=RunStatus.CANCELLED).exists():
-            return RunStatus.CANCELLED
-        try:
-            _generate_for(client, run, item)
-        except Exception as exc:  # noqa: BLE001 - one table's surprise must not stall the run
-            logger.exception("generation run %s: table %s failed", run_id, item.table_id)
-            _fail_item(item, f"internal error: {exc.__class__.__name__}: {exc}", "")
+    with ChatClient(target, policy=policy) as client:
+        for item in run.items.filter(status="pending").select_related("table").order_by("pk"):
+            if GenerationRun.objects.filter(pk=run_id, status=RunStatus.CANCELLED).exists():
+                return RunStatus.CANCELLED
+            try:
+                _generate_for(client, run, item)
+            except _EndpointRefused as exc:
+                return _stop(
+                    run_id,
+                    RunStatus.FAILED,
+                    f"the endpoint refused the run: {exc}. Check the endpoint and the model, "
+                    "then resume the run",
+                )
+            except Exception as exc:  # noqa: BLE001 - one table's surprise must not stall the run
+                logger.exception("generation run %s: table %s failed", run_id, item.table_id)
+                _fail_item(item, f"internal error: {exc.__class__.__name__}: {exc}", "")
     GenerationRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
         status=RunStatus.DONE, finished_at=timezone.now()
     )

@@ -27,4 +27,12 @@ ROLE_PERMISSIONS: dict[str, tuple[str, ...]] = {
 }
 
 # Apps whose every model permission an admin holds.
-ADMIN_APPS = ("annotation", "releases", "leaderboard", "accounts", "auth", "authtoken")
+ADMIN_APPS = (
+    "annotation",
+    "releases",
+    "leaderboard",
+    "endpoints",
+    "accounts",
+    "auth",
+    "authtoken",
+)

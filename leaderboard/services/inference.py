@@ -11,6 +11,9 @@ answers turned into a scored submission.
 - **Daily limit.** A run on test questions (split test or all) takes one of its owner's
   daily test-split submissions when it is started, like an upload; cancelled and failed
   runs keep it used. Resuming a run, and the submission it produces, take no other.
+- **Keys.** A run on a registered endpoint sends that endpoint's key, read on the worker;
+  a run on the researcher's own endpoint sends only the key they gave, sealed in the run
+  while it may still send and erased when it ends (``_KEY_ERASED``).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -37,6 +40,11 @@ from django.utils import timezone
 
 from annotation.models import Question, Table
 from annotation.selectors import one_shot_example_ids, table_png
+from endpoints.client import ChatPool, ChatRequest, ChatResult, RetryPolicy
+from endpoints.keys import api_key_seal
+from endpoints.models import Endpoint
+from endpoints.selectors import chat_target, endpoint_for_run
+from endpoints.services import api_key_checked, own_base_url_checked
 from hctqa.commit import platform_commit
 from hctqa.core.prompts import (
     PROMPT_STYLES,
@@ -49,11 +57,10 @@ from hctqa.core.prompts import (
     prompt_messages,
     prompt_sha256,
 )
-from hctqa.endpoints import api_key_read, endpoint_checked
 from hctqa.errors import ApplicationError, ConflictError
 from leaderboard import selectors
-from leaderboard.chat_client import ChatPool, ChatRequest, ChatResult, Endpoint, RetryPolicy
 from leaderboard.models import (
+    ACTIVE_RUN_STATUSES,
     CachedResponse,
     DailyLimitEntry,
     DataScope,
@@ -92,14 +99,18 @@ PAUSE_DRAIN_SECONDS = 10.0  # how long a pausing run waits for the requests in f
 
 @dataclass(frozen=True)
 class InferenceRunInput:
+    """A new run. ``endpoint`` names a registered endpoint; or ``base_url`` is the
+    researcher's own, with ``api_key`` if it needs one."""
+
     model_name: str
-    base_url: str
-    api_key_env: str
     modality: str
     table_format: str
     split: str
     data_scope: str
     weights: str
+    endpoint: str = ""
+    base_url: str = ""
+    api_key: str = field(default="", repr=False)
     prompt_style: str = "zero_shot"
     system_role: bool = True
     temperature: float = 0.0
@@ -169,11 +180,34 @@ def cache_key(
 # --- Creating, cancelling, resuming --------------------------------------------------------
 
 
-def _validate(data: InferenceRunInput) -> InferenceRunInput:
+def _endpoint_chosen(*, user: Any, data: InferenceRunInput, model_name: str) -> Endpoint | None:
+    """The registered endpoint the run names, or None for the researcher's own."""
+    if data.endpoint.strip():
+        if data.base_url.strip() or data.api_key.strip():
+            raise ApplicationError(
+                "choose a registered endpoint or give your own endpoint's base URL, not both "
+                "(a registered endpoint has its own key)",
+                field="base_url",
+            )
+        return endpoint_for_run(user=user, name=data.endpoint, model_name=model_name)
+    if not data.base_url.strip():
+        raise ApplicationError(
+            "choose a registered endpoint, or give your own endpoint's base URL",
+            field="endpoint",
+        )
+    return None
+
+
+def _validate(*, user: Any, data: InferenceRunInput) -> tuple[InferenceRunInput, Endpoint | None]:
     model_name = data.model_name.strip()
     if not model_name or len(model_name) > 200:
         raise ApplicationError("give the model's name as the endpoint knows it", field="model_name")
-    base_url, api_key_env = endpoint_checked(base_url=data.base_url, api_key_env=data.api_key_env)
+    endpoint = _endpoint_chosen(user=user, data=data, model_name=model_name)
+    if endpoint is not None:
+        base_url, api_key = endpoint.base_url, ""
+    else:
+        base_url = own_base_url_checked(data.base_url)
+        api_key = api_key_checked(data.api_key) if data.api_key.strip() else ""
     if data.table_format not in TABLE_FORMATS:
         raise ApplicationError(
             f"the table format should be one of {', '.join(TABLE_FORMATS)}", field="table_format"
@@ -198,14 +232,16 @@ def _validate(data: InferenceRunInput) -> InferenceRunInput:
     ):
         if value not in choices:
             raise ApplicationError(f"{name} should be one of {', '.join(choices)}", field=name)
-    return InferenceRunInput(
+    checked = InferenceRunInput(
         **{
             **data.__dict__,
             "model_name": model_name,
+            "endpoint": endpoint.name if endpoint else "",
             "base_url": base_url,
-            "api_key_env": api_key_env,
+            "api_key": api_key,
         }
     )
+    return checked, endpoint
 
 
 def _submission_input(run: InferenceRun | InferenceRunInput) -> SubmissionInput:
@@ -230,12 +266,12 @@ def inference_run_create(
     """Check the request and queue the run for the inference worker (``enqueue=False``: the
     caller executes it, as the command does in the foreground).
 
-    The API key's variable need not exist here: it is read where the run executes, and a
-    missing one fails the run with a message saying so.
+    A registered endpoint's key is read where the run executes, and a missing one fails the
+    run with a message saying so. A researcher's own key is sealed in the run until it ends.
     """
     if not user.has_perm("leaderboard.add_inferencerun"):
         raise PermissionDenied("only researchers and admins can start inference runs")
-    data = _validate(data)
+    data, endpoint = _validate(user=user, data=data)
     _check_metadata(_submission_input(data))
     if not selectors.benchmark_questions(split=data.split, data_scope=data.data_scope).exists():
         raise ApplicationError(
@@ -255,8 +291,10 @@ def inference_run_create(
             )
     config = {
         "model": data.model_name,
-        "base_url": data.base_url,
-        "api_key_env": data.api_key_env,
+        # Where it ran: a registered endpoint by name (its URL and key are the admin's), or
+        # the researcher's own URL.
+        "registered_endpoint": endpoint.name if endpoint else None,
+        "base_url": None if endpoint else data.base_url,
         "modality": data.modality,
         "table_format": data.table_format,
         "prompt_style": data.prompt_style,
@@ -282,8 +320,15 @@ def inference_run_create(
         counted = selectors.includes_test_questions(data.split)
         if counted:
             _take_test_split_slot(user)
+        fields = {k: v for k, v in data.__dict__.items() if k not in ("endpoint", "api_key")}
         run = InferenceRun.objects.create(
-            created_by=user, **data.__dict__, config=config, queued_at=timezone.now()
+            created_by=user,
+            **fields,
+            endpoint=endpoint,
+            sealed_api_key=api_key_seal(data.api_key) if data.api_key else "",
+            api_key_given=bool(data.api_key),
+            config=config,
+            queued_at=timezone.now(),
         )
         if counted:
             DailyLimitEntry.objects.create(user=user, inference_run=run)
@@ -314,7 +359,10 @@ def inference_run_cancel(*, user: Any, run_id: int) -> InferenceRun:
         run.lease = ""
         run.finished_at = now
         run.cancel_requested = False
-        run.save(update_fields=["status", "lease", "finished_at", "cancel_requested"])
+        run.sealed_api_key = ""  # the run has ended: its key goes
+        run.save(
+            update_fields=["status", "lease", "finished_at", "cancel_requested", "sealed_api_key"]
+        )
     elif run.status == RunStatus.RUNNING:
         run.cancel_requested = True
         run.save(update_fields=["cancel_requested"])
@@ -323,10 +371,34 @@ def inference_run_cancel(*, user: Any, run_id: int) -> InferenceRun:
     return run
 
 
+def _key_for_resume(run: InferenceRun, api_key: str) -> dict[str, Any]:
+    """The key fields a resumed run gets: a researcher's own key was erased when the run
+    ended, so it is asked for again."""
+    if run.endpoint_id is not None:
+        if api_key.strip():
+            raise ApplicationError(
+                "a registered endpoint has its own key; give none", field="api_key"
+            )
+        # Deactivated, or the owner's access or the model list changed since: say so now.
+        endpoint_for_run(user=run.created_by, name=run.endpoint.name, model_name=run.model_name)
+        return {}
+    if api_key.strip():
+        return {"sealed_api_key": api_key_seal(api_key_checked(api_key)), "api_key_given": True}
+    if run.needs_api_key:
+        raise ApplicationError(
+            "give your endpoint's API key again: it was erased when the run stopped",
+            field="api_key",
+        )
+    return {}
+
+
 @transaction.atomic
-def inference_run_resume(*, user: Any, run_id: int, enqueue: bool = True) -> InferenceRun:
+def inference_run_resume(
+    *, user: Any, run_id: int, enqueue: bool = True, api_key: str = ""
+) -> InferenceRun:
     """Queue a stopped run again: failed, cancelled, or running or queued with no sign of a
-    worker for a while. Answers already saved are kept; questions that failed are retried."""
+    worker for a while. Answers already saved are kept; questions that failed are retried.
+    A run on the researcher's own endpoint with a key needs ``api_key`` again once it ended."""
     run = InferenceRun.objects.select_for_update().get(pk=run_id)
     _require_manager(user, run)
     now = timezone.now()
@@ -339,6 +411,7 @@ def inference_run_resume(*, user: Any, run_id: int, enqueue: bool = True) -> Inf
             RunStatus.QUEUED: "this run is waiting for the inference worker already",
         }[RunStatus(run.status)]
         raise ConflictError(reason, current={"status": run.status})
+    key_fields = _key_for_resume(run, api_key)
     # Questions that failed, or that the endpoint refused, are sent again (the endpoint may
     # have been fixed); a continuation or an automatic resume after a lost worker does not
     # resend them (they have had their tries).
@@ -353,6 +426,7 @@ def inference_run_resume(*, user: Any, run_id: int, enqueue: bool = True) -> Inf
         attempts=0,
         finished_at=None,
         queued_at=now,
+        **key_fields,
     )
     if enqueue:
         _enqueue(run.pk)
@@ -390,13 +464,16 @@ def inference_run_sweep(*, now: datetime | None = None) -> InferenceSweepResult:
     ):
         still = InferenceRun.objects.filter(stale, pk=pk)
         if cancel:
-            if still.update(status=RunStatus.CANCELLED, lease="", finished_at=now):
+            if still.update(
+                status=RunStatus.CANCELLED, lease="", finished_at=now, sealed_api_key=""
+            ):
                 result.cancelled.append(pk)
         elif attempts >= settings.INFERENCE_MAX_AUTO_RESUMES:
             if still.update(
                 status=RunStatus.FAILED,
                 lease="",
                 finished_at=now,
+                sealed_api_key="",
                 error=f"the worker stopped {attempts} times during this run; resume it to "
                 "try again",
             ):
@@ -606,7 +683,10 @@ class _Execution:
         return InferenceRun.objects.filter(pk=self.run_id, lease=self.lease)
 
     def finish(self, status: str, error: str = "", **fields: Any) -> str:
-        """Leave the run in ``status``, if it is still ours; returns the status."""
+        """Leave the run in ``status``, if it is still ours; returns the status. A run that
+        ends (done, failed, cancelled) loses its researcher's key in the same update."""
+        if status not in ACTIVE_RUN_STATUSES:
+            fields["sealed_api_key"] = ""
         self._mine().update(
             status=status,
             error=error,
@@ -623,7 +703,7 @@ class _Execution:
         if not self.buffer:
             return
         try:
-            self.flush()
+            self.flush(report=False)
         except Exception:
             logger.exception("inference run %s: answers could not be saved", self.run_id)
 
@@ -633,7 +713,7 @@ class _Execution:
                 Progress(sent=self.sent, elapsed=time.monotonic() - self.started, **self.counts)
             )
 
-    def flush(self) -> None:
+    def flush(self, *, report: bool = True) -> None:
         """Commit the answers received so far with the counters and a heartbeat."""
         with transaction.atomic():
             updated = self._mine().update(
@@ -653,7 +733,8 @@ class _Execution:
             self.delta[k] = 0
         self.buffer.clear()
         self.cache_rows.clear()
-        self._report()
+        if report:
+            self._report()
 
     def _keep(self, item: _Prepared, result: ChatResult, *, cached: bool = False) -> None:
         """Buffer one question's outcome for the next commit (and the cache, if answered)."""
@@ -744,20 +825,29 @@ class _Execution:
             yield pending[start : start + CHUNK]
 
     def execute(self) -> str:
-        self.run = InferenceRun.objects.get(pk=self.run_id)
+        self.run = InferenceRun.objects.select_related("endpoint", "created_by").get(pk=self.run_id)
         run = self.run
-        try:
-            api_key = api_key_read(run.api_key_env)
-        except ApplicationError as exc:
-            return self.finish(RunStatus.FAILED, exc.message)
-        if not api_key:
+        if run.needs_api_key:
             return self.finish(
                 RunStatus.FAILED,
-                f"the environment variable {run.api_key_env} is not set where the run executes "
-                f"(the worker on the '{INFERENCE_QUEUE}' queue, or the shell of the "
-                "run_inference command); set it (to any value for a server without keys) and "
-                "resume the run",
+                "your endpoint's key was erased when the run stopped; resume it with the key",
             )
+        try:
+            target = chat_target(
+                user=run.created_by,
+                endpoint=run.endpoint,
+                base_url=run.base_url,
+                sealed_key=run.sealed_api_key,
+                model=run.model_name,
+                temperature=run.temperature,
+                max_tokens=run.max_tokens,
+            )
+        except ApplicationError as exc:
+            return self.finish(RunStatus.FAILED, exc.message)
+        if target.base_url != run.base_url:
+            # An admin moved the registered endpoint: the requests, and the cache, go there.
+            run.base_url = target.base_url
+            self._mine().update(base_url=target.base_url)
         pending = self._start()
         try:
             prompts = _Prompts(run)
@@ -769,16 +859,15 @@ class _Execution:
             max_seconds=settings.INFERENCE_RETRY_MAX_SECONDS,
             timeout_seconds=settings.INFERENCE_REQUEST_TIMEOUT,
         )
-        endpoint = Endpoint(
-            base_url=run.base_url,
-            api_key=api_key,
-            model=run.model_name,
-            temperature=run.temperature,
-            max_tokens=run.max_tokens,
-        )
         try:
-            with ChatPool(endpoint, concurrency=run.concurrency, policy=policy) as pool:
-                outcome = self._loop(pool, prompts, pending)
+            with ChatPool(target, concurrency=run.concurrency, policy=policy) as pool:
+                try:
+                    outcome = self._loop(pool, prompts, pending)
+                except BaseException:
+                    # Interrupted (Ctrl-C, the task's time limit, a table's image): the
+                    # answers that have arrived are kept, not asked again on resume.
+                    self._drain(pool)
+                    raise
         except _ImageUnreadable as exc:
             self.salvage()
             return self.finish(RunStatus.FAILED, str(exc))
@@ -793,7 +882,7 @@ class _Execution:
                 )
             return self.finish(
                 RunStatus.FAILED,
-                f"the endpoint refused the run: {self.fatal}. Check the base URL, the model "
+                f"the endpoint refused the run: {self.fatal}. Check the endpoint, the model "
                 "name and the key, then resume the run",
             )
         if outcome == "cancelled":

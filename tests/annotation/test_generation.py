@@ -14,6 +14,7 @@ from PIL import Image
 
 from annotation.models import GenerationItem, GenerationRun, Question, VerificationSlot
 from annotation.services import generation_run_create, generation_run_execute
+from endpoints.models import Endpoint
 from hctqa.errors import ApplicationError
 from tests.factories import QuestionFactory, TableFactory, UserFactory
 from tests.fake_openai import FakeOpenAI, Reply
@@ -59,18 +60,31 @@ def tables():
     return [TableFactory(split="test"), TableFactory(split="test")]
 
 
+@pytest.fixture(autouse=True)
+def quick_retries(settings) -> None:
+    settings.INFERENCE_RETRY_BASE_MS = 1
+
+
 @pytest.fixture
 def key(monkeypatch) -> str:
     monkeypatch.setenv("FAKE_LLM_API_KEY", "sk-test")
     return "FAKE_LLM_API_KEY"
 
 
+def endpoint_at(base_url: str, key: str, **fields) -> Endpoint:
+    """The endpoint an admin registered for generation, its key in ``key`` on the worker."""
+    endpoint, _ = Endpoint.objects.get_or_create(
+        name=f"gen-{base_url.rsplit(':', 1)[-1].split('/')[0]}",
+        defaults={"base_url": base_url, "api_key_env": key, **fields},
+    )
+    return endpoint
+
+
 def start(admin, server, tables, key, **extra) -> GenerationRun:
     return generation_run_create(
         user=admin,
-        base_url=server.base_url,
+        endpoint=endpoint_at(server.base_url, key).name,
         model="fake-model",
-        api_key_env=key,
         table_ids=[t.pk for t in tables],
         **extra,
     )
@@ -103,6 +117,9 @@ def test_each_table_gets_eight_unverified_questions_with_two_slots(
     assert "Which region has the most men?" in user and "{South}" in user
     assert "yes/no" in user and "answerable" in body["messages"][0]["content"].lower()
     assert body["model"] == "fake-model"
+    # The endpoint's own key, from the worker's environment, and nothing else.
+    assert set(server.authorizations()) == {"Bearer sk-test"}
+    assert run.endpoint.name.startswith("gen-") and run.base_url == server.base_url
 
 
 def test_a_second_run_numbers_questions_after_the_first(admin, server, tables, key) -> None:
@@ -206,7 +223,32 @@ def test_a_missing_key_variable_fails_the_run_clearly(admin, server, tables, mon
     run = start(admin, server, tables, "NOT_SET_ANYWHERE_API_KEY")
     assert generation_run_execute(run_id=run.pk) == "failed"
     run.refresh_from_db()
-    assert "NOT_SET_ANYWHERE_API_KEY is not set" in run.error
+    assert f"the key of endpoint {run.endpoint.name} is not set" in run.error
+    assert not server.requests
+
+
+@pytest.mark.parametrize("status", [401, 404])
+def test_a_refusing_endpoint_stops_the_run_and_resuming_carries_on(
+    admin, server, tables, key, status
+) -> None:
+    server.queue(Reply(status=status, error="no such model"))
+    run = start(admin, server, tables, key)
+    assert generation_run_execute(run_id=run.pk) == "failed"
+    run.refresh_from_db()
+    assert f"the endpoint refused the run: HTTP {status}: no such model" in run.error
+    assert len(server.requests) == 1  # nothing more was sent
+    assert GenerationItem.objects.filter(run=run, status="pending").count() == 2
+    from annotation.services import generation_run_resume
+
+    generation_run_resume(user=admin, run_id=run.pk)
+    assert generation_run_execute(run_id=run.pk) == "done"
+    assert Question.objects.filter(origin="model").count() == 16
+
+
+def test_an_inactive_endpoint_sends_nothing(admin, server, tables, key) -> None:
+    run = start(admin, server, tables, key)
+    Endpoint.objects.filter(pk=run.endpoint_id).update(is_active=False)
+    assert generation_run_execute(run_id=run.pk) == "failed"
     assert not server.requests
 
 
@@ -236,20 +278,21 @@ def test_vision_runs_send_the_table_image(admin, server, tables, key) -> None:
 @pytest.mark.parametrize(
     ("changes", "field"),
     [
-        ({"api_key_env": "sk-live-abc123"}, "api_key_env"),
-        ({"api_key_env": "SECRET_KEY"}, "api_key_env"),
-        ({"base_url": "ftp://x"}, "base_url"),
+        ({"endpoint": "nope"}, "endpoint"),
+        ({"endpoint": "closed"}, "endpoint"),
+        ({"model": "not-served"}, "model_name"),
         ({"table_ids": ["psa--0--missing"]}, "table_ids"),
         ({"table_ids": []}, "table_ids"),
         ({"model": " "}, "model"),
     ],
 )
 def test_bad_input_is_refused_and_nothing_is_created(admin, tables, changes, field) -> None:
+    endpoint_at("http://127.0.0.1:9/v1", "GEN_API_KEY", model_names=["m"])
+    Endpoint.objects.create(name="closed", base_url="http://h/v1", is_active=False)
     values = {
         "user": admin,
-        "base_url": "http://127.0.0.1:9/v1",
+        "endpoint": "gen-9",
         "model": "m",
-        "api_key_env": "GEN_API_KEY",
         "table_ids": [tables[0].pk],
         **changes,
     }
@@ -263,9 +306,8 @@ def test_a_run_needs_a_worked_example_on_another_table(admin) -> None:
     lone = TableFactory(split="train")
     values = {
         "user": admin,
-        "base_url": "http://127.0.0.1:9/v1",
+        "endpoint": endpoint_at("http://127.0.0.1:9/v1", "GEN_API_KEY").name,
         "model": "m",
-        "api_key_env": "GEN_API_KEY",
     }
     with pytest.raises(ApplicationError, match="worked example") as error:
         generation_run_create(**values, table_ids=[lone.pk])
@@ -282,9 +324,8 @@ def test_only_admins_generate(tables) -> None:
     with pytest.raises(PermissionDenied):
         generation_run_create(
             user=UserFactory(role="annotator"),
-            base_url="http://127.0.0.1:9/v1",
+            endpoint=endpoint_at("http://127.0.0.1:9/v1", "GEN_API_KEY").name,
             model="m",
-            api_key_env="GEN_API_KEY",
             table_ids=[tables[0].pk],
         )
 

@@ -12,6 +12,7 @@ from django.test.utils import CaptureQueriesContext
 
 from annotation.models import GenerationRun, Question, VerificationSlot
 from annotation.services import Verdict, verification_claim, verification_submit
+from endpoints.models import Endpoint
 from tests.factories import ModelQuestionFactory, QuestionFactory, TableFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -232,15 +233,20 @@ def test_generation_pages_start_and_show_a_run(
     table = TableFactory()
     QuestionFactory(table=TableFactory(split="train"))  # the worked example
     client.force_login(UserFactory(role="admin"))
+    no_endpoint = client.get("/annotate/generation/").content.decode()
+    assert (
+        "None is registered yet" in no_endpoint and "/admin/endpoints/endpoint/add/" in no_endpoint
+    )
+    Endpoint.objects.create(name="gen-host", base_url="http://127.0.0.1:9/v1")
     form = client.get("/annotate/generation/?count=5").content.decode()
     assert table.pk in form  # offered: it has no generated questions yet
+    assert '<option value="gen-host" selected>gen-host</option>' in form
     with django_capture_on_commit_callbacks(execute=False):
         response = client.post(
             "/annotate/generation/",
             {
-                "base_url": "http://127.0.0.1:9/v1",
+                "endpoint": "gen-host",
                 "model": "m",
-                "api_key_env": "GEN_API_KEY",
                 "questions_per_table": "8",
                 "table_ids": table.pk,
             },
@@ -249,6 +255,7 @@ def test_generation_pages_start_and_show_a_run(
     assert response.url == f"/annotate/generation/{run.pk}/"
     page = client.get(response.url).content.decode()
     assert "hx-trigger" in page and "0 of 1 tables" in page
+    assert "endpoint gen-host" in page
     fragment = client.get(response.url, HTTP_HX_REQUEST="true").content.decode()
     assert fragment.lstrip().startswith('<section id="run-progress"')
     assert client.post(f"/annotate/generation/{run.pk}/cancel/").status_code == 302
@@ -257,9 +264,8 @@ def test_generation_pages_start_and_show_a_run(
     refused = client.post(
         "/annotate/generation/",
         {
-            "base_url": "x",
+            "endpoint": "gen-host",
             "model": "m",
-            "api_key_env": "GEN_API_KEY",
             "questions_per_table": "8",
             "table_ids": "",
         },
@@ -271,18 +277,23 @@ def test_generation_api(client: Client, django_capture_on_commit_callbacks) -> N
     table = TableFactory()
     QuestionFactory(table=TableFactory(split="train"))  # the worked example
     client.force_login(UserFactory(role="admin"))
+    Endpoint.objects.create(name="gen-host", base_url="http://127.0.0.1:9/v1")
+    # The old way, a URL and a key variable of the caller's choosing, is refused by name.
+    old_way = client.post(
+        "/api/verify/generation-runs/",
+        {"base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": "K_API_KEY"}
+        | {"endpoint": "gen-host", "table_ids": [table.pk]},
+        content_type="application/json",
+    )
+    assert old_way.status_code == 400 and set(old_way.json()) >= {"base_url", "api_key_env"}
     with django_capture_on_commit_callbacks(execute=False):
         created = client.post(
             "/api/verify/generation-runs/",
-            {
-                "base_url": "http://127.0.0.1:9/v1",
-                "model": "m",
-                "api_key_env": "K_API_KEY",
-                "table_ids": [table.pk],
-            },
+            {"endpoint": "gen-host", "model": "m", "table_ids": [table.pk]},
             content_type="application/json",
         )
     assert created.status_code == 201
+    assert created.json()["endpoint"] == "gen-host"
     run_id = created.json()["id"]
     assert client.get(f"/api/verify/generation-runs/{run_id}/").json()["status"] == "queued"
     assert (

@@ -11,7 +11,7 @@ from playwright.sync_api import Page, expect
 from leaderboard.models import InferenceRun
 from tests.factories import UserFactory
 from tests.fake_openai import FakeOpenAI
-from tests.leaderboard.inference_helpers import KEY_ENV, make_questions, right_answer
+from tests.leaderboard.inference_helpers import KEY_ENV, make_questions, registered, right_answer
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser, pytest.mark.worker]
 
@@ -34,11 +34,12 @@ def test_a_researcher_starts_a_run_and_watches_it_finish(
     expect(page).to_have_url(re.compile("/accounts/$"))
 
     with FakeOpenAI(right_answer, latency=0.1) as server:
+        # An admin registered the lab's server (on this machine, as the tests' server is).
+        registered(server.base_url, name="lab-vllm", description="the lab's GPU host")
         page.get_by_role("link", name="Inference runs").click()
         page.get_by_role("link", name="New inference run").click()
         page.get_by_label("Model name").fill("browser-7b")
-        page.get_by_label("Endpoint base URL").fill(server.base_url)
-        page.get_by_label("API key variable").fill(KEY_ENV)
+        page.get_by_label(re.compile(r"^Endpoint")).select_option("lab-vllm")
         page.get_by_label("Table format").select_option("markdown")
         page.get_by_label("Requests in flight").fill("2")
         page.get_by_label("Parameters (billions)").fill("7")

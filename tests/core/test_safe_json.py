@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
+from endpoints.client import parse_completion
 from hctqa.core import safe_json
 from hctqa.core.generation import GenerationOutputError, parse_generation
-from leaderboard.chat_client import parse_completion
 
 
 def test_ordinary_json_is_read_as_json_loads_reads_it() -> None:

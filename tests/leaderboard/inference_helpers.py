@@ -3,9 +3,12 @@ read off the prompt, and a quick way to start a run."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Any
 
+from endpoints.models import Endpoint
+from endpoints.services import base_url_checked
 from leaderboard.models import InferenceRun
 from leaderboard.services import InferenceRunInput, inference_run_create
 from tests.factories import QuestionFactory, TableFactory
@@ -52,11 +55,28 @@ def asked(server: Any) -> list[str]:
     return out
 
 
-def start(user: Any, base_url: str, **overrides: Any) -> InferenceRun:
+def registered(base_url: str, *, name: str = "", **fields: Any) -> Endpoint:
+    """The endpoint an admin registered at ``base_url`` (the tests' local server), open to
+    researchers, with its key in KEY_ENV on the worker."""
+    base_url = base_url_checked(base_url, allow_private=True)
+    endpoint, _ = Endpoint.objects.get_or_create(
+        base_url=base_url,
+        name=name or "ep-" + hashlib.sha256(base_url.encode()).hexdigest()[:8],
+        defaults={"api_key_env": KEY_ENV, "open_to_researchers": True, **fields},
+    )
+    return endpoint
+
+
+def start(
+    user: Any, base_url: str, *, own: bool = False, api_key: str = "", **overrides: Any
+) -> InferenceRun:
+    """Start a run on ``base_url``: a registered endpoint there, or with ``own`` the user's
+    own endpoint (with ``api_key``, if given)."""
+    where = {"base_url": base_url} if own else {"endpoint": registered(base_url).name}
     data = {
         "model_name": "fake-7b",
-        "base_url": base_url,
-        "api_key_env": KEY_ENV,
+        **where,
+        "api_key": api_key,
         "modality": "text",
         "table_format": "csv",
         "split": "test",

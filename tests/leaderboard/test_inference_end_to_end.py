@@ -13,7 +13,7 @@ from rest_framework.authtoken.models import Token
 from leaderboard.models import InferenceRun, RunStatus, Status
 from tests.factories import UserFactory
 from tests.fake_openai import FakeOpenAI
-from tests.leaderboard.inference_helpers import KEY_ENV, make_questions, right_answer
+from tests.leaderboard.inference_helpers import KEY_ENV, make_questions, registered, right_answer
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -35,8 +35,7 @@ def test_a_run_goes_from_the_api_through_the_worker_to_the_board(
             "/api/inference-runs/create/",
             {
                 "model_name": "fake-e2e-7b",
-                "base_url": server.base_url,
-                "api_key_env": KEY_ENV,
+                "endpoint": registered(server.base_url).name,
                 "modality": "text",
                 "table_format": "html",
                 "split": "test",
@@ -58,6 +57,8 @@ def test_a_run_goes_from_the_api_through_the_worker_to_the_board(
             time.sleep(0.2)
     assert run.status == RunStatus.DONE, run.error
     assert run.answered == 30 and len(server.requests) == 30
+    # The worker read the endpoint's key from its own environment and sent it there only.
+    assert set(server.authorizations()) == {"Bearer sk-worker"}
     assert run.submission.status == Status.SCORED and run.submission.recall == 1.0
     board = client.get("/leaderboard/?table_format=html")
     assert [s.model_name for s in board.context["page"].object_list] == ["fake-e2e-7b"]

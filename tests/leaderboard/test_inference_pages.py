@@ -10,14 +10,22 @@ from leaderboard.models import InferenceResponse, InferenceRun, RunStatus
 from leaderboard.services import inference_run_execute, submission_score
 from tests.factories import UserFactory
 from tests.fake_openai import FakeOpenAI, Reply
-from tests.leaderboard.inference_helpers import KEY_ENV, make_questions, right_answer, start
+from tests.leaderboard.inference_helpers import (
+    KEY_ENV,
+    make_questions,
+    registered,
+    right_answer,
+    start,
+)
 
 pytestmark = pytest.mark.django_db
 
+GPU_HOST = "http://gpu-host:8000/v1"
 FORM = {
     "model_name": "fake-7b",
-    "base_url": "http://gpu-host:8000/v1",
-    "api_key_env": KEY_ENV,
+    "endpoint": "gpu-host",
+    "base_url": "",
+    "api_key": "",
     "modality": "text",
     "table_format": "markdown",
     "prompt_style": "zero_shot",
@@ -41,6 +49,12 @@ def researcher():
     return UserFactory(username="ada", role="researcher")
 
 
+@pytest.fixture(autouse=True)
+def gpu_host(db):
+    """The endpoint an admin registered for researchers (FORM chooses it)."""
+    return registered(GPU_HOST, name="gpu-host", description="the lab's vLLM")
+
+
 @pytest.fixture
 def logged_in(client: Client, researcher) -> Client:
     client.force_login(researcher)
@@ -51,8 +65,10 @@ def test_a_researcher_starts_a_run_from_the_form_without_javascript(
     logged_in: Client, researcher
 ) -> None:
     make_questions(3)
-    page = logged_in.get("/leaderboard/inference/new/")
-    assert page.status_code == 200 and 'name="api_key_env"' in page.content.decode()
+    page = logged_in.get("/leaderboard/inference/new/").content.decode()
+    # The registered endpoint by name; never its URL or the variable holding its key.
+    assert '<option value="gpu-host" selected>gpu-host: the lab&#x27;s vLLM</option>' in page
+    assert GPU_HOST not in page and KEY_ENV not in page and 'name="api_key_env"' not in page
     response = logged_in.post("/leaderboard/inference/new/", FORM)
     run = InferenceRun.objects.get()
     assert (
@@ -60,9 +76,35 @@ def test_a_researcher_starts_a_run_from_the_form_without_javascript(
     )
     assert (run.created_by, run.table_format, run.status) == (researcher, "markdown", "queued")
     assert run.system_role and run.use_cache and run.concurrency == 8
+    assert run.endpoint.name == "gpu-host" and run.base_url == GPU_HOST
     detail = logged_in.get(response["Location"]).content.decode()
     assert "waiting for the inference worker" in detail and "Cancel the run" in detail
-    assert "$" + KEY_ENV in detail
+    assert "gpu-host" in detail and GPU_HOST not in detail and KEY_ENV not in detail
+
+
+def test_a_researcher_starts_a_run_on_their_own_endpoint_with_their_key(
+    logged_in: Client, researcher
+) -> None:
+    make_questions(1)
+    own = {**FORM, "endpoint": "", "base_url": "https://own.example/v1", "api_key": "sk-own-1"}
+    response = logged_in.post("/leaderboard/inference/new/", own)
+    run = InferenceRun.objects.get()
+    assert response.status_code == 302 and run.endpoint is None and run.api_key_given
+    assert run.base_url == "https://own.example/v1" and "sk-own-1" not in run.sealed_api_key
+    detail = logged_in.get(response["Location"]).content.decode()
+    assert "https://own.example/v1" in detail and "key held while the run can send" in detail
+    assert "sk-own-1" not in detail and run.sealed_api_key not in detail
+
+
+def test_the_own_endpoint_fields_are_ignored_when_a_registered_one_is_chosen(
+    logged_in: Client,
+) -> None:
+    make_questions(1)
+    # Without JavaScript both parts of the form are on the page, as the browser filled them.
+    both = {**FORM, "base_url": "https://own.example/v1", "api_key": "sk-own-1"}
+    assert logged_in.post("/leaderboard/inference/new/", both).status_code == 302
+    run = InferenceRun.objects.get()
+    assert run.endpoint.name == "gpu-host" and not run.api_key_given
 
 
 def test_the_form_shows_what_is_wrong_and_keeps_the_input(logged_in: Client) -> None:
@@ -88,7 +130,7 @@ def test_runs_are_for_researchers_and_admins(client: Client) -> None:
 
 def test_a_run_is_seen_only_by_its_owner_and_admins(client: Client, researcher) -> None:
     make_questions(1)
-    run = start(researcher, "http://gpu-host:8000/v1")
+    run = start(researcher, GPU_HOST)
     client.force_login(UserFactory(role="researcher"))
     assert client.get(f"/leaderboard/inference/{run.pk}/").status_code == 404
     assert client.post(f"/leaderboard/inference/{run.pk}/cancel/").status_code == 404
@@ -101,7 +143,7 @@ def test_the_progress_fragment_polls_while_running_and_refreshes_when_done(
     logged_in: Client, researcher
 ) -> None:
     make_questions(4)
-    run = start(researcher, "http://gpu-host:8000/v1")
+    run = start(researcher, GPU_HOST)
     InferenceRun.objects.filter(pk=run.pk).update(status="running", total=4, answered=1, cached=1)
     fragment = logged_in.get(
         f"/leaderboard/inference/{run.pk}/?part=progress", HTTP_HX_REQUEST="true"
@@ -116,14 +158,14 @@ def test_the_progress_fragment_polls_while_running_and_refreshes_when_done(
 
 def test_the_list_refreshes_its_rows_while_a_run_is_active(logged_in: Client, researcher) -> None:
     make_questions(1)
-    start(researcher, "http://gpu-host:8000/v1")
+    start(researcher, GPU_HOST)
     rows = logged_in.get("/leaderboard/inference/", HTTP_HX_REQUEST="true").content.decode()
     assert rows.startswith('<tbody id="run-rows" hx-get=') and "fake-7b" in rows
 
 
 def test_cancelling_from_the_page_swaps_in_the_new_state(logged_in: Client, researcher) -> None:
     make_questions(1)
-    run = start(researcher, "http://gpu-host:8000/v1")
+    run = start(researcher, GPU_HOST)
     response = logged_in.post(f"/leaderboard/inference/{run.pk}/cancel/", HTTP_HX_REQUEST="true")
     html = response.content.decode()
     assert 'id="run-progress"' in html and "Cancelled" in html and "Resume" in html
@@ -135,12 +177,30 @@ def test_cancelling_from_the_page_swaps_in_the_new_state(logged_in: Client, rese
 
 def test_resuming_from_the_page_queues_the_run_again(logged_in: Client, researcher) -> None:
     make_questions(1)
-    run = start(researcher, "http://gpu-host:8000/v1")
+    run = start(researcher, GPU_HOST)
     InferenceRun.objects.filter(pk=run.pk).update(status="failed", error="it broke")
     response = logged_in.post(f"/leaderboard/inference/{run.pk}/resume/", follow=True)
     assert "Queued again" in response.content.decode()
     run.refresh_from_db()
     assert run.status == RunStatus.QUEUED and run.error == ""
+
+
+def test_resuming_an_own_endpoints_run_asks_for_its_key_again(
+    logged_in: Client, researcher
+) -> None:
+    make_questions(1)
+    run = start(researcher, "https://own.example/v1", own=True, api_key="sk-own-1")
+    logged_in.post(f"/leaderboard/inference/{run.pk}/cancel/")
+    run.refresh_from_db()
+    assert run.status == RunStatus.CANCELLED and run.sealed_api_key == ""  # erased
+    page = logged_in.get(f"/leaderboard/inference/{run.pk}/").content.decode()
+    assert "key erased" in page and 'type="password" name="api_key"' in page
+    refused = logged_in.post(f"/leaderboard/inference/{run.pk}/resume/", follow=True)
+    assert "give your endpoint&#x27;s API key again" in refused.content.decode()
+    assert InferenceRun.objects.get(pk=run.pk).status == RunStatus.CANCELLED
+    logged_in.post(f"/leaderboard/inference/{run.pk}/resume/", {"api_key": "sk-own-2"})
+    run.refresh_from_db()
+    assert run.status == RunStatus.QUEUED and run.sealed_api_key and not run.needs_api_key
 
 
 def test_the_run_page_lists_questions_without_an_answer(
@@ -170,8 +230,9 @@ def test_the_submission_page_says_how_the_answers_were_produced(
     html = client.get(f"/leaderboard/submissions/{run.submission_id}/").content.decode()
     assert "How the answers were produced" in html and "prompt_format_sha256" in html
     assert f"inference run {run.pk}" in html
-    # Where the endpoint lives and what the key is called stay with the run's owner.
+    # Where the endpoint lives, what it is called and what holds its key stay private.
     assert server.base_url not in html and KEY_ENV not in html
+    assert run.endpoint.name not in html
 
 
 # --- The API -------------------------------------------------------------------------------
@@ -190,8 +251,7 @@ def test_the_api_starts_a_run_with_defaults(api: Client) -> None:
         "/api/inference-runs/create/",
         {
             "model_name": "fake-7b",
-            "base_url": "http://gpu-host:8000/v1/",
-            "api_key_env": KEY_ENV,
+            "endpoint": "gpu-host",
             "modality": "text",
             "table_format": "paper",
             "split": "test",
@@ -201,7 +261,9 @@ def test_the_api_starts_a_run_with_defaults(api: Client) -> None:
     )
     assert response.status_code == 201, response.content
     body = response.json()
-    assert body["status"] == "queued" and body["base_url"] == "http://gpu-host:8000/v1"
+    assert body["status"] == "queued" and body["endpoint"] == "gpu-host"
+    # A researcher sees the registered endpoint's name, not where it is or what holds its key.
+    assert body["base_url"] is None and KEY_ENV not in response.content.decode()
     assert (body["temperature"], body["max_tokens"], body["concurrency"]) == (0.0, 128, 8)
     assert body["system_role"] and body["use_cache"] and body["data_scope"] == "real"
     assert body["config"]["prompt_format_sha256"] and body["submission"] is None
@@ -209,10 +271,36 @@ def test_the_api_starts_a_run_with_defaults(api: Client) -> None:
     assert api.get(f"/api/inference-runs/{body['id']}/").json()["model_name"] == "fake-7b"
 
 
+def test_the_api_takes_an_own_endpoint_and_never_returns_its_key(api: Client) -> None:
+    make_questions(1)
+    response = api.post(
+        "/api/inference-runs/create/",
+        {
+            "model_name": "gpt-x",
+            "base_url": "https://own.example/v1/",
+            "api_key": "sk-own-secret-1",
+            "modality": "text",
+            "table_format": "paper",
+            "split": "test",
+            "weights": "closed",
+        },
+        content_type="application/json",
+    )
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert body["endpoint"] is None and body["base_url"] == "https://own.example/v1"
+    assert body["api_key_given"] and "api_key" not in body
+    run = InferenceRun.objects.get()
+    for url in ("/api/inference-runs/", f"/api/inference-runs/{run.pk}/"):
+        text = api.get(url).content.decode()
+        assert "sk-own-secret-1" not in text and run.sealed_api_key not in text
+
+
 @pytest.mark.parametrize(
     ("change", "field"),
     [
-        ({"api_key_env": "sk-abc-123"}, "api_key_env"),
+        ({"api_key_env": "K_API_KEY"}, "api_key_env"),  # gone: endpoints hold their keys
+        ({"endpoint": "", "base_url": "http://h/v1", "api_key": "two words"}, "api_key"),
         ({"temperature": 3}, "temperature"),
         ({"modality": "vision"}, "table_format"),
     ],
@@ -221,8 +309,7 @@ def test_the_api_says_which_field_is_wrong(api: Client, change, field) -> None:
     make_questions(1)
     data = {
         "model_name": "m",
-        "base_url": "http://h/v1",
-        "api_key_env": "K_API_KEY",
+        "endpoint": "gpu-host",
         "modality": "text",
         "table_format": "csv",
         "split": "test",
@@ -230,12 +317,14 @@ def test_the_api_says_which_field_is_wrong(api: Client, change, field) -> None:
         **change,
     }
     response = api.post("/api/inference-runs/create/", data, content_type="application/json")
-    assert response.status_code == 400 and response.json()["field"] == field
+    body = response.json()
+    assert response.status_code == 400 and (body.get("field") == field or field in body), body
+    assert not InferenceRun.objects.exists()
 
 
 def test_the_api_cancels_and_resumes_with_409_when_it_cannot(api: Client, researcher) -> None:
     make_questions(1)
-    run = start(researcher, "http://gpu-host:8000/v1")
+    run = start(researcher, GPU_HOST)
     cancelled = api.post(f"/api/inference-runs/{run.pk}/cancel/")
     assert cancelled.status_code == 202 and cancelled.json()["status"] == "cancelled"
     again = api.post(f"/api/inference-runs/{run.pk}/cancel/")
@@ -253,8 +342,7 @@ def test_the_api_refuses_people_who_cannot_start_runs(client: Client) -> None:
         "/api/inference-runs/create/",
         {
             "model_name": "m",
-            "base_url": "http://h/v1",
-            "api_key_env": "K_API_KEY",
+            "endpoint": "gpu-host",
             "modality": "text",
             "table_format": "csv",
             "split": "test",

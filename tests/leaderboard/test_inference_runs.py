@@ -14,6 +14,7 @@ from email.utils import format_datetime
 
 import httpx2
 import pytest
+from django.contrib.auth.models import Group
 from django.core.exceptions import PermissionDenied
 from django.core.files.base import ContentFile
 from django.utils import timezone
@@ -21,9 +22,10 @@ from PIL import Image
 
 from annotation.models import Question
 from annotation.selectors.prompts import prompt_records
+from endpoints.client import RetryPolicy, retry_after_seconds
+from endpoints.models import Endpoint
 from hctqa.core.prompts import nonsense_mapping
 from hctqa.errors import ApplicationError, ConflictError
-from leaderboard.chat_client import RetryPolicy, retry_after_seconds
 from leaderboard.models import (
     CachedResponse,
     DailyLimitEntry,
@@ -48,6 +50,7 @@ from tests.leaderboard.inference_helpers import (
     asked,
     last_user_text,
     make_questions,
+    registered,
     right_answer,
     start,
 )
@@ -113,7 +116,9 @@ def test_a_run_answers_every_question_and_becomes_a_scored_submission(
     assert config["questions"] == 7 and len(config["questions_sha256"]) == 64
     assert len(config["prompt_format_sha256"]) == 64 and "platform_commit" in config
     assert config["temperature"] == 0 and config["max_tokens"] == 128
-    assert config["api_key_env"] == KEY_ENV and "sk-test" not in str(config)
+    # The endpoint by name: neither its key nor the variable holding it is on record.
+    assert config["registered_endpoint"] == run.endpoint.name and config["base_url"] is None
+    assert "sk-test" not in str(config) and KEY_ENV not in str(config)
     # The exact prompts sent, provable from the requests the server saw.
     from hctqa.core.prompts import prompt_sha256
 
@@ -256,7 +261,8 @@ def test_a_missing_key_variable_fails_the_run_with_a_clear_error(
     monkeypatch.delenv(KEY_ENV)
     run = execute(run)
     assert run.status == RunStatus.FAILED
-    assert f"the environment variable {KEY_ENV} is not set" in run.error
+    assert f"the key of endpoint {run.endpoint.name} is not set" in run.error
+    assert KEY_ENV not in run.error  # researchers read it; the variable stays the admin's
     assert not server.requests
 
 
@@ -267,7 +273,7 @@ def test_a_variable_no_longer_allowed_is_not_read_when_the_run_executes(
     run = start(researcher, server.base_url)
     settings.ENDPOINT_KEY_VARIABLES = ["OPENAI_API_KEY"]
     run = execute(run)
-    assert run.status == RunStatus.FAILED and "not a variable the platform sends" in run.error
+    assert run.status == RunStatus.FAILED and "a variable the platform no longer sends" in run.error
     assert not server.requests
 
 
@@ -600,22 +606,25 @@ def test_one_endpoint_has_one_spelling_so_the_cache_finds_it(researcher, server)
     run = start(researcher, f"HTTP://LocalHost:{port}/v1/")
     assert run.base_url == f"http://localhost:{port}/v1"
     assert start(researcher, "https://GPU.example:443/v1").base_url == "https://gpu.example/v1"
+    own = start(researcher, "https://Own.example:443/v1/", own=True)
+    assert own.base_url == "https://own.example/v1"
 
 
 @pytest.mark.parametrize(
     ("change", "field", "message"),
     [
-        ({"api_key_env": "sk-live-123"}, "api_key_env", "NAME of the environment variable"),
-        ({"api_key_env": "hf_AbCdEf123"}, "api_key_env", "NAME of the environment variable"),
-        # The worker would send these to an endpoint the requester chose.
-        ({"api_key_env": "SECRET_KEY"}, "api_key_env", "not a variable the platform sends"),
-        ({"api_key_env": "DATABASE_URL"}, "api_key_env", "allowed: *_API_KEY"),
-        ({"base_url": "gpu-host:8000"}, "base_url", "http(s)://host"),
-        ({"base_url": "http://gpu:99999/v1"}, "base_url", "http(s)://host"),
-        ({"base_url": "http://[::1/v1"}, "base_url", "http(s)://host"),
-        ({"base_url": "http://169.254.169.254/v1"}, "base_url", "link-local"),
-        ({"base_url": "http://user:pw@gpu:8000/v1"}, "base_url", "no user name or password"),
-        ({"base_url": "http://[fe80::1]:8000/v1"}, "base_url", "link-local"),
+        ({"endpoint": "nope"}, "endpoint", "no endpoint 'nope' that you may use"),
+        ({"api_key": "sk-mine"}, "base_url", "not both"),
+        ({"own": True, "base_url": ""}, "endpoint", "choose a registered endpoint"),
+        ({"own": True, "base_url": "gpu-host:8000"}, "base_url", "http(s)://host"),
+        ({"own": True, "base_url": "http://gpu:99999/v1"}, "base_url", "http(s)://host"),
+        ({"own": True, "base_url": "http://[::1/v1"}, "base_url", "http(s)://host"),
+        ({"own": True, "base_url": "http://169.254.169.254/v1"}, "base_url", "link-local"),
+        ({"own": True, "base_url": "http://[fe80::1]:8000/v1"}, "base_url", "link-local"),
+        ({"own": True, "base_url": "http://u:pw@gpu:8000/v1"}, "base_url", "no user name"),
+        ({"own": True, "base_url": "http://127.0.0.1:8/v1"}, "base_url", "an admin registered"),
+        ({"own": True, "api_key": "sk live"}, "api_key", "printable characters"),
+        ({"own": True, "api_key": "sk-1\r\nX-Evil: 1"}, "api_key", "printable characters"),
         ({"parameters_billions": 0}, "parameters_billions", "more than 0"),
         ({"parameters_billions": -7}, "parameters_billions", "more than 0"),
         ({"model_name": "  "}, "model_name", "model's name"),
@@ -638,6 +647,29 @@ def test_a_bad_request_is_refused_with_the_reason(researcher, change, field, mes
         start(researcher, fields.pop("base_url"), **fields)
     assert caught.value.field == field
     assert not InferenceRun.objects.exists() and not DailyLimitEntry.objects.exists()
+
+
+def test_a_registered_endpoint_serves_only_its_models_and_its_people(researcher, server) -> None:
+    make_questions(1)
+    endpoint = registered(server.base_url, model_names=["fake-7b"])
+    with pytest.raises(ApplicationError, match="serves fake-7b, not other-70b") as caught:
+        start(researcher, server.base_url, model_name="other-70b")
+    assert caught.value.field == "model_name"
+    # Closed to researchers at large: only the people and groups it names.
+    Endpoint.objects.filter(pk=endpoint.pk).update(open_to_researchers=False)
+    with pytest.raises(ApplicationError, match="that you may use"):
+        start(researcher, server.base_url)
+    endpoint.users.add(researcher)
+    assert start(researcher, server.base_url).endpoint == endpoint
+    endpoint.users.clear()
+    endpoint.groups.add(Group.objects.get(name="researcher"))
+    assert start(researcher, server.base_url).endpoint == endpoint
+    # Inactive: nobody starts a run on it, and a run already queued does not send.
+    queued = start(researcher, server.base_url)
+    Endpoint.objects.filter(pk=endpoint.pk).update(is_active=False)
+    with pytest.raises(ApplicationError, match="that you may use"):
+        start(researcher, server.base_url)
+    assert execute(queued).status == RunStatus.FAILED and not server.requests
 
 
 def test_only_researchers_and_admins_start_runs_and_only_owners_change_them(server) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -19,8 +20,14 @@ from annotation.models import Question
 from leaderboard.models import InferenceResponse, InferenceRun, RunStatus, Status
 from tests.conftest import REPO, _worker_env
 from tests.factories import UserFactory
-from tests.fake_openai import FakeOpenAI
-from tests.leaderboard.inference_helpers import KEY_ENV, asked, make_questions, right_answer
+from tests.fake_openai import FakeOpenAI, Reply
+from tests.leaderboard.inference_helpers import (
+    KEY_ENV,
+    asked,
+    make_questions,
+    registered,
+    right_answer,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -33,18 +40,27 @@ def setup(monkeypatch) -> None:
     UserFactory(username="ada", role="researcher")
 
 
-def run_command(*args: str) -> str:
+def run_command(*args: str, stdin: str | None = None, monkeypatch=None) -> str:
     out = io.StringIO()
+    if stdin is not None:
+        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
     call_command("run_inference", *args, stdout=out)
     return out.getvalue()
+
+
+def on(base_url: str) -> list[str]:
+    """The options that choose the endpoint an admin registered at ``base_url``."""
+    return ["--endpoint", registered(base_url).name]
 
 
 def test_a_run_in_the_foreground_ends_as_a_scored_submission() -> None:
     make_questions(6)
     with FakeOpenAI(right_answer) as server:
-        out = run_command(*NEW_RUN, "--base-url", server.base_url, "--api-key-env", KEY_ENV)
+        out = run_command(*NEW_RUN, *on(server.base_url))
     run = InferenceRun.objects.get()
+    assert f"Run {run.pk}: fake-7b at {run.endpoint.name}" in out
     assert f"Run {run.pk} is done: 6 answered (0 from the cache)" in out
+    assert server.authorizations() == ["Bearer sk-test"] * 6
     assert "6/6 settled" in out  # the progress line
     assert "scored: recall 1.000" in out
     assert run.submission.status == Status.SCORED
@@ -55,7 +71,7 @@ def test_enqueue_leaves_the_run_to_the_worker_and_cancel_stops_it(
 ) -> None:
     make_questions(1)
     with django_capture_on_commit_callbacks() as queued:
-        out = run_command(*NEW_RUN, "--base-url", "http://gpu-host:8000/v1", "--enqueue")
+        out = run_command(*NEW_RUN, *on("http://gpu-host:8000/v1"), "--enqueue")
     run = InferenceRun.objects.get()
     assert f"Run {run.pk} is queued" in out and len(queued) == 1
     assert "is cancelled" in run_command("--cancel", str(run.pk))
@@ -65,11 +81,9 @@ def test_enqueue_leaves_the_run_to_the_worker_and_cancel_stops_it(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--model", "m"], "a new run needs --user, --base-url"),
-        (
-            [*NEW_RUN, "--base-url", "http://h/v1", "--api-key-env", "sk-1"],
-            "api-key-env: give the NAME",
-        ),
+        (["--model", "m"], "a new run needs --user, --endpoint (or --base-url)"),
+        ([*NEW_RUN, "--endpoint", "nope"], "there is no endpoint 'nope' that you may use"),
+        ([*NEW_RUN, "--base-url", "http://127.0.0.1:8/v1"], "only endpoints an admin registered"),
         (
             [*NEW_RUN, "--base-url", "http://h/v1", "--concurrency", "0"],
             "concurrency should be between",
@@ -80,14 +94,14 @@ def test_enqueue_leaves_the_run_to_the_worker_and_cancel_stops_it(
 )
 def test_mistakes_get_a_clear_message(args, message) -> None:
     make_questions(1)
-    with pytest.raises(CommandError, match=message):
+    with pytest.raises(CommandError, match=re.escape(message)):
         run_command(*args)
 
 
 def test_a_finished_run_cannot_be_resumed() -> None:
     make_questions(1)
     with FakeOpenAI(right_answer) as server:
-        run_command(*NEW_RUN, "--base-url", server.base_url, "--api-key-env", KEY_ENV)
+        run_command(*NEW_RUN, *on(server.base_url))
     with pytest.raises(CommandError, match="its answers are a submission already"):
         run_command("--resume", str(InferenceRun.objects.get().pk))
 
@@ -96,7 +110,40 @@ def test_a_failed_run_says_how_to_resume(monkeypatch) -> None:
     make_questions(1)
     monkeypatch.delenv(KEY_ENV)
     with pytest.raises(CommandError, match=r"is not set .* \(--resume \d+\)"):
-        run_command(*NEW_RUN, "--base-url", "http://h/v1", "--api-key-env", KEY_ENV)
+        run_command(*NEW_RUN, *on("http://h/v1"))
+
+
+def test_an_own_endpoints_key_comes_from_standard_input_and_again_to_resume(
+    monkeypatch, settings
+) -> None:
+    settings.INFERENCE_ALLOW_PRIVATE_ENDPOINTS = True  # the test server is on loopback
+    settings.INFERENCE_MAX_ATTEMPTS = 1
+    make_questions(2)
+    with FakeOpenAI(right_answer) as server:
+        server.queue(Reply(status=503))
+        with pytest.raises(CommandError, match=r"got no answer .*\(--resume \d+\)"):
+            run_command(
+                *NEW_RUN,
+                "--base-url",
+                server.base_url,
+                "--api-key-stdin",
+                stdin="sk-ada-own\n",
+                monkeypatch=monkeypatch,
+            )
+        run = InferenceRun.objects.get()
+        assert run.sealed_api_key == "" and run.needs_api_key  # erased when it failed
+        with pytest.raises(CommandError, match="give your endpoint's API key again"):
+            run_command("--resume", str(run.pk))
+        out = run_command(
+            "--resume",
+            str(run.pk),
+            "--api-key-stdin",
+            stdin="sk-ada-own\n",
+            monkeypatch=monkeypatch,
+        )
+    assert "is done: 2 answered" in out
+    # Only the researcher's key went there; none of the worker's.
+    assert set(server.authorizations()) == {"Bearer sk-ada-own"}
 
 
 @pytest.mark.django_db(transaction=True)
@@ -110,8 +157,7 @@ def test_a_killed_run_resumes_without_asking_answered_questions_again(
         env = {**_worker_env(tmp_path), KEY_ENV: "sk-test"}
         log = open(tmp_path / "command.log", "w")  # noqa: SIM115 - closed below
         proc = subprocess.Popen(
-            [sys.executable, "manage.py", "run_inference", *NEW_RUN]
-            + ["--base-url", server.base_url, "--api-key-env", KEY_ENV]
+            [sys.executable, "manage.py", "run_inference", *NEW_RUN, *on(server.base_url)]
             + ["--concurrency", str(concurrency)],
             cwd=REPO,
             env=env,

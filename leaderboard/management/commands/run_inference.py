@@ -1,16 +1,22 @@
 """Run a model on the benchmark through an OpenAI-compatible endpoint, from the command line.
 
     manage.py run_inference --user ada --model Qwen/Qwen2.5-7B-Instruct \\
-        --base-url http://gpu-host:8000/v1 --api-key-env VLLM_KEY --parameters 7
+        --endpoint vllm-gpu1 --parameters 7          # an endpoint an admin registered
+    manage.py run_inference --user ada --model gpt-4o --weights closed \\
+        --base-url https://api.openai.com/v1 --api-key-stdin < key.txt   # ada's own
     manage.py run_inference --resume 12        # carry on where run 12 stopped
     manage.py run_inference --cancel 12
 
 By default the run executes here, in the foreground, with a progress line; its submission is
 then scored here too. ``--enqueue`` leaves it to the worker on the inference queue instead.
+
+An own endpoint's key is read from standard input, never from the command line (where
+``ps`` and the shell's history would show it).
 """
 
 from __future__ import annotations
 
+import sys
 import time
 from argparse import ArgumentParser
 from decimal import Decimal, InvalidOperation
@@ -68,11 +74,14 @@ class Command(BaseCommand):
         new = parser.add_argument_group("a new run")
         new.add_argument("--user", help="the researcher or admin it runs for")
         new.add_argument("--model", help="the model's name as the endpoint knows it")
-        new.add_argument("--base-url", help="e.g. http://gpu-host:8000/v1")
-        new.add_argument(
-            "--api-key-env",
-            default="OPENAI_API_KEY",
-            help="NAME of the environment variable holding the key (default OPENAI_API_KEY)",
+        where = new.add_mutually_exclusive_group()
+        where.add_argument("--endpoint", help="the name of an endpoint an admin registered")
+        where.add_argument("--base-url", help="the user's own endpoint, e.g. https://host/v1")
+        parser.add_argument(
+            "--api-key-stdin",
+            action="store_true",
+            help="read the own endpoint's key from standard input (for a new run, or to "
+            "resume one whose key was erased when it stopped)",
         )
         new.add_argument("--modality", choices=Modality.values, default=Modality.TEXT)
         new.add_argument(
@@ -101,7 +110,9 @@ class Command(BaseCommand):
             if options["cancel"]:
                 self._cancel(options["cancel"])
             elif options["resume"]:
-                self._resume(options["resume"], enqueue=options["enqueue"])
+                self._resume(
+                    options["resume"], enqueue=options["enqueue"], api_key=self._key(options)
+                )
             else:
                 self._create(options)
         except ApplicationError as exc:
@@ -128,20 +139,29 @@ class Command(BaseCommand):
         else:
             self.stdout.write(f"Run {pk} will stop within a second.")
 
-    def _resume(self, pk: int, *, enqueue: bool) -> None:
+    def _key(self, options: dict[str, Any]) -> str:
+        if not options["api_key_stdin"]:
+            return ""
+        key = sys.stdin.readline().strip()
+        if not key:
+            raise CommandError("--api-key-stdin: standard input gave no key")
+        return key
+
+    def _resume(self, pk: int, *, enqueue: bool, api_key: str) -> None:
         run = self._run(pk)
-        inference_run_resume(user=run.created_by, run_id=pk, enqueue=enqueue)
+        inference_run_resume(user=run.created_by, run_id=pk, enqueue=enqueue, api_key=api_key)
         if enqueue:
             self.stdout.write(f"Run {pk} is queued for the inference worker.")
             return
         self._execute(pk)
 
     def _create(self, options: dict[str, Any]) -> None:
-        missing = [f"--{n}" for n in ("user", "model", "base_url") if not options[n]]
+        missing = [f"--{n}" for n in ("user", "model") if not options[n]]
+        if not options["endpoint"] and not options["base_url"]:
+            missing.append("--endpoint (or --base-url)")
         if missing:
             raise CommandError(
-                f"a new run needs {', '.join(m.replace('_', '-') for m in missing)} "
-                "(or --resume/--cancel RUN_ID)"
+                f"a new run needs {', '.join(missing)} (or --resume/--cancel RUN_ID)"
             )
         try:
             user = get_user_model().objects.get(username=options["user"])
@@ -150,8 +170,9 @@ class Command(BaseCommand):
         vision = options["modality"] == Modality.VISION
         data = InferenceRunInput(
             model_name=options["model"],
-            base_url=options["base_url"],
-            api_key_env=options["api_key_env"],
+            endpoint=options["endpoint"] or "",
+            base_url=options["base_url"] or "",
+            api_key=self._key(options),
             modality=options["modality"],
             table_format=options["table_format"] or ("image" if vision else "paper"),
             prompt_style=options["prompt_style"],
@@ -172,7 +193,8 @@ class Command(BaseCommand):
         if options["enqueue"]:
             self.stdout.write(f"Run {run.pk} is queued for the inference worker.")
             return
-        self.stdout.write(f"Run {run.pk}: {run.model_name} at {run.base_url}")
+        where = run.endpoint.name if run.endpoint else run.base_url
+        self.stdout.write(f"Run {run.pk}: {run.model_name} at {where}")
         self._execute(run.pk)
 
     # --- running in the foreground

@@ -1,4 +1,5 @@
-"""The HTTP side of inference runs, without a database: keep-alive connections, stopping."""
+"""The chat client, without a database: keep-alive connections, stopping, what it never
+sends and what it never keeps."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import socket
 import threading
 import time
 
-from leaderboard.chat_client import ChatPool, ChatRequest, Endpoint, RetryPolicy
+from endpoints.client import ChatPool, ChatRequest, ChatTarget, RetryPolicy
 from tests.fake_openai import FakeOpenAI, Reply
 
 REPLY = (
@@ -14,8 +15,19 @@ REPLY = (
 )
 
 
-def endpoint(base_url: str) -> Endpoint:
-    return Endpoint(base_url=base_url, api_key="k", model="m", temperature=0, max_tokens=8)
+def endpoint(base_url: str, **fields) -> ChatTarget:
+    """A target on the tests' loopback server, as an admin-registered endpoint would be."""
+    return ChatTarget(
+        **{
+            "base_url": base_url,
+            "api_key": "k",
+            "model": "m",
+            "temperature": 0,
+            "max_tokens": 8,
+            "allow_private": True,
+            **fields,
+        }
+    )
 
 
 def collect(pool: ChatPool, n: int, timeout: float = 10) -> list:
@@ -78,13 +90,7 @@ def test_the_key_never_appears_in_a_stored_error() -> None:
         return Reply(status=400, error="bad request; you sent Authorization: Bearer sk-SECRET-99")
 
     with FakeOpenAI(echo) as server:
-        secret = Endpoint(
-            base_url=server.base_url,
-            api_key="sk-SECRET-99",
-            model="m",
-            temperature=0,
-            max_tokens=8,
-        )
+        secret = endpoint(server.base_url, api_key="sk-SECRET-99", error_detail=True)
         with ChatPool(secret, concurrency=1, policy=RetryPolicy(max_attempts=1)) as pool:
             pool.submit(ChatRequest("a", [{"role": "user", "content": "?"}]))
             [result] = collect(pool, 1)
