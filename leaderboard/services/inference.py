@@ -13,7 +13,8 @@ answers turned into a scored submission.
   runs keep it used. Resuming a run, and the submission it produces, take no other.
 - **Keys.** A run on a registered endpoint sends that endpoint's key, read on the worker;
   a run on the researcher's own endpoint sends only the key they gave, sealed in the run
-  while it may still send and erased when it ends (``_KEY_ERASED``).
+  while it may still send. Every write that ends a run erases it in the same update (a
+  check constraint refuses one that does not); resuming asks for it again.
 """
 
 from __future__ import annotations
