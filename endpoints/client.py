@@ -235,10 +235,8 @@ def checked_connector(*, allow_private: bool) -> Callable[..., socket.socket]:
         address: tuple[str, int], timeout: float | None = None, source_address: Any = None
     ) -> socket.socket:
         host, port = address
-        try:
+        try:  # an AddressRefused goes up as it is: no connection failure, a refusal
             candidates = resolve_checked(host, port, allow_private=allow_private)
-        except AddressRefused:
-            raise
         except (OSError, UnicodeError) as exc:
             raise OSError(f"{host} does not resolve ({exc})") from None
         error: OSError = OSError(f"{host} has no address")
