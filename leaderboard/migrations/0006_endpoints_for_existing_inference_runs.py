@@ -39,7 +39,7 @@ class Migration(migrations.Migration):
     dependencies = [
         ("leaderboard", "0005_inferencerun_endpoint"),
         # Generation runs first: the same configuration gets the same endpoint.
-        ("annotation", "0008_endpoints_for_existing_generation_runs"),
+        ("annotation", "0009_endpoints_for_existing_generation_runs"),
     ]
 
     operations = [migrations.RunPython(forwards, backwards)]

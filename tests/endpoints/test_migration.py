@@ -11,7 +11,7 @@ from django.db.migrations.executor import MigrationExecutor
 pytestmark = pytest.mark.django_db(transaction=True)
 
 BEFORE = [
-    ("annotation", "0006_slot_public_id"),
+    ("annotation", "0007_synthetic_generation_runs"),
     ("leaderboard", "0004_submission_scored_on_release"),
 ]
 

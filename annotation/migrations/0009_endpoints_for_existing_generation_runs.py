@@ -30,6 +30,6 @@ def backwards(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("annotation", "0007_generationrun_endpoint")]
+    dependencies = [("annotation", "0008_generationrun_endpoint")]
 
     operations = [migrations.RunPython(forwards, backwards)]

@@ -3,7 +3,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    dependencies = [("annotation", "0008_endpoints_for_existing_generation_runs")]
+    dependencies = [("annotation", "0009_endpoints_for_existing_generation_runs")]
 
     operations = [
         migrations.AlterField(

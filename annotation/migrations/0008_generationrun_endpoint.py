@@ -4,7 +4,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotation", "0006_slot_public_id"),
+        ("annotation", "0007_synthetic_generation_runs"),
         ("endpoints", "0001_initial"),
     ]
 
