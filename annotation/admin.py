@@ -1,6 +1,9 @@
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from annotation import services
 from annotation.models import (
     AnnotationSkip,
     DiscardedVerification,
@@ -17,6 +20,7 @@ from annotation.models import (
     VerificationSlot,
     VerifierStanding,
 )
+from hctqa.errors import ApplicationError
 
 
 class QuestionInline(admin.TabularInline):
@@ -44,11 +48,41 @@ class SyntheticTableAdmin(admin.ModelAdmin):
 
 @admin.register(Question)
 class QuestionAdmin(admin.ModelAdmin):
-    list_display = ("id", "table", "origin", "status", "template_number")
-    list_filter = ("origin", "status", "table__source", "table__split")
+    list_display = ("id", "table", "origin", "status", "in_gold_pool", "template_number")
+    list_filter = ("origin", "status", "in_gold_pool", "table__source", "table__split")
     search_fields = ("id", "text", "gold_answer")
     raw_id_fields = ("table",)
     list_select_related = ("table",)
+    # Pool membership goes through the service, which checks each question is fit to be gold
+    # and has the affected submissions scored again.
+    readonly_fields = ("in_gold_pool",)
+    actions = ["add_to_gold_pool", "remove_from_gold_pool"]
+
+    def _change_pool(self, request: HttpRequest, queryset: QuerySet[Question], add: bool) -> None:
+        change = services.gold_pool_add if add else services.gold_pool_remove
+        try:
+            done = change(
+                admin=request.user, question_ids=list(queryset.values_list("pk", flat=True))
+            )
+        except (ApplicationError, PermissionDenied) as exc:
+            message = exc.message if isinstance(exc, ApplicationError) else str(exc)
+            self.message_user(request, f"Not saved: {message}", messages.ERROR)
+            return
+        verb = "added to" if add else "taken out of"
+        self.message_user(
+            request,
+            f"{len(done.changed)} question(s) {verb} the gold pool, "
+            f"{len(done.unchanged)} already so.",
+            messages.SUCCESS,
+        )
+
+    @admin.action(description="Add to the gold pool (private gold control)")
+    def add_to_gold_pool(self, request: HttpRequest, queryset: QuerySet[Question]) -> None:
+        self._change_pool(request, queryset, add=True)
+
+    @admin.action(description="Take out of the gold pool")
+    def remove_from_gold_pool(self, request: HttpRequest, queryset: QuerySet[Question]) -> None:
+        self._change_pool(request, queryset, add=False)
 
 
 class _WorkflowRecordAdmin(admin.ModelAdmin):
@@ -100,10 +134,12 @@ class VerificationSlotAdmin(_WorkflowRecordAdmin):
         "status",
         "annotator",
         "rating",
+        "gold_shown_wrong",
+        "gold_passed",
         "lease_expires_at",
         "submitted_at",
     )
-    list_filter = ("kind", "status", "rating")
+    list_filter = ("kind", "status", "rating", "gold_shown_wrong", "gold_passed")
     search_fields = ("question__id", "annotator__username")
     list_select_related = ("annotator",)
 

@@ -31,6 +31,7 @@ urlpatterns = [
         verify_views.verifier_reinstate,
         name="verifier_reinstate",
     ),
+    path("gold/", verify_views.gold_pool, name="gold_pool"),
     path("generation/", verify_views.generation, name="generation"),
     path("generation/<int:run_id>/", verify_views.generation_run, name="generation_run"),
     path(

@@ -127,7 +127,11 @@ class TableListApi(APIView):
     @extend_schema(parameters=table_filter_parameters, responses=TableListOutput(many=True))
     def get(self, request: Request) -> Response:
         form = _parse(TableFilterForm, request)
-        return _paginated(request, selectors.table_list(filters=form.filters()), TableListOutput)
+        return _paginated(
+            request,
+            selectors.table_list(filters=form.filters(), viewer=request.user),
+            TableListOutput,
+        )
 
 
 class TableDetailOutput(serializers.ModelSerializer):
@@ -148,7 +152,9 @@ class TableDetailOutput(serializers.ModelSerializer):
         ]
 
     def get_questions(self, table: Table) -> list[dict[str, Any]]:
-        questions = selectors.question_list_for_table(table=table)
+        questions = selectors.question_list_for_table(
+            table=table, viewer=self.context["request"].user
+        )
         return QuestionOutput(questions, many=True, context=self.context).data
 
 
@@ -201,7 +207,11 @@ class QuestionListApi(APIView):
     )
     def get(self, request: Request) -> Response:
         form = _parse(QuestionFilterForm, request)
-        return _paginated(request, selectors.question_list(filters=form.filters()), QuestionOutput)
+        return _paginated(
+            request,
+            selectors.question_list(filters=form.filters(), viewer=request.user),
+            QuestionOutput,
+        )
 
 
 class QuestionDetailApi(APIView):
@@ -209,5 +219,5 @@ class QuestionDetailApi(APIView):
 
     @extend_schema(responses=QuestionOutput)
     def get(self, request: Request, question_id: str) -> Response:
-        question = selectors.question_get(question_id=question_id)
+        question = selectors.question_get(question_id=question_id, viewer=request.user)
         return Response(QuestionOutput(question, context={"request": request}).data)

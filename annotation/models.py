@@ -111,6 +111,12 @@ class Question(models.Model):
         default=QuestionStatus.UNVERIFIED,
         db_index=True,
     )
+    # Private gold: served to verifiers as gold control, so shown to admins only, and never
+    # scored, exported or released (see annotation.services.gold_pool).
+    in_gold_pool = models.BooleanField(
+        default=False,
+        help_text="A gold-control question: hidden from everyone but admins, never scored.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -119,6 +125,11 @@ class Question(models.Model):
         constraints = [
             models.CheckConstraint(
                 condition=Q(origin__in=QuestionOrigin.values), name="question_origin_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(in_gold_pool=False)
+                | (Q(status=QuestionStatus.VERIFIED) & ~Q(origin=QuestionOrigin.SYNTHETIC)),
+                name="gold_pool_questions_are_verified_and_not_templated",
             ),
             models.CheckConstraint(
                 condition=Q(status__in=QuestionStatus.values), name="question_status_valid"
@@ -132,8 +143,17 @@ class Question(models.Model):
             ),
             models.CheckConstraint(condition=~Q(text=""), name="question_text_not_empty"),
         ]
-        indexes = [models.Index(fields=["table", "origin"])]
+        indexes = [
+            models.Index(fields=["table", "origin"]),
+            models.Index(
+                fields=["in_gold_pool"], condition=Q(in_gold_pool=True), name="question_gold_pool"
+            ),
+        ]
         permissions = [
+            (
+                "view_private_questions",
+                "Can see gold-pool questions and model-generated questions not yet verified",
+            ),
             ("write_question", "Can write questions and gold answers"),
             ("verify_question", "Can verify model-generated questions"),
             ("adjudicate_question", "Can adjudicate disagreeing verifications"),
@@ -351,6 +371,10 @@ class VerificationSlot(models.Model):
     corrected_answer = models.TextField(blank=True)
     rewritten_question = models.TextField(blank=True)
     gold_passed = models.BooleanField(null=True, blank=True)
+    # What a gold slot showed as the proposed answer (the gold itself, or a deliberately
+    # wrong one), so it is graded against exactly what the verifier saw.
+    gold_shown_answer = models.TextField(blank=True)
+    gold_shown_wrong = models.BooleanField(null=True, blank=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
     seconds_spent = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -390,6 +414,11 @@ class VerificationSlot(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(rating="") | Q(rating__in=Rating.values), name="slot_rating_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(kind="regular", gold_shown_wrong__isnull=True, gold_shown_answer="")
+                | (Q(kind="gold", gold_shown_wrong__isnull=False) & ~Q(gold_shown_answer="")),
+                name="gold_slots_record_the_answer_shown",
             ),
         ]
         indexes = [

@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.permissions import IsAuthenticated
@@ -17,6 +17,7 @@ from rest_framework.views import APIView
 from annotation import selectors, services
 from annotation.models import GenerationRun, Rating
 from hctqa.api import StrictInput
+from hctqa.pagination import CountedPagination
 
 SKIPPED_KEY = "verify_skipped"
 
@@ -170,6 +171,9 @@ class VerificationDashboardApi(APIView):
     @extend_schema(responses={200: dict})
     def get(self, request: Request) -> Response:
         board = selectors.verification_dashboard(viewer=request.user)
+        # Gold figures are for admins only: an adjudicator verifies too, and seeing their own
+        # gold count move would tell them which item was gold.
+        gold = board.gold is not None
         return Response(
             {
                 "decided": board.decided,
@@ -189,10 +193,18 @@ class VerificationDashboardApi(APIView):
                         "verified": v.verified,
                         "last_day": v.last_day,
                         "per_hour": v.per_hour,
-                        "gold_seen": v.gold_seen,
-                        "gold_accuracy": v.gold_accuracy,
                         "removed_at": v.removed_at,
                         "removal_reason": v.reason,
+                        **(
+                            {
+                                "gold_seen": v.gold_seen,
+                                "gold_accuracy": v.gold_accuracy,
+                                "gold_right_flagged_wrong": v.gold_flagged_right,
+                                "gold_wrong_accepted": v.gold_accepted_wrong,
+                            }
+                            if gold
+                            else {}
+                        ),
                     }
                     for v in board.verifiers
                 ],
@@ -201,6 +213,115 @@ class VerificationDashboardApi(APIView):
                     for q in board.queues
                 ],
                 "questions_by_status": board.status_counts,
+                **({"gold_control": gold_summary_payload(board.gold)} if board.gold else {}),
+            }
+        )
+
+
+def gold_summary_payload(gold: selectors.GoldControl) -> dict[str, Any]:
+    return {
+        "pool": gold.pool,
+        "serving": gold.serving,
+        "gold_percent": gold.gold_percent,
+        "wrong_percent": gold.wrong_percent,
+        "verdicts": gold.served,
+        "verdicts_on_wrong_answers": gold.shown_wrong,
+        "passed": gold.passed,
+        "max_nonsensical": gold.max_nonsensical,
+        "max_right_flagged_wrong": gold.max_wrong_flags,
+        "max_wrong_accepted": gold.max_wrong_accepted,
+    }
+
+
+def _require_gold_viewer(request: Request) -> None:
+    if not request.user.has_perm("annotation.view_private_questions"):
+        raise PermissionDenied("only admins see the gold pool")
+
+
+class GoldPoolApi(APIView):
+    """The private gold pool, a page at a time, with how often each question was served."""
+
+    permission_classes = [IsAuthenticated]
+
+    class Output(serializers.Serializer):
+        id = serializers.CharField()
+        table = serializers.CharField(source="table_id")
+        text = serializers.CharField()
+        gold_answer = serializers.CharField()
+        origin = serializers.CharField()
+        served = serializers.IntegerField()
+        passed = serializers.IntegerField()
+
+    @extend_schema(responses={200: Output(many=True)})
+    def get(self, request: Request) -> Response:
+        _require_gold_viewer(request)
+        paginator = CountedPagination()
+        page = paginator.paginate_queryset(selectors.gold_pool_questions(), request)
+        response = paginator.get_paginated_response(self.Output(page, many=True).data)
+        response.data["summary"] = gold_summary_payload(selectors.gold_control_summary())
+        return response
+
+
+class GoldPoolChangeInput(serializers.Serializer):
+    question_ids = serializers.ListField(child=serializers.CharField(), allow_empty=False)
+
+
+class GoldPoolAddApi(APIView):
+    """Put questions in the gold pool: all of them, or none (400 with every reason)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=GoldPoolChangeInput, responses={200: dict, 400: dict})
+    def post(self, request: Request) -> Response:
+        data = GoldPoolChangeInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        change = services.gold_pool_add(admin=request.user, **data.validated_data)
+        return Response({"changed": change.changed, "unchanged": change.unchanged})
+
+
+class GoldPoolRemoveApi(APIView):
+    """Take questions out of the gold pool; they become public benchmark questions again."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=GoldPoolChangeInput, responses={200: dict, 400: dict})
+    def post(self, request: Request) -> Response:
+        data = GoldPoolChangeInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        change = services.gold_pool_remove(admin=request.user, **data.validated_data)
+        return Response({"changed": change.changed, "unchanged": change.unchanged})
+
+
+class GoldVerdictsApi(APIView):
+    """The latest gold verdicts, each with the answer it showed and how it was graded."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("verifier", str, description="An annotator's username")],
+        responses={200: dict},
+    )
+    def get(self, request: Request) -> Response:
+        _require_gold_viewer(request)
+        verdicts = selectors.gold_verdicts(username=request.query_params.get("verifier", ""))
+        return Response(
+            {
+                "verdicts": [
+                    {
+                        "submitted_at": v.slot.submitted_at,
+                        "annotator": v.slot.annotator.username if v.slot.annotator else None,
+                        "question_id": v.slot.question_id,
+                        "gold_answer": v.slot.question.gold_answer,
+                        "shown_answer": v.slot.gold_shown_answer,
+                        "shown_answer_wrong": v.slot.gold_shown_wrong,
+                        "rating": v.slot.rating,
+                        "answer_correct": v.slot.answer_correct,
+                        "corrected_answer": v.slot.corrected_answer,
+                        "passed": v.slot.gold_passed,
+                        "failure": v.failure,
+                    }
+                    for v in verdicts
+                ]
             }
         )
 

@@ -16,6 +16,10 @@ urlpatterns = [
         name="api-verify-decide",
     ),
     path("dashboard/", api.VerificationDashboardApi.as_view(), name="api-verify-dashboard"),
+    path("gold-pool/", api.GoldPoolApi.as_view(), name="api-gold-pool"),
+    path("gold-pool/add/", api.GoldPoolAddApi.as_view(), name="api-gold-pool-add"),
+    path("gold-pool/remove/", api.GoldPoolRemoveApi.as_view(), name="api-gold-pool-remove"),
+    path("gold-verdicts/", api.GoldVerdictsApi.as_view(), name="api-gold-verdicts"),
     path("generation-runs/", api.GenerationRunsApi.as_view(), name="api-generation-runs"),
     path(
         "generation-runs/<int:run_id>/", api.GenerationRunApi.as_view(), name="api-generation-run"

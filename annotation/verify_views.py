@@ -7,6 +7,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
@@ -22,6 +23,7 @@ from annotation.models import Rating, Source
 from annotation.verify_api import release_and_skip, skipped_questions
 from endpoints.selectors import endpoint_choices
 from hctqa.errors import ApplicationError, ConflictError
+from hctqa.pagination import page_with_count
 
 
 def _require(request: HttpRequest, permission: str, message: str) -> None:
@@ -153,7 +155,7 @@ def adjudicate(request: HttpRequest, question_id: str) -> HttpResponse:
             if following:
                 return redirect("annotate:adjudicate", question_id=following[0].question.pk)
             return redirect("annotate:adjudication")
-    item = selectors.adjudication_item(question_id=question_id)
+    item = selectors.adjudication_item(question_id=question_id, adjudicator=request.user)
     if item is None or item.question.status != "adjudication":
         raise Http404("this question is not waiting for adjudication")
     context = {
@@ -188,6 +190,55 @@ def verifier_reinstate(request: HttpRequest, user_id: int) -> HttpResponse:
     return redirect("annotate:verification_dashboard")
 
 
+# --- The gold pool -------------------------------------------------------------------------
+
+
+GOLD_PAGE_SIZE = 100
+
+
+@login_required
+def gold_pool(request: HttpRequest) -> HttpResponse:
+    """The private gold pool (admins): its questions, adding and removing, and the latest
+    gold verdicts with the answer each one showed."""
+    _require(request, "annotation.view_private_questions", "only admins see the gold pool")
+    status = 200
+    question_ids = ""
+    if request.method == "POST":
+        action = request.POST.get("action", "")
+        question_ids = request.POST.get("question_ids", "")
+        change = {"add": services.gold_pool_add, "remove": services.gold_pool_remove}.get(action)
+        try:
+            if change is None:
+                raise ApplicationError("choose to add or to remove")
+            done = change(admin=request.user, question_ids=question_ids.split())
+        except ApplicationError as exc:
+            messages.error(request, f"Not saved: {exc.message}.")
+            status = 400
+        else:
+            verb = "added to" if action == "add" else "taken out of"
+            messages.success(
+                request,
+                f"{len(done.changed)} question{'s' if len(done.changed) != 1 else ''} {verb} "
+                f"the gold pool ({len(done.unchanged)} already so).",
+            )
+            return redirect("annotate:gold_pool")
+    try:
+        number = max(1, int(request.GET.get("page", "1")))
+    except ValueError:
+        number = 1
+    username = request.GET.get("verifier", "").strip()
+    context = {
+        "summary": selectors.gold_control_summary(),
+        "page": page_with_count(
+            selectors.gold_pool_questions(), number=number, size=GOLD_PAGE_SIZE
+        ),
+        "verdicts": selectors.gold_verdicts(username=username),
+        "verifier": username,
+        "question_ids": question_ids,
+    }
+    return render(request, "annotation/verify/gold_pool.html", context, status=status)
+
+
 # --- Question generation -------------------------------------------------------------------
 
 
@@ -211,7 +262,9 @@ def generation(request: HttpRequest) -> HttpResponse:
         "questions_per_table": "8",
         "use_images": "",
         "table_ids": "\n".join(
-            selectors.tables_without_generated_questions(source=source, limit=count)
+            selectors.tables_without_generated_questions(
+                source=source, limit=count, include_test_split=settings.GENERATION_ALLOW_TEST_SPLIT
+            )
         ),
     }
     if request.method == "POST":
@@ -241,6 +294,7 @@ def generation(request: HttpRequest) -> HttpResponse:
         "source": source,
         "count": count,
         "runs": selectors.generation_runs(limit=20),
+        "test_split_allowed": settings.GENERATION_ALLOW_TEST_SPLIT,
     }
     return render(request, "annotation/verify/generation.html", context, status=status)
 

@@ -26,7 +26,7 @@ def dataset(request: HttpRequest) -> HttpResponse:
     status = 200
     page = None
     if form.is_valid():
-        tables = selectors.table_list(filters=form.filters())
+        tables = selectors.table_list(filters=form.filters(), viewer=request.user)
         page = page_with_count(tables, number=form.cleaned_data["page"] or 1, size=PAGE_SIZE)
     else:
         status = 400
@@ -56,7 +56,7 @@ def table_detail(request: HttpRequest, table_id: str) -> HttpResponse:
     if request.htmx:
         return render(request, "annotation/partials/_table_view.html", context)
     context.update(
-        questions=selectors.question_list_for_table(table=table),
+        questions=selectors.question_list_for_table(table=table, viewer=request.user),
         show_gold=selectors.gold_answer_visible(user=request.user, split=table.split),
         property_tree=taxonomy.tree(taxonomy.TABLE_PROPERTIES, table.table_properties),
     )

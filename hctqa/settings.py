@@ -40,6 +40,13 @@ def env_int(name: str, default: int) -> int:
         raise ImproperlyConfigured(f"{name} should be a whole number, not {value!r}") from None
 
 
+def env_percent(name: str, default: int) -> int:
+    value = env_int(name, default)
+    if not 0 <= value <= 100:
+        raise ImproperlyConfigured(f"{name} is a percentage from 0 to 100, not {value}")
+    return value
+
+
 def env_list(name: str, default: list[str]) -> list[str]:
     value = os.environ.get(name)
     if value is None:
@@ -203,12 +210,19 @@ INFERENCE_ALLOW_PRIVATE_ENDPOINTS = env_bool("INFERENCE_ALLOW_PRIVATE_ENDPOINTS"
 
 # --- Verification of model-generated questions
 VERIFICATION_LEASE_SECONDS = env_int("VERIFICATION_LEASE_SECONDS", 300)
-# Share of what a verifier is served that is gold (verified human-written questions).
-VERIFICATION_GOLD_PERCENT = env_int("VERIFICATION_GOLD_PERCENT", 10)
+# Share of what a verifier is served that is gold (questions of the private gold pool).
+VERIFICATION_GOLD_PERCENT = env_percent("VERIFICATION_GOLD_PERCENT", 10)
+# Share of the gold served with a deliberately wrong proposed answer.
+VERIFICATION_GOLD_WRONG_PERCENT = env_percent("VERIFICATION_GOLD_WRONG_PERCENT", 50)
 # A verifier leaves the pool after marking more than this many gold questions Nonsensical…
 GOLD_MAX_NONSENSICAL = env_int("GOLD_MAX_NONSENSICAL", 1)
-# …or after flagging more than this many correct gold answers as wrong.
+# …or after flagging more than this many correct gold answers as wrong…
 GOLD_MAX_WRONG_ANSWER_FLAGS = env_int("GOLD_MAX_WRONG_ANSWER_FLAGS", 0)
+# …or after accepting more than this many deliberately wrong gold answers as right.
+GOLD_MAX_WRONG_ANSWERS_ACCEPTED = env_int("GOLD_MAX_WRONG_ANSWERS_ACCEPTED", 0)
+# Question generation on test-split tables: off, so no model proposes (and no annotator
+# sees) an answer to a held-out question. When on, those questions are verified by admins.
+GENERATION_ALLOW_TEST_SPLIT = env_bool("GENERATION_ALLOW_TEST_SPLIT", False)
 # Question generation: tries per table before its malformed replies are reported.
 GENERATION_MAX_ATTEMPTS = env_int("GENERATION_MAX_ATTEMPTS", 3)
 GENERATION_REQUEST_TIMEOUT = env_int("GENERATION_REQUEST_TIMEOUT", 120)

@@ -9,7 +9,7 @@ from annotation.selectors import dataset_overview
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    return render(request, "home.html", {"overview": dataset_overview()})
+    return render(request, "home.html", {"overview": dataset_overview(viewer=request.user)})
 
 
 def media(request: HttpRequest, path: str) -> HttpResponse:

@@ -36,15 +36,18 @@ from leaderboard.models import (
 User = AbstractBaseUser | AnonymousUser
 
 
-def _scope_filter(data_scope: str) -> Q:
+def scope_filter(data_scope: str) -> Q:
     if data_scope == DataScope.SYNTHETIC:
         return Q(table__source=Source.SYNTHETIC)
     return Q(table__source__in=REAL_SOURCES)
 
 
 def benchmark_questions(*, split: str, data_scope: str) -> QuerySet[Question]:
-    """The verified questions a submission for this split and scope is scored on."""
-    questions = Question.objects.filter(_scope_filter(data_scope), status=QuestionStatus.VERIFIED)
+    """The verified questions a submission for this split and scope is scored on. The private
+    gold pool is not part of the benchmark: its questions are never scored (nor shown)."""
+    questions = Question.objects.filter(
+        scope_filter(data_scope), status=QuestionStatus.VERIFIED, in_gold_pool=False
+    )
     if split != EvalSplit.ALL:
         questions = questions.filter(table__split=split)
     return questions
@@ -56,8 +59,14 @@ def gold_answers(*, split: str, data_scope: str) -> dict[str, str]:
     )
 
 
-def known_question_ids() -> set[str]:
-    return set(Question.objects.values_list("id", flat=True))
+def known_question_ids(*, include_gold_pool: bool = False) -> set[str]:
+    """The ids a predictions file may name. An upload naming a gold-pool question is refused
+    as naming an unknown one, so uploads cannot probe the pool; scoring a stored file again
+    (``include_gold_pool``) ignores answers to questions that joined the pool since."""
+    questions = Question.objects.all()
+    if not include_gold_pool:
+        questions = questions.filter(in_gold_pool=False)
+    return set(questions.values_list("id", flat=True))
 
 
 def test_question_ids() -> set[str]:
@@ -214,11 +223,12 @@ def hardest_questions(*, submission: Submission, limit: int = 20) -> list[WrongA
     """The questions this submission got least right: lowest recall, then lowest F1.
 
     Test-split questions are left out: their per-question scores would tell a reader which
-    answers match the hidden gold.
+    answers match the hidden gold. So are gold-pool questions (scored before they joined it).
     """
     results = (
         QuestionResult.objects.filter(submission=submission, cc=False)
         .exclude(question__table__split=Split.TEST)
+        .exclude(question__in_gold_pool=True)
         .select_related("question__table")
         .annotate(
             # Only the start of each answer leaves the database: one can be megabytes long.
@@ -263,17 +273,23 @@ def hardest_questions(*, submission: Submission, limit: int = 20) -> list[WrongA
 
 def results_export(*, submission: Submission, user: User) -> list[dict[str, Any]]:
     """Per-question results for the owner: predictions always; scores and gold answers only
-    where the gold may be shown to this user (never for test-split questions, admins aside)."""
-    rows = QuestionResult.objects.filter(submission=submission).values_list(
-        "question_id",
-        "question__table__split",
-        "question__gold_answer",
-        "prediction",
-        "answered",
-        "precision",
-        "recall",
-        "f1",
-        "cc",
+    where the gold may be shown to this user (never for test-split questions, admins aside).
+    Gold-pool questions are left out for everyone: a submission scored before a question
+    joined the pool still holds its row."""
+    rows = (
+        QuestionResult.objects.filter(submission=submission)
+        .exclude(question__in_gold_pool=True)
+        .values_list(
+            "question_id",
+            "question__table__split",
+            "question__gold_answer",
+            "prediction",
+            "answered",
+            "precision",
+            "recall",
+            "f1",
+            "cc",
+        )
     )
     out = []
     for qid, split, gold, prediction, answered, precision, recall, f1, cc in rows.order_by(
@@ -313,8 +329,10 @@ def compare(*, a: Submission, b: Submission) -> Comparison:
         metrics = ["precision", "recall", "f1", "cc"]
     scores: dict[int, dict[str, tuple[float, ...]]] = {}
     for submission in (a, b):
-        rows = QuestionResult.objects.filter(submission=submission).values_list(
-            "question_id", *metrics
+        rows = (
+            QuestionResult.objects.filter(submission=submission)
+            .exclude(question__in_gold_pool=True)
+            .values_list("question_id", *metrics)
         )
         scores[submission.pk] = {row[0]: tuple(float(v) for v in row[1:]) for row in rows}
     shared = sorted(set(scores[a.pk]) & set(scores[b.pk]))
@@ -385,6 +403,7 @@ def inference_run_problems(*, run: InferenceRun, limit: int = 5) -> list[Inferen
     return list(
         InferenceResponse.objects.filter(run=run)
         .exclude(status=ResponseStatus.ANSWERED)
+        .exclude(question__in_gold_pool=True)
         .only("question_id", "status", "error", "attempts", "created_at")
         .order_by("-created_at", "-id")[:limit]
     )

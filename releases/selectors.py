@@ -27,11 +27,10 @@ def release_questions() -> QuerySet[Question]:
     """The questions a release holds: every verified question (human-written, model-generated
     and verified by two people, synthetic).
 
-    Never the unverified, those awaiting adjudication or the dropped. This is the one place
-    the selection is made; the private gold-control pool is left out here too once questions
-    carry that mark.
+    Never the unverified, those awaiting adjudication or the dropped, nor the private
+    gold-control pool (``Question.in_gold_pool``). This is the one place the selection is made.
     """
-    return Question.objects.filter(status=QuestionStatus.VERIFIED)
+    return Question.objects.filter(status=QuestionStatus.VERIFIED, in_gold_pool=False)
 
 
 def can_cut_release(user: User) -> bool:

@@ -1,4 +1,5 @@
-"""Test-split gold answers reach admins only: crawl every page and endpoint as every other role.
+"""Test-split gold answers and gold-pool questions reach admins only: crawl every page and
+endpoint as every other role.
 
 New URLs must be added to the crawl (or, if they cannot show gold, to NO_GOLD_POSSIBLE):
 test_every_url_is_crawled fails otherwise.
@@ -15,8 +16,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
+from django.utils import timezone
 
-from annotation.models import SyntheticTable
+from annotation.models import Question, SyntheticTable, VerificationSlot
+from annotation.selectors import dataset_overview
 from hctqa.core.render import FORMATS
 from leaderboard import services
 from releases.models import Release
@@ -31,6 +34,12 @@ SECRET_ROWS = "SECRETROWS4"
 T = "psa--5--5"
 Q = f"{T}--M0"
 OPEN_Q = "psa--5--6--M0"
+# A private gold-control question, on a public training table beside a public question. It
+# was public (and scored) before an admin put it in the pool: per-question results hold it.
+POOL_T = "psa--5--7"
+POOL_Q = f"{POOL_T}--M3"
+POOL_TEXT = "Which ward had POOLWARD-5521 voters?"
+POOL_SECRETS = (POOL_Q, "POOLWARD-5521", "POOLGOLD-8830")
 
 
 VERSION = "9.9.0"
@@ -45,19 +54,28 @@ def crawl(
 ) -> dict[str, list[str]]:
     return {
         "home": ["/"],
-        "annotation:dataset": ["/dataset/", "/dataset/?q=hidden", "/dataset/?split=test"],
-        "annotation:table_detail": [f"/tables/{T}/"]
+        "annotation:dataset": [
+            "/dataset/",
+            "/dataset/?q=hidden",
+            "/dataset/?split=test",
+            "/dataset/?q=ward+had",
+            "/dataset/?has_human_question=yes",
+        ],
+        "annotation:table_detail": [f"/tables/{T}/", f"/tables/{POOL_T}/"]
         + [f"/tables/{T}/?format={f}" for f in FORMATS],
         "annotation:table_download": [f"/tables/{T}/download/{f}/" for f in FORMATS],
-        "api-table-list": ["/api/tables/", "/api/tables/?split=test"],
-        "api-table-detail": [f"/api/tables/{T}/"],
+        "api-table-list": ["/api/tables/", "/api/tables/?split=test", "/api/tables/?q=ward+had"],
+        "api-table-detail": [f"/api/tables/{T}/", f"/api/tables/{POOL_T}/"],
         "api-table-rendering": [f"/api/tables/{T}/formats/{f}/" for f in FORMATS],
         "api-question-list": [
             "/api/questions/",
             "/api/questions/?split=test",
             f"/api/questions/?table={T}",
+            # The attack: look a claimed item up by its table and words.
+            f"/api/questions/?table={POOL_T}&q=ward+had",
+            "/api/questions/?status=verified&origin=human",
         ],
-        "api-question-detail": [f"/api/questions/{Q}/"],
+        "api-question-detail": [f"/api/questions/{Q}/", f"/api/questions/{POOL_Q}/"],
         "api-schema": ["/api/schema/"],
         "api-docs": ["/api/docs/"],
         "accounts:account": ["/accounts/"],
@@ -103,14 +121,17 @@ def crawl(
         "annotate:properties_next": ["/annotate/properties/"],
         "annotate:properties": [f"/annotate/properties/{T}/"],
         "annotate:questions_next": ["/annotate/questions/"],
-        "annotate:questions": [f"/annotate/questions/{T}/"],
+        "annotate:questions": [f"/annotate/questions/{T}/", f"/annotate/questions/{POOL_T}/"],
         "annotate:agreement": ["/annotate/agreement/"],
         "annotate:resolve": [f"/annotate/agreement/{T}/"],
         "api-annotate-taxonomies": ["/api/annotate/taxonomies/"],
         "api-annotate-property-next": ["/api/annotate/properties/next/"],
         "api-annotate-property-work": [f"/api/annotate/properties/{T}/"],
         "api-annotate-question-next": ["/api/annotate/questions/next/"],
-        "api-annotate-question-work": [f"/api/annotate/questions/{T}/"],
+        "api-annotate-question-work": [
+            f"/api/annotate/questions/{T}/",
+            f"/api/annotate/questions/{POOL_T}/",
+        ],
         "api-annotate-agreement": ["/api/annotate/agreement/"],
         "annotate:verify_next": ["/annotate/verify/"],
         "annotate:verify": [
@@ -141,6 +162,9 @@ def crawl(
         "api-release-list": ["/api/releases/"],
         "api-release-detail": [f"/api/releases/{VERSION}/"],
         "api-release-build": [f"/api/releases/builds/{build}/"],
+        "annotate:gold_pool": ["/annotate/gold/", "/annotate/gold/?verifier=crawl-owner"],
+        "api-gold-pool": ["/api/verify/gold-pool/"],
+        "api-gold-verdicts": ["/api/verify/gold-verdicts/"],
     }
 
 
@@ -181,6 +205,8 @@ NO_GOLD_POSSIBLE = {
     "annotate:generation_cancel",
     "annotate:generation_resume",
     "annotate:synthetic_run_cancel",
+    # Claims serve gold-pool questions by design (that is gold control); never one that the
+    # claimant can look up (tests/annotation/test_verification*.py).
     "api-verify-claim",
     "api-verify-renew",
     "api-verify-submit",
@@ -190,6 +216,8 @@ NO_GOLD_POSSIBLE = {
     # Cutting a release answers with the build's progress, never a gold answer.
     "releases:cut",
     "api-release-create",
+    "api-gold-pool-add",
+    "api-gold-pool-remove",
 }
 
 
@@ -251,6 +279,9 @@ def _inference_run(owner, answer: str) -> int:
     InferenceResponse.objects.create(
         run=run, question_id=OPEN_Q, status="failed", error="HTTP 503: busy", prompt_sha256="1"
     )
+    InferenceResponse.objects.create(
+        run=run, question_id=POOL_Q, status="failed", error="HTTP 503: busy", prompt_sha256="2"
+    )
     return run.pk
 
 
@@ -276,23 +307,44 @@ def secret_question(tmp_path, settings) -> dict:
     QuestionFactory(
         table=TableFactory(id="psa--5--6", split="train"), id=OPEN_Q, gold_answer="{open}"
     )
-    # A release holding the secret: its full edition has it, the public one never does.
-    # (Every file's contents, archives unpacked, are checked in tests/releases.)
+    pool_table = TableFactory(id=POOL_T, split="train")
+    QuestionFactory(table=pool_table, text="A public question on the same table?")
+    pool_question = QuestionFactory(
+        table=pool_table, id=POOL_Q, text=POOL_TEXT, gold_answer="{POOLGOLD-8830}"
+    )
+    owner = UserFactory(username="crawl-owner", role="researcher")
+    rival = UserFactory(username="rival", role="researcher")
+    made = {
+        "owner": owner,
+        # The crawling researcher guessed wrong; a rival's public submission got it right.
+        "mine": _scored(owner, {Q: "a guess", OPEN_Q: "wrong", POOL_Q: "ward 9"}, "mine"),
+        "theirs": _scored(rival, {Q: SECRET, OPEN_Q: "nope", POOL_Q: "POOLGOLD-8830"}, "theirs"),
+        # Inference runs: the rival's model answered the hidden question right.
+        "runs": (_inference_run(owner, "a guess"), _inference_run(rival, SECRET)),
+    }
+    # Then an admin made it gold, and a verifier was served it (the audit names both).
+    Question.objects.filter(pk=pool_question.pk).update(in_gold_pool=True)
+    VerificationSlot.objects.create(
+        question=pool_question,
+        kind="gold",
+        annotator=owner,
+        status="done",
+        rating="good",
+        answer_correct=True,
+        submitted_at=timezone.now(),
+        gold_shown_answer="{POOLGOLD-8830}",
+        gold_shown_wrong=False,
+        gold_passed=True,
+    )
+    # A release holding the secret: its full edition has it, the public one never does;
+    # neither holds the pool question. (Every file's contents, archives unpacked, are
+    # checked in tests/releases.)
     out = io.StringIO()
     call_command("cut_release", VERSION, stdout=out)
     release = Release.objects.get(version=VERSION)
-    owner = UserFactory(username="crawl-owner", role="researcher")
-    rival = UserFactory(username="rival", role="researcher")
-    return {
-        "owner": owner,
-        # The crawling researcher guessed wrong; a rival's public submission got it right.
-        "mine": _scored(owner, {Q: "a guess", OPEN_Q: "wrong"}, "mine"),
-        "theirs": _scored(rival, {Q: SECRET, OPEN_Q: "nope"}, "theirs"),
-        # Inference runs: the rival's model answered the hidden question right.
-        "runs": (_inference_run(owner, "a guess"), _inference_run(rival, SECRET)),
-        "release_files": tuple(sorted({f["path"] for f in release.files})),
-        "build": release.build.pk,
-    }
+    made["release_files"] = tuple(sorted({f["path"] for f in release.files}))
+    made["build"] = release.build.pk
+    return made
 
 
 @pytest.mark.parametrize("role", [None, "annotator", "adjudicator", "researcher"])
@@ -316,7 +368,7 @@ def test_no_page_or_endpoint_shows_test_split_gold(
             response = client.get(url)
             assert response.status_code in (200, 302, 401, 403, 404), (url, response.status_code)
             body = b"".join(response.streaming_content) if response.streaming else response.content
-            for secret in (SECRET, SECRET_SQL, SECRET_ROWS):
+            for secret in (SECRET, SECRET_SQL, SECRET_ROWS, *POOL_SECRETS):
                 assert secret not in body.decode(errors="replace"), (url, secret)
             reached += response.status_code == 200
     if role == "researcher":
@@ -339,6 +391,12 @@ def test_the_crawl_would_see_gold_if_it_leaked(client: Client, secret_question: 
     full = client.get(f"/releases/{VERSION}/full/hf/data/test.jsonl")
     body = b"".join(full.streaming_content).decode()
     assert SECRET in body and SECRET_SQL in body
+    # Admins see the pool question wherever the dataset is shown, and on the gold pages.
+    for url in (f"/tables/{POOL_T}/", f"/api/questions/{POOL_Q}/", "/annotate/gold/"):
+        body = client.get(url).content.decode()
+        assert POOL_Q in body and "POOLWARD-5521" in body, url
+    found = client.get(f"/api/questions/?table={POOL_T}&q=ward+had").json()
+    assert [q["id"] for q in found["results"]] == [POOL_Q]
 
 
 def test_searching_for_a_gold_answer_does_not_find_its_table(
@@ -348,3 +406,22 @@ def test_searching_for_a_gold_answer_does_not_find_its_table(
     response = client.get(f"/dataset/?q={SECRET}")
     assert response.context["page"].paginator.count == 0
     assert client.get(f"/api/tables/?q={SECRET}").json()["count"] == 0
+
+
+@pytest.mark.parametrize("role", [None, "annotator", "adjudicator", "researcher"])
+def test_counts_and_filters_do_not_reveal_a_pool_question(
+    client: Client, secret_question: dict, role: str | None
+) -> None:
+    if role:
+        client.force_login(UserFactory(role=role))
+    tables = {t["id"]: t for t in client.get("/api/tables/?page_size=500").json()["results"]}
+    # The pool table shows its one public question, as if the pool question did not exist.
+    assert (tables[POOL_T]["question_count"], tables[POOL_T]["human_question_count"]) == (1, 1)
+    assert client.get("/api/tables/?q=ward+had").json()["count"] == 0
+    assert client.get(f"/api/questions/?table={POOL_T}").json()["count"] == 1
+    assert client.get(f"/api/questions/{POOL_Q}/").status_code == 404
+    # The home page's counts: the pool question counts for admins only.
+    viewer = client.get("/").wsgi_request.user
+    ours = dataset_overview(viewer=viewer)
+    theirs = dataset_overview(viewer=UserFactory(role="admin"))
+    assert ours.questions == theirs.questions - 1

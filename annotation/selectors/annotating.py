@@ -24,7 +24,12 @@ from annotation.models import (
     QuestionOrigin,
     Table,
 )
-from annotation.selectors.dataset import _human_questions, _question_order, table_get
+from annotation.selectors.dataset import (
+    _human_questions,
+    _question_order,
+    questions_visible,
+    table_get,
+)
 from hctqa.core import taxonomy
 from hctqa.core.agreement import AgreementReport, Disagreement, agreement_report, majority
 
@@ -210,7 +215,8 @@ class QuestionWork:
 
 def question_work(*, annotator: User, table: Table) -> QuestionWork:
     draft = QuestionDraft.objects.filter(annotator=annotator, table=table).first()
-    human = list(Question.objects.filter(table=table, origin=QuestionOrigin.HUMAN).order_by("id"))
+    # Gold-pool questions stay hidden here too: the annotator may verify them as gold later.
+    human = list(questions_visible(user=annotator).filter(table=table, origin=QuestionOrigin.HUMAN))
     return QuestionWork(draft, sorted(human, key=_question_order))
 
 

@@ -1,5 +1,6 @@
-"""Reads of the dataset. Every page and endpoint goes through these, so the rule that hides
-test-split gold answers lives in one place."""
+"""Reads of the dataset. Every page and endpoint goes through these, so the rules that hide
+test-split gold answers (``gold_answer_visible``) and private questions
+(``questions_visible``) live in one place."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from django.shortcuts import get_object_or_404
 from annotation.models import (
     Question,
     QuestionOrigin,
+    QuestionStatus,
     Split,
     Table,
 )
@@ -30,16 +32,40 @@ class TableFilters:
     search: str = ""
 
 
+def can_see_private_questions(user: User) -> bool:
+    return bool(user.is_authenticated and user.has_perm("annotation.view_private_questions"))
+
+
+def private_questions() -> Q:
+    """Questions only admins see: the private gold pool, and model-generated questions that
+    are not (or not yet) verified. Verifiers are served both beside each other; if either
+    showed on a public page, a verifier could look the question up and tell gold (absent)
+    from a real item (present), or read a proposed answer before judging it."""
+    return Q(in_gold_pool=True) | (
+        Q(origin=QuestionOrigin.MODEL) & ~Q(status=QuestionStatus.VERIFIED)
+    )
+
+
+def questions_visible(*, user: User) -> QuerySet[Question]:
+    """The questions this user may see at all (gold answers aside: ``gold_answer_visible``)."""
+    if can_see_private_questions(user):
+        return Question.objects.all()
+    return Question.objects.exclude(private_questions())
+
+
 def _human_questions() -> QuerySet[Question]:
     return Question.objects.filter(table=OuterRef("pk"), origin=QuestionOrigin.HUMAN)
 
 
-def table_list(*, filters: TableFilters) -> QuerySet[Table]:
-    """Tables matching the filters, with their question counts, in id order.
+def table_list(*, filters: TableFilters, viewer: User) -> QuerySet[Table]:
+    """Tables matching the filters, with the counts of the questions this viewer may see, in
+    id order. Counts, filters and search all read the same visible questions, so none of
+    them reveals a private one.
 
     Filters on questions use EXISTS rather than joins, so the counts stay per table and the
     page costs one query whatever the size of the dataset.
     """
+    shown = questions_visible(user=viewer)
     tables = Table.objects.all()
     if filters.source:
         tables = tables.filter(source=filters.source)
@@ -49,30 +75,30 @@ def table_list(*, filters: TableFilters) -> QuerySet[Table]:
         # A JSON key lookup works on SQLite and PostgreSQL alike.
         tables = tables.filter(**{f"table_properties__{filters.table_property}": True})
     if filters.has_human_question is not None:
-        exists = Exists(_human_questions())
+        exists = Exists(shown.filter(table=OuterRef("pk"), origin=QuestionOrigin.HUMAN))
         tables = tables.filter(exists if filters.has_human_question else ~exists)
     if filters.search:
         text = filters.search
         tables = tables.filter(
             Q(id__icontains=text)
             | Q(canonical_csv__icontains=text)
-            | Exists(Question.objects.filter(table=OuterRef("pk"), text__icontains=text))
+            | Exists(shown.filter(table=OuterRef("pk"), text__icontains=text))
         )
     # Correlated subqueries, not JOIN + GROUP BY: count() drops them, and the page query
     # computes them for its own rows only.
     return (
         tables.defer("canonical_csv")
         .annotate(
-            question_count=_question_count(),
-            human_question_count=_question_count(origin=QuestionOrigin.HUMAN),
+            question_count=_question_count(shown),
+            human_question_count=_question_count(shown.filter(origin=QuestionOrigin.HUMAN)),
         )
         .order_by("id")
     )
 
 
-def _question_count(**filters: str) -> Coalesce:
+def _question_count(questions: QuerySet[Question]) -> Coalesce:
     counted = (
-        Question.objects.filter(table=OuterRef("pk"), **filters)
+        questions.filter(table=OuterRef("pk"))
         .order_by()
         .values("table")
         .annotate(n=Count("pk"))
@@ -98,8 +124,8 @@ def _question_order(question: Question) -> tuple[int, str, int, str]:
     return (origin_rank, "", 0, question.id)
 
 
-def question_list_for_table(*, table: Table) -> list[Question]:
-    questions = list(Question.objects.filter(table=table))
+def question_list_for_table(*, table: Table, viewer: User) -> list[Question]:
+    questions = list(questions_visible(user=viewer).filter(table=table))
     for q in questions:
         q.table = table  # Avoid one query per question when reading q.split.
     return sorted(questions, key=_question_order)
@@ -115,8 +141,8 @@ class QuestionFilters:
     search: str = ""
 
 
-def question_list(*, filters: QuestionFilters) -> QuerySet[Question]:
-    questions = Question.objects.select_related("table").defer("table__canonical_csv")
+def question_list(*, filters: QuestionFilters, viewer: User) -> QuerySet[Question]:
+    questions = questions_visible(user=viewer).select_related("table").defer("table__canonical_csv")
     if filters.table:
         questions = questions.filter(table_id=filters.table)
     if filters.source:
@@ -132,9 +158,11 @@ def question_list(*, filters: QuestionFilters) -> QuerySet[Question]:
     return questions
 
 
-def question_get(*, question_id: str) -> Question:
+def question_get(*, question_id: str, viewer: User) -> Question:
+    """The question, or 404: a private one is as absent as one that does not exist."""
     return get_object_or_404(
-        Question.objects.select_related("table").defer("table__canonical_csv"), pk=question_id
+        questions_visible(user=viewer).select_related("table").defer("table__canonical_csv"),
+        pk=question_id,
     )
 
 
@@ -156,8 +184,8 @@ class DatasetOverview:
     by_origin: list[tuple[str, str, int]]
 
 
-def dataset_overview() -> DatasetOverview:
-    """Counts for the home page: three small GROUP BY queries."""
+def dataset_overview(*, viewer: User) -> DatasetOverview:
+    """Counts for the home page, of what this viewer may see: three small GROUP BY queries."""
     from annotation.models import Source
 
     sources = dict(Source.choices)
@@ -170,7 +198,8 @@ def dataset_overview() -> DatasetOverview:
         row["split"]: row["n"] for row in Table.objects.values("split").annotate(n=Count("pk"))
     }
     by_origin = {
-        row["origin"]: row["n"] for row in Question.objects.values("origin").annotate(n=Count("pk"))
+        row["origin"]: row["n"]
+        for row in questions_visible(user=viewer).values("origin").annotate(n=Count("pk"))
     }
     return DatasetOverview(
         tables=sum(by_source.values()),

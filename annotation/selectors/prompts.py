@@ -26,8 +26,9 @@ _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 def prompt_questions(*, split: str, data_scope: str) -> QuerySet[Question]:
-    """The verified questions of a split and scope: the same selection the leaderboard scores
-    a submission on (``leaderboard.selectors.benchmark_questions``)."""
+    """The verified questions of a split and scope, the private gold pool left out: the same
+    selection the leaderboard scores a submission on (``leaderboard.selectors
+    .benchmark_questions``)."""
     if split not in PROMPT_SPLITS:
         raise PromptError(f"unknown split {split!r}; choose one of {', '.join(PROMPT_SPLITS)}")
     if data_scope not in PROMPT_SCOPES:
@@ -37,7 +38,7 @@ def prompt_questions(*, split: str, data_scope: str) -> QuerySet[Question]:
         if data_scope == "synthetic"
         else Q(table__source__in=REAL_SOURCES)
     )
-    questions = Question.objects.filter(scope, status=QuestionStatus.VERIFIED)
+    questions = Question.objects.filter(scope, status=QuestionStatus.VERIFIED, in_gold_pool=False)
     if split != "all":
         questions = questions.filter(table__split=split)
     return questions

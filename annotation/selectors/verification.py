@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, Exists, OuterRef, Q, Sum
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum
 from django.http import Http404
 from django.utils import timezone
 
@@ -24,16 +25,31 @@ from annotation.models import (
     Rating,
     SlotKind,
     SlotStatus,
+    Split,
     Table,
     VerificationOutcome,
     VerificationSlot,
     VerifierStanding,
 )
+from annotation.selectors.dataset import can_see_private_questions
 from hctqa.core.agreement import cohen_kappa, krippendorff_alpha
 
 # The paper's shares (Section 3.2): of the generated questions, 72% were rated Good, 24%
 # Ambiguous and 4% Nonsensical, and about half of the answers needed correcting.
 PAPER_SHARES = {"good": 0.72, "ambiguous": 0.24, "nonsensical": 0.04, "corrected": 0.50}
+
+
+def may_verify_test_split(user: Any) -> bool:
+    """Test-split questions (their proposed answers are held-out gold) are for admins only:
+    verifying, adjudicating and even counting them."""
+    return bool(user.has_perm("annotation.view_test_gold"))
+
+
+def outside_test_split(user: Any, prefix: str = "question__") -> Q:
+    """No restriction for admins; for anyone else, no question on a test-split table."""
+    if may_verify_test_split(user):
+        return Q()
+    return ~Q(**{f"{prefix}table__split": Split.TEST})
 
 
 @dataclass(frozen=True)
@@ -48,10 +64,18 @@ def verifier_progress(*, annotator: Any) -> VerifierProgress:
     mine = VerificationSlot.objects.filter(annotator=annotator, status=SlotStatus.DONE).aggregate(
         total=Count("pk"), today=Count("pk", filter=Q(submitted_at__gte=start))
     )
-    open_slots = VerificationSlot.objects.filter(
-        kind=SlotKind.REGULAR, status=SlotStatus.OPEN, question__status=QuestionStatus.UNVERIFIED
-    ).count()
-    return VerifierProgress(mine["today"], mine["total"], open_slots)
+    # Verdicts still to give, leased ones included: a count that a claim leaves as it is,
+    # so it does not tell a verifier whether the slot just served was a real one or gold.
+    waiting = (
+        VerificationSlot.objects.filter(
+            outside_test_split(annotator),
+            kind=SlotKind.REGULAR,
+            question__status=QuestionStatus.UNVERIFIED,
+        )
+        .exclude(status=SlotStatus.DONE)
+        .count()
+    )
+    return VerifierProgress(mine["today"], mine["total"], waiting)
 
 
 def verification_slot_pk(*, public_id: uuid.UUID) -> int:
@@ -66,7 +90,9 @@ def verification_slot_held(*, annotator: Any, slot_id: int) -> VerificationSlot 
     """The slot if this annotator holds its lease now, with its question and table."""
     return (
         VerificationSlot.objects.select_related("question__table")
-        .filter(pk=slot_id, annotator=annotator, status=SlotStatus.LEASED)
+        .filter(
+            outside_test_split(annotator), pk=slot_id, annotator=annotator, status=SlotStatus.LEASED
+        )
         .first()
     )
 
@@ -75,11 +101,13 @@ def slot_payload(slot: VerificationSlot) -> dict[str, Any]:
     """What a verifier is shown. The same for gold and regular slots: nothing says which (not
     even the question id, whose --M/--A suffix would)."""
     question = slot.question
+    # A gold slot proposes what was drawn for it at claim time: the gold, or a wrong answer.
+    proposed = slot.gold_shown_answer if slot.kind == SlotKind.GOLD else question.gold_answer
     return {
         "slot": str(slot.public_id),
         "table_id": question.table_id,
         "question": question.text,
-        "proposed_answer": question.gold_answer,
+        "proposed_answer": proposed,
         "lease_expires_at": slot.lease_expires_at,
         "url": f"/annotate/verify/{slot.public_id}/",
     }
@@ -98,7 +126,9 @@ def adjudication_queue(*, adjudicator: Any, limit: int = 50) -> tuple[int, list[
     """Questions the two verifiers disagreed on, oldest first, leaving out those this
     adjudicator verified. Returns the total waiting and the first ``limit``."""
     waiting = (
-        Question.objects.filter(status=QuestionStatus.ADJUDICATION)
+        Question.objects.filter(
+            outside_test_split(adjudicator, prefix=""), status=QuestionStatus.ADJUDICATION
+        )
         .exclude(verification_slots__annotator=adjudicator)
         .order_by("updated_at", "pk")
     )
@@ -116,8 +146,13 @@ def adjudication_queue(*, adjudicator: Any, limit: int = 50) -> tuple[int, list[
     return total, [AdjudicationItem(q, slots[q.pk]) for q in questions]
 
 
-def adjudication_item(*, question_id: str) -> AdjudicationItem | None:
-    question = Question.objects.select_related("table").filter(pk=question_id).first()
+def adjudication_item(*, question_id: str, adjudicator: Any) -> AdjudicationItem | None:
+    """The question with both verdicts; None when there is none this adjudicator may see."""
+    question = (
+        Question.objects.select_related("table")
+        .filter(outside_test_split(adjudicator, prefix=""), pk=question_id)
+        .first()
+    )
     if question is None:
         return None
     verdicts = list(
@@ -163,6 +198,9 @@ class VerifierRow:
     gold_accuracy: float | None
     removed_at: datetime | None
     reason: str
+    # Gold failures by kind: a right answer flagged wrong, a wrong one accepted as right.
+    gold_flagged_right: int = 0
+    gold_accepted_wrong: int = 0
 
 
 @dataclass(frozen=True)
@@ -177,6 +215,44 @@ class Queue:
 
 
 @dataclass(frozen=True)
+class GoldVerdict:
+    """One gold slot as graded: what it showed, what the verifier said, and the outcome."""
+
+    slot: VerificationSlot
+
+    @property
+    def failure(self) -> str:
+        slot = self.slot
+        if slot.gold_passed:
+            return ""
+        if slot.rating == Rating.NONSENSICAL:
+            return "marked it Nonsensical"
+        if slot.gold_shown_wrong:
+            return "accepted the wrong answer as right"
+        return "flagged the right answer as wrong"
+
+
+@dataclass(frozen=True)
+class GoldControl:
+    """Gold control at a glance, for admins only: the pool and its questions are private."""
+
+    pool: int  # questions in the pool that can be served (verified, outside the test split)
+    gold_percent: int
+    wrong_percent: int
+    served: int  # gold verdicts given
+    shown_wrong: int
+    passed: int
+    # Failures tolerated before an annotator leaves the verification pool, by kind.
+    max_nonsensical: int
+    max_wrong_flags: int
+    max_wrong_accepted: int
+
+    @property
+    def serving(self) -> bool:
+        return self.pool > 0 and self.gold_percent > 0
+
+
+@dataclass(frozen=True)
 class Dashboard:
     decided: int
     shares: list[Share]
@@ -187,6 +263,7 @@ class Dashboard:
     queues: list[Queue]
     status_counts: dict[str, int]
     runs: list[GenerationRun]
+    gold: GoldControl | None = None  # None unless the viewer is an admin
 
 
 def _shares() -> tuple[int, list[Share]]:
@@ -244,6 +321,12 @@ def _agreement() -> tuple[float | None, int, list[PairKappa]]:
 def _verifiers(now: datetime) -> list[VerifierRow]:
     done = Q(verification_slots__status=SlotStatus.DONE)
     gold = done & Q(verification_slots__kind=SlotKind.GOLD)
+    failed = (
+        gold
+        & Q(verification_slots__gold_passed=False)
+        & ~Q(verification_slots__rating=Rating.NONSENSICAL)
+    )
+    shown_right = Q(verification_slots__gold_shown_wrong=False)
     users = (
         get_user_model()
         .objects.filter(done)
@@ -257,6 +340,11 @@ def _verifiers(now: datetime) -> list[VerifierRow]:
             gold_seen=Count("verification_slots", filter=gold),
             gold_passed=Count(
                 "verification_slots", filter=gold & Q(verification_slots__gold_passed=True)
+            ),
+            gold_flagged_right=Count("verification_slots", filter=failed & shown_right),
+            gold_accepted_wrong=Count(
+                "verification_slots",
+                filter=failed & Q(verification_slots__gold_shown_wrong=True),
             ),
         )
         .order_by("username")
@@ -282,6 +370,8 @@ def _verifiers(now: datetime) -> list[VerifierRow]:
                 u.gold_passed / u.gold_seen if u.gold_seen else None,
                 removed.removed_at if removed else None,
                 removed.reason if removed else "",
+                u.gold_flagged_right,
+                u.gold_accepted_wrong,
             )
         )
     # Removed annotators with no verdict left still show, so admins see every removal.
@@ -294,6 +384,60 @@ def _verifiers(now: datetime) -> list[VerifierRow]:
                 )
             )
     return rows
+
+
+def gold_control_summary() -> GoldControl:
+    served = VerificationSlot.objects.filter(kind=SlotKind.GOLD, status=SlotStatus.DONE).aggregate(
+        n=Count("pk"),
+        wrong=Count("pk", filter=Q(gold_shown_wrong=True)),
+        passed=Count("pk", filter=Q(gold_passed=True)),
+    )
+    pool = (
+        Question.objects.filter(in_gold_pool=True, status=QuestionStatus.VERIFIED)
+        .exclude(table__split=Split.TEST)
+        .count()
+    )
+    return GoldControl(
+        pool=pool,
+        gold_percent=settings.VERIFICATION_GOLD_PERCENT,
+        wrong_percent=settings.VERIFICATION_GOLD_WRONG_PERCENT,
+        served=served["n"],
+        shown_wrong=served["wrong"],
+        passed=served["passed"],
+        max_nonsensical=settings.GOLD_MAX_NONSENSICAL,
+        max_wrong_flags=settings.GOLD_MAX_WRONG_ANSWER_FLAGS,
+        max_wrong_accepted=settings.GOLD_MAX_WRONG_ANSWERS_ACCEPTED,
+    )
+
+
+def gold_verdicts(*, username: str = "", limit: int = 100) -> list[GoldVerdict]:
+    """The latest gold verdicts, each with the answer it showed, newest first (admins)."""
+    slots = (
+        VerificationSlot.objects.filter(kind=SlotKind.GOLD, status=SlotStatus.DONE)
+        .select_related("question", "annotator")
+        .defer("question__query_properties", "question__sql")
+        .order_by("-submitted_at", "-pk")
+    )
+    if username:
+        slots = slots.filter(annotator__username=username)
+    return [GoldVerdict(slot) for slot in slots[:limit]]
+
+
+def gold_pool_questions() -> QuerySet[Question]:
+    """The pool, with how often each question was served as gold and passed (admins)."""
+    served = Q(verification_slots__kind=SlotKind.GOLD, verification_slots__status=SlotStatus.DONE)
+    return (
+        Question.objects.filter(in_gold_pool=True)
+        .select_related("table")
+        .defer("table__canonical_csv", "query_properties", "sql")
+        .annotate(
+            served=Count("verification_slots", filter=served),
+            passed=Count(
+                "verification_slots", filter=served & Q(verification_slots__gold_passed=True)
+            ),
+        )
+        .order_by("pk")
+    )
 
 
 def verification_dashboard(*, viewer: Any) -> Dashboard:
@@ -339,6 +483,7 @@ def verification_dashboard(*, viewer: Any) -> Dashboard:
         queues=queues,
         status_counts=status_counts,
         runs=runs,
+        gold=gold_control_summary() if can_see_private_questions(viewer) else None,
     )
 
 
@@ -361,10 +506,14 @@ def generation_failures(*, run_id: int, limit: int = 100) -> list[GenerationItem
     )
 
 
-def tables_without_generated_questions(*, source: str = "", limit: int = 20) -> list[str]:
+def tables_without_generated_questions(
+    *, source: str = "", limit: int = 20, include_test_split: bool = False
+) -> list[str]:
     """Real tables with no model-generated question yet, for a new generation run."""
     has_model = Question.objects.filter(table=OuterRef("pk"), origin=QuestionOrigin.MODEL)
     tables = Table.objects.exclude(Exists(has_model)).filter(synthetic__isnull=True)
+    if not include_test_split:
+        tables = tables.exclude(split=Split.TEST)
     if source:
         tables = tables.filter(source=source)
     return list(tables.order_by("pk").values_list("pk", flat=True)[:limit])

@@ -4,10 +4,16 @@ Slots are leased one at a time: a claim takes an open slot (or one whose lease r
 SELECT … FOR UPDATE SKIP LOCKED on PostgreSQL, so two annotators never get the same slot and
 nobody waits on a lock; a submit is a conditional update on "leased to me", so a verdict is
 recorded once and never overwritten. Questions get their two slots when they are created.
+
+Questions on test-split tables (generated only with GENERATION_ALLOW_TEST_SPLIT) are verified
+and adjudicated by admins only: their proposed answers would be held-out gold once verified.
+Gold control draws from the private gold pool (``services.gold_pool``), and a share of it is
+shown with a deliberately wrong answer (``hctqa.core.gold_control``).
 """
 
 from __future__ import annotations
 
+import random
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,13 +23,13 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from annotation.models import (
     DiscardedVerification,
     Question,
-    QuestionOrigin,
+    QuestionAuthoring,
     QuestionStatus,
     Rating,
     SlotKind,
@@ -33,8 +39,14 @@ from annotation.models import (
     VerificationSlot,
     VerifierStanding,
 )
+from annotation.selectors.verification import may_verify_test_split, outside_test_split
 from hctqa.core.answers import AnswerFormatError, canonical_answer
+from hctqa.core.gold_control import wrong_answer
+from hctqa.core.tables import TableFormatError, parse_table
 from hctqa.errors import ApplicationError, ConflictError
+
+# The gold stream's coins and picks must not be predictable from outside.
+_rng = random.SystemRandom()
 
 
 def _lease() -> timedelta:
@@ -85,42 +97,66 @@ def _gold_due() -> bool:
     return percent > 0 and secrets.randbelow(100) < percent
 
 
-# A few random picks find a usable gold question; the release has few unparsable answers.
+# A few random picks find a usable gold question; the pool refuses unparsable answers anyway.
 _GOLD_PICKS = 5
 
 
-def _claim_gold(annotator: Any, now: datetime) -> VerificationSlot | None:
-    seen = VerificationSlot.objects.filter(annotator=annotator, kind=SlotKind.GOLD).values(
-        "question_id"
+def gold_candidates(*, annotator: Any) -> QuerySet[Question]:
+    """Pool questions this annotator may be served as gold: never from the test split (gold
+    shows its answer), never one they wrote, verified, adjudicated or were served before,
+    which would test nothing."""
+    theirs = (
+        Exists(QuestionAuthoring.objects.filter(question=OuterRef("pk"), annotator=annotator))
+        | Exists(VerificationSlot.objects.filter(question=OuterRef("pk"), annotator=annotator))
+        | Exists(VerificationOutcome.objects.filter(question=OuterRef("pk"), adjudicator=annotator))
+        | Exists(DiscardedVerification.objects.filter(question=OuterRef("pk"), annotator=annotator))
     )
-    # Gold comes from outside the test split, so verifying never shows held-out answers, and
-    # never from the verifier's own questions, which would test nothing.
-    candidates = (
-        Question.objects.filter(origin=QuestionOrigin.HUMAN, status=QuestionStatus.VERIFIED)
+    return (
+        Question.objects.filter(in_gold_pool=True, status=QuestionStatus.VERIFIED)
         .exclude(table__split=Split.TEST)
-        .exclude(pk__in=seen)
-        .exclude(authoring__annotator=annotator)
+        .exclude(theirs)
         .order_by("pk")
     )
+
+
+def _shown_answer(question: Question) -> tuple[str, bool]:
+    """The answer a gold slot proposes, and whether it is the deliberately wrong one.
+    Raises AnswerFormatError for a gold answer that does not parse."""
+    gold = canonical_answer(question.gold_answer)
+    if secrets.randbelow(100) >= settings.VERIFICATION_GOLD_WRONG_PERCENT:
+        return gold, False
+    try:
+        cells = [cell.text for cell in parse_table(question.table.canonical_csv).cells]
+    except TableFormatError:
+        cells = []  # a number with another digit, or the other of Yes/No, still does
+    return wrong_answer(gold, cells, _rng), True
+
+
+def _claim_gold(annotator: Any, now: datetime) -> VerificationSlot | None:
+    candidates = gold_candidates(annotator=annotator)
     count = candidates.count()
     if not count:
-        return None
+        return None  # an empty pool serves no gold
     for _ in range(_GOLD_PICKS):
         # A random offset into a stable order: cheaper than ORDER BY random() on every claim.
-        question_id, answer = candidates.values_list("pk", "gold_answer")[secrets.randbelow(count)]
+        question = candidates.select_related("table").only(
+            "pk", "gold_answer", "table", "table__canonical_csv"
+        )[secrets.randbelow(count)]
         try:
-            canonical_answer(answer)
+            shown, wrong = _shown_answer(question)
         except AnswerFormatError:
             continue  # a gold answer the editor cannot even show as right: no fair test
         try:
             with transaction.atomic():
                 return VerificationSlot.objects.create(
-                    question_id=question_id,
+                    question_id=question.pk,
                     kind=SlotKind.GOLD,
                     annotator=annotator,
                     status=SlotStatus.LEASED,
                     leased_at=now,
                     lease_expires_at=now + _lease(),
+                    gold_shown_answer=shown,
+                    gold_shown_wrong=wrong,
                 )
         except IntegrityError:
             return None
@@ -136,7 +172,12 @@ def _claim_regular(
     )
     claimable = (
         VerificationSlot.objects.select_for_update(skip_locked=True, of=("self",))
-        .filter(_claimable(now), kind=SlotKind.REGULAR, question__status=QuestionStatus.UNVERIFIED)
+        .filter(
+            _claimable(now),
+            outside_test_split(annotator),
+            kind=SlotKind.REGULAR,
+            question__status=QuestionStatus.UNVERIFIED,
+        )
         .exclude(Exists(mine))
         .exclude(question_id__in=list(avoid))
         .order_by("pk")
@@ -170,7 +211,9 @@ def verification_claim(
     _require_verifier(annotator)
     now = timezone.now()
     held = (
-        VerificationSlot.objects.filter(annotator=annotator, status=SlotStatus.LEASED)
+        VerificationSlot.objects.filter(
+            outside_test_split(annotator), annotator=annotator, status=SlotStatus.LEASED
+        )
         .order_by("leased_at")
         .first()
     )
@@ -310,6 +353,8 @@ def verification_submit(
     if slot.status == SlotStatus.DONE:
         return SubmitResult(slot, slot.question.status)  # a retried request
     question = Question.objects.select_for_update().get(pk=slot.question_id)
+    if question.table.split == Split.TEST and not may_verify_test_split(annotator):
+        raise PermissionDenied("test-split questions are verified by admins only")
     slot.status = SlotStatus.DONE
     slot.rating = verdict.rating
     slot.answer_correct = verdict.answer_correct
@@ -320,16 +365,25 @@ def verification_submit(
     slot.seconds_spent = max(0, min(int(elapsed_ms), 3_600_000)) // 1000
     removed = False
     if slot.kind == SlotKind.GOLD:
-        flagged = not verdict.answer_correct and _answer_key(
-            verdict.corrected_answer
-        ) != _answer_key(question.gold_answer)
-        slot.gold_passed = verdict.rating != Rating.NONSENSICAL and not flagged
+        slot.gold_passed = _gold_passed(slot, verdict, question)
         slot.save()
         removed = _check_gold_standing(annotator)
     else:
         slot.save()
         _resolve_if_complete(question, now)  # updates ``question`` in place
     return SubmitResult(slot, question.status, removed)
+
+
+def _gold_passed(slot: VerificationSlot, verdict: Verdict, question: Question) -> bool:
+    """Graded against what the slot showed: a right answer must not be flagged as wrong (a
+    "correction" to the same answer is no flag), a deliberately wrong one must be (a
+    "correction" to the same wrong answer is accepting it). Nonsensical always fails."""
+    if verdict.rating == Rating.NONSENSICAL:
+        return False
+    corrected = _answer_key(verdict.corrected_answer) if not verdict.answer_correct else None
+    if slot.gold_shown_wrong:
+        return corrected is not None and corrected != _answer_key(slot.gold_shown_answer)
+    return corrected is None or corrected == _answer_key(question.gold_answer)
 
 
 def _final_answer(question: Question, slot: VerificationSlot) -> str:
@@ -393,6 +447,8 @@ def adjudication_decide(
     question = Question.objects.select_for_update().filter(pk=question_id).first()
     if question is None:
         raise ApplicationError(f"no question {question_id}")
+    if question.table.split == Split.TEST and not may_verify_test_split(adjudicator):
+        raise PermissionDenied("test-split questions are adjudicated by admins only")
     if question.status != QuestionStatus.ADJUDICATION:
         raise ConflictError(
             "this question is not waiting for adjudication (someone decided it already)",
@@ -422,14 +478,25 @@ def _check_gold_standing(annotator: Any) -> bool:
     gold = VerificationSlot.objects.filter(
         annotator=annotator, kind=SlotKind.GOLD, status=SlotStatus.DONE
     )
-    nonsensical = gold.filter(rating=Rating.NONSENSICAL).count()
-    wrong_flags = gold.filter(gold_passed=False).exclude(rating=Rating.NONSENSICAL).count()
+    failed = Q(gold_passed=False) & ~Q(rating=Rating.NONSENSICAL)
+    counts = gold.aggregate(
+        nonsensical=Count("pk", filter=Q(rating=Rating.NONSENSICAL)),
+        wrong_flags=Count("pk", filter=failed & Q(gold_shown_wrong=False)),
+        accepted=Count("pk", filter=failed & Q(gold_shown_wrong=True)),
+    )
+    nonsensical, wrong_flags = counts["nonsensical"], counts["wrong_flags"]
+    accepted = counts["accepted"]
     reasons = []
     if nonsensical > settings.GOLD_MAX_NONSENSICAL:
         reasons.append(f"marked {nonsensical} gold questions Nonsensical")
     if wrong_flags > settings.GOLD_MAX_WRONG_ANSWER_FLAGS:
         reasons.append(
             f"flagged {wrong_flags} correct gold answer{'s' if wrong_flags != 1 else ''} as wrong"
+        )
+    if accepted > settings.GOLD_MAX_WRONG_ANSWERS_ACCEPTED:
+        reasons.append(
+            f"accepted {accepted} deliberately wrong gold answer{'s' if accepted != 1 else ''} "
+            "as right"
         )
     if not reasons:
         return False
@@ -497,7 +564,8 @@ def verifier_remove(*, user: Any, reason: str) -> int:
         question.text = outcome.original_text
         question.gold_answer = outcome.original_answer
         question.status = QuestionStatus.UNVERIFIED
-        question.save(update_fields=["text", "gold_answer", "status", "updated_at"])
+        question.in_gold_pool = False  # undecided again: it cannot stay gold
+        question.save(update_fields=["text", "gold_answer", "status", "in_gold_pool", "updated_at"])
         outcome.delete()
     Question.objects.filter(pk__in=affected, status=QuestionStatus.ADJUDICATION).update(
         status=QuestionStatus.UNVERIFIED

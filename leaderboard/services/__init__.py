@@ -24,6 +24,7 @@ from leaderboard.services.submissions import (
     submission_score,
     submission_sweep,
     submission_visibility_set,
+    submissions_rescore_for_questions,
 )
 
 __all__ = [
@@ -47,4 +48,5 @@ __all__ = [
     "submission_score",
     "submission_sweep",
     "submission_visibility_set",
+    "submissions_rescore_for_questions",
 ]

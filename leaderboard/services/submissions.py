@@ -26,7 +26,7 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models import Avg, Case, Count, F, PositiveSmallIntegerField, Q, When
 from django.utils import timezone
 
-from annotation.models import QuestionOrigin
+from annotation.models import Question, QuestionOrigin
 from hctqa.core import taxonomy
 from hctqa.core.predictions import PredictionsError, PredictionsFile, read_predictions
 from hctqa.core.reported import ReportedResult
@@ -334,6 +334,37 @@ def submission_visibility_set(*, submission: Submission, user: Any, visibility: 
         _enqueue_regression()
 
 
+@transaction.atomic
+def submissions_rescore_for_questions(*, question_ids: list[str]) -> list[int]:
+    """Score again every submission whose question set holds one of these questions, after
+    they joined or left the gold pool, so no score or breakdown counts a pool question and
+    every score covers the same questions. One being scored now is queued again (its result
+    would be out of date; the scoring that is under way then drops it)."""
+    covering = Q(pk__in=[])
+    questions = Question.objects.filter(pk__in=question_ids)
+    for scope in DataScope:
+        splits = set(
+            questions.filter(selectors.scope_filter(scope)).values_list("table__split", flat=True)
+        )
+        if splits:
+            covering |= Q(data_scope=scope, split__in=[*splits, EvalSplit.ALL])
+    affected = Submission.objects.filter(
+        covering, kind=Kind.SUBMISSION, status__in=[Status.SCORED, Status.SCORING]
+    )
+    ids = list(affected.values_list("pk", flat=True))
+    Submission.objects.filter(pk__in=ids).update(
+        status=Status.QUEUED,
+        progress=0,
+        error="",
+        attempts=0,
+        queued_at=timezone.now(),
+        started_at=None,
+    )
+    for pk in ids:
+        _enqueue_scoring(pk)
+    return ids
+
+
 # --- Scoring -------------------------------------------------------------------------------
 
 
@@ -444,10 +475,11 @@ def _score(submission: Submission, attempt: int) -> None:
         raise PredictionsError("the predictions file is missing")
     with submission.predictions.open("rb") as handle:
         # Checked when it was uploaded (the answer limit included); read again as a stream.
+        # Answers to questions that joined the gold pool since are ignored, not refused.
         read = read_predictions(
             handle,
             max_bytes=settings.SUBMISSION_MAX_BYTES,
-            known_ids=selectors.known_question_ids(),
+            known_ids=selectors.known_question_ids(include_gold_pool=True),
         )
     gold = selectors.gold_answers(split=submission.split, data_scope=submission.data_scope)
     if not gold:
@@ -697,7 +729,7 @@ def property_regression_refresh() -> PropertyRegression | None:
     properties, and keep the result. With too few data, the previous result is removed."""
     submissions = selectors.comparable_submissions().filter(data_scope=DataScope.REAL)
     per_table = (
-        QuestionResult.objects.filter(submission__in=submissions)
+        QuestionResult.objects.filter(submission__in=submissions, question__in_gold_pool=False)
         .values("question__table_id", "question__table__table_properties")
         .annotate(mean=Avg("recall"), n=Count("pk"))
     )

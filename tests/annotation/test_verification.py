@@ -23,6 +23,12 @@ from annotation.models import (
     VerificationSlot,
     VerifierStanding,
 )
+from annotation.selectors import (
+    adjudication_queue,
+    slot_payload,
+    verification_slot_held,
+    verifier_progress,
+)
 from annotation.services import (
     Verdict,
     adjudication_decide,
@@ -45,8 +51,10 @@ NONSENSE = Verdict("nonsensical", answer_correct=True)
 
 @pytest.fixture(autouse=True)
 def _no_gold(settings) -> None:
-    # Gold mixing is tested on its own; elsewhere the stream is only regular slots.
+    # Gold mixing is tested on its own; elsewhere the stream is only regular slots, and gold
+    # shows the gold answer unless a test asks for wrong ones.
     settings.VERIFICATION_GOLD_PERCENT = 0
+    settings.VERIFICATION_GOLD_WRONG_PERCENT = 0
 
 
 def annotators(n: int) -> list:
@@ -281,7 +289,9 @@ def test_releasing_gives_the_slot_back() -> None:
 @pytest.fixture
 def gold_questions() -> list[Question]:
     table = TableFactory()
-    return [QuestionFactory(table=table, gold_answer=f"{{{n}}}") for n in range(6)]
+    return [
+        QuestionFactory(table=table, gold_answer=f"{{{n}}}", in_gold_pool=True) for n in range(6)
+    ]
 
 
 def serve_gold(settings) -> None:
@@ -311,9 +321,10 @@ def test_gold_is_never_the_verifiers_own_question_nor_an_unparsable_answer(setti
     ModelQuestionFactory()
     (a,) = annotators(1)
     table = TableFactory()
-    own = QuestionFactory(table=table, gold_answer="{3}")
+    own = QuestionFactory(table=table, gold_answer="{3}", in_gold_pool=True)
     QuestionAuthoring.objects.create(question=own, annotator=a, client_key=uuid.uuid4())
-    QuestionFactory(table=table, gold_answer="not in the gold format")
+    # The pool refuses unparsable answers; one that got in some other way is skipped too.
+    QuestionFactory(table=table, gold_answer="not in the gold format", in_gold_pool=True)
     # Neither can be gold for this annotator: the regular stream continues.
     assert verification_claim(annotator=a).kind == "regular"
     (b,) = annotators(1)
@@ -399,20 +410,164 @@ def test_removal_releases_leases_and_requeues_past_verdicts(settings, gold_quest
 
 def test_gold_never_comes_from_the_test_split(settings) -> None:
     serve_gold(settings)
-    QuestionFactory(table=TableFactory(split="test"))
+    QuestionFactory(table=TableFactory(split="test"), in_gold_pool=True)
     ModelQuestionFactory()
     (a,) = annotators(1)
     assert verification_claim(annotator=a).kind == "regular"
 
 
-def test_gold_slots_are_only_built_from_verified_human_questions(settings) -> None:
+def test_gold_comes_only_from_the_pool_and_an_empty_pool_serves_none(settings) -> None:
     serve_gold(settings)
     ModelQuestionFactory()
-    QuestionFactory(status="unverified")
+    # Verified human-written questions outside the pool are public: never gold.
+    QuestionFactory(gold_answer="{1}")
     (a,) = annotators(1)
     slot = verification_claim(annotator=a)
-    # No verified human question exists, so the regular stream continues.
     assert slot.kind == "regular"
+    verification_release(annotator=a, slot_id=slot.pk)
+    pooled = QuestionFactory(gold_answer="{2}", in_gold_pool=True)
+    slot = verification_claim(annotator=a)
+    assert (slot.kind, slot.question_id) == ("gold", pooled.pk)
+
+
+def test_gold_is_never_a_question_the_verifier_verified_or_adjudicated(settings) -> None:
+    question = ModelQuestionFactory(gold_answer="{4}")
+    a, b, c = annotators(3)
+    verify(a, GOOD)
+    verify(b, GOOD)
+    Question.objects.filter(pk=question.pk).update(in_gold_pool=True)
+    serve_gold(settings)
+    ModelQuestionFactory()
+    # a and b know its answer: they get the regular stream; c gets it as gold.
+    assert verification_claim(annotator=a).kind == "regular"
+    assert verification_claim(annotator=c).question_id == question.pk
+
+
+# --- Deliberately wrong gold answers ---------------------------------------------------------
+
+
+def wrong_gold(settings) -> None:
+    serve_gold(settings)
+    settings.VERIFICATION_GOLD_WRONG_PERCENT = 100
+
+
+def test_a_wrong_gold_answer_is_shown_and_recorded(settings, gold_questions) -> None:
+    wrong_gold(settings)
+    (a,) = annotators(1)
+    slot = verification_claim(annotator=a)
+    gold = slot.question.gold_answer
+    assert slot.gold_shown_wrong is True
+    assert slot.gold_shown_answer != gold
+    # What the verifier is served is the wrong answer, and only that.
+    payload = slot_payload(slot)
+    assert payload["proposed_answer"] == slot.gold_shown_answer
+    assert gold not in str(payload)
+
+
+def test_the_share_of_wrong_gold_answers_follows_the_setting(settings, gold_questions) -> None:
+    settings.VERIFICATION_GOLD_WRONG_PERCENT = 30
+    question = Question.objects.select_related("table").get(pk=gold_questions[0].pk)
+    wrong = sum(verification_services._shown_answer(question)[1] for _ in range(3000))
+    assert 750 <= wrong <= 1050
+    settings.VERIFICATION_GOLD_WRONG_PERCENT = 0
+    assert verification_services._shown_answer(question) == (question.gold_answer, False)
+
+
+@pytest.mark.parametrize(
+    "verdict",
+    [
+        Verdict("good", answer_correct=True),
+        Verdict("ambiguous", True, rewritten_question="Which one?"),
+        # "Correcting" it to the very answer shown is accepting it.
+        "shown",
+    ],
+    ids=["right", "ambiguous-but-right", "corrected-to-itself"],
+)
+def test_an_annotator_who_accepts_a_wrong_gold_answer_is_removed(
+    settings, gold_questions, verdict
+) -> None:
+    wrong_gold(settings)
+    ModelQuestionFactory()
+    (a,) = annotators(1)
+    slot = verification_claim(annotator=a)
+    if verdict == "shown":
+        verdict = Verdict("good", False, corrected_answer=slot.gold_shown_answer)
+    result = verification_submit(annotator=a, slot_id=slot.pk, verdict=verdict)
+    assert result.slot.gold_passed is False and result.removed_from_pool
+    reason = VerifierStanding.objects.get(user=a).reason
+    assert reason == "accepted 1 deliberately wrong gold answer as right"
+    with pytest.raises(PermissionDenied, match="left the verification pool"):
+        verification_claim(annotator=a)
+
+
+def test_flagging_a_wrong_gold_answer_passes_and_the_threshold_is_configurable(
+    settings, gold_questions
+) -> None:
+    wrong_gold(settings)
+    careful, lenient = annotators(2)
+    slot = verification_claim(annotator=careful)
+    gold = slot.question.gold_answer
+    result = verification_submit(
+        annotator=careful, slot_id=slot.pk, verdict=Verdict("good", False, corrected_answer=gold)
+    )
+    assert result.slot.gold_passed and not result.removed_from_pool
+    # One accepted wrong answer tolerated, the second removes.
+    settings.GOLD_MAX_WRONG_ANSWERS_ACCEPTED = 1
+    assert not verify(lenient, GOOD).removed_from_pool
+    assert verify(lenient, GOOD).removed_from_pool
+
+
+def test_a_pool_question_undecided_by_a_removal_leaves_the_pool(settings) -> None:
+    question = ModelQuestionFactory(gold_answer="{4}")
+    a, b = annotators(2)
+    verify(a, GOOD)
+    verify(b, GOOD)
+    Question.objects.filter(pk=question.pk).update(in_gold_pool=True)
+    verification_services.verifier_remove(user=a, reason="test")
+    question.refresh_from_db()
+    assert (question.status, question.in_gold_pool) == ("unverified", False)
+
+
+# --- Test-split questions: admins only -------------------------------------------------------
+
+
+def test_test_split_questions_are_verified_by_admins_only() -> None:
+    held_out = ModelQuestionFactory(table=TableFactory(split="test"), gold_answer="{7}")
+    (a,) = annotators(1)
+    judge = UserFactory(role="adjudicator")
+    # Never offered to annotators or adjudicators, nor counted for them.
+    assert verification_claim(annotator=a) is None
+    assert verification_claim(annotator=judge) is None
+    assert verifier_progress(annotator=a).open_slots == 0
+    first, second = UserFactory(role="admin"), UserFactory(role="admin")
+    assert verifier_progress(annotator=first).open_slots == 2
+    verify(first, GOOD)
+    assert verify(second, Verdict("good", False, corrected_answer="{8}")).question_status == (
+        "adjudication"
+    )
+    # Adjudicating it is for admins too.
+    assert adjudication_queue(adjudicator=judge) == (0, [])
+    with pytest.raises(PermissionDenied, match="admins only"):
+        adjudication_decide(adjudicator=judge, question_id=held_out.pk, rating="good", answer="{8}")
+    third = UserFactory(role="admin")
+    assert adjudication_queue(adjudicator=third)[0] == 1
+    adjudication_decide(adjudicator=third, question_id=held_out.pk, rating="good", answer="{8}")
+    assert Question.objects.get(pk=held_out.pk).status == "verified"
+
+
+def test_a_test_split_slot_an_annotator_somehow_holds_is_never_served_or_accepted() -> None:
+    held_out = ModelQuestionFactory(table=TableFactory(split="test"))
+    (a,) = annotators(1)
+    slot = VerificationSlot.objects.filter(question=held_out, slot_number=1).get()
+    VerificationSlot.objects.filter(pk=slot.pk).update(
+        status="leased", annotator=a, lease_expires_at=timezone.now() + timedelta(minutes=5)
+    )
+    assert verification_claim(annotator=a) is None
+    assert verification_slot_held(annotator=a, slot_id=slot.pk) is None
+    with pytest.raises(PermissionDenied, match="admins only"):
+        verification_submit(annotator=a, slot_id=slot.pk, verdict=GOOD)
+    slot.refresh_from_db()
+    assert slot.status == "leased" and slot.rating == ""
 
 
 # --- Concurrency ----------------------------------------------------------------------------

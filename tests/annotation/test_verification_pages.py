@@ -21,6 +21,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(autouse=True)
 def _no_gold(settings) -> None:
     settings.VERIFICATION_GOLD_PERCENT = 0
+    settings.VERIFICATION_GOLD_WRONG_PERCENT = 0
 
 
 @pytest.fixture
@@ -127,7 +128,10 @@ def test_an_empty_queue_answers_204(client: Client, annotator) -> None:
 def test_gold_slots_look_like_the_others(client: Client, annotator, settings) -> None:
     ModelQuestionFactory(text="A generated question?")
     QuestionFactory(
-        table=TableFactory(split="train"), text="A control question?", gold_answer="{7}"
+        table=TableFactory(split="train"),
+        text="A control question?",
+        gold_answer="{7}",
+        in_gold_pool=True,
     )
     regular = client.post("/api/verify/claim/").json()
     client.post(
@@ -152,6 +156,67 @@ def test_gold_slots_look_like_the_others(client: Client, annotator, settings) ->
     assert client.get("/annotate/verify/00000000-0000-4000-8000-000000000000/").status_code == 404
     # The table page lists each question's origin: no link to it from the verify page.
     assert "/tables/" not in gold_page
+
+
+def test_a_wrong_gold_answer_is_what_the_page_and_api_propose(
+    client: Client, annotator, settings
+) -> None:
+    settings.VERIFICATION_GOLD_PERCENT = 100
+    settings.VERIFICATION_GOLD_WRONG_PERCENT = 100
+    QuestionFactory(
+        table=TableFactory(split="train"),
+        text="How many men lived in the North in 2019?",
+        gold_answer="{1}",
+        in_gold_pool=True,
+    )
+    claimed = client.post("/api/verify/claim/").json()
+    slot = VerificationSlot.objects.get(public_id=claimed["slot"])
+    assert slot.gold_shown_wrong and claimed["proposed_answer"] == slot.gold_shown_answer
+    assert claimed["proposed_answer"] != "{1}"
+    page = client.get(claimed["url"]).content.decode()
+    assert f'id="proposed-answer">{slot.gold_shown_answer}<' in page
+    # Calling it right fails the check and takes the annotator out of the pool.
+    done = client.post(
+        f"/api/verify/slots/{claimed['slot']}/submit/",
+        {"rating": "good", "answer_correct": True},
+        content_type="application/json",
+    ).json()
+    assert done["removed_from_pool"] and done["next"] is None
+
+
+def test_no_annotator_payload_shows_a_test_split_proposed_answer(client: Client) -> None:
+    # The attack: generation ran on a test table and an annotator's claim showed the answer.
+    secret = "{HELD-OUT-4411}"
+    held_out = ModelQuestionFactory(table=TableFactory(split="test"), gold_answer=secret)
+    for role in ("annotator", "adjudicator"):
+        client.force_login(UserFactory(role=role))
+        assert client.post("/api/verify/claim/").status_code == 204
+        followed = client.get("/annotate/verify/", follow=True).content.decode()
+        assert "nothing left to verify" in followed and secret not in followed
+        assert " 0 waiting" in client.get("/annotate/").content.decode()
+    # Two admins disagree; the adjudication queue stays the admins' too.
+    admins = [UserFactory(role="admin") for _ in range(3)]
+    for admin, correct in zip(admins[:2], (True, False), strict=True):
+        client.force_login(admin)
+        claimed = client.post("/api/verify/claim/").json()
+        assert claimed["proposed_answer"] == secret  # admins see it: they verify it
+        client.post(
+            f"/api/verify/slots/{claimed['slot']}/submit/",
+            {"rating": "good", "answer_correct": correct, "corrected_answer": "{1}"},
+            content_type="application/json",
+        )
+    client.force_login(UserFactory(role="adjudicator"))
+    for url in ("/annotate/adjudication/", "/api/verify/adjudication/"):
+        assert secret not in client.get(url).content.decode()
+    assert client.get(f"/annotate/adjudication/{held_out.pk}/").status_code == 404
+    decided = client.post(
+        f"/api/verify/adjudication/{held_out.pk}/decide/",
+        {"rating": "good", "answer": "{1}"},
+        content_type="application/json",
+    )
+    assert decided.status_code == 403
+    client.force_login(admins[2])
+    assert secret in client.get("/annotate/adjudication/").content.decode()
 
 
 def test_researchers_cannot_verify(client: Client) -> None:
