@@ -90,6 +90,9 @@ def generation_run_create(
     if missing:
         shown = ", ".join(missing[:5]) + (" …" if len(missing) > 5 else "")
         raise ApplicationError(f"no such table: {shown}", field="table_ids")
+    held_out = test_split_refusal(table_ids=wanted)
+    if held_out:
+        raise ApplicationError(held_out, field="table_ids")
     example_tables = list(_examples().order_by().values_list("table_id", flat=True).distinct()[:2])
     if not example_tables or (len(example_tables) == 1 and example_tables[0] in found):
         raise ApplicationError(
@@ -111,6 +114,26 @@ def generation_run_create(
         GenerationItem.objects.bulk_create([GenerationItem(run=run, table_id=t) for t in wanted])
         transaction.on_commit(lambda: _enqueue(run.pk))
     return run
+
+
+def test_split_refusal(*, table_ids: list[str]) -> str | None:
+    """Why these tables may not be sent for generation, or None. Test-split tables are
+    refused unless GENERATION_ALLOW_TEST_SPLIT is on: a model's proposed answer to a held-out
+    question, once verified, is test gold."""
+    if settings.GENERATION_ALLOW_TEST_SPLIT:
+        return None
+    held_out = sorted(
+        Table.objects.filter(pk__in=table_ids, split=Split.TEST).values_list("pk", flat=True)
+    )
+    if not held_out:
+        return None
+    shown = ", ".join(held_out[:5]) + (" …" if len(held_out) > 5 else "")
+    return (
+        f"{len(held_out)} of the tables {'is' if len(held_out) == 1 else 'are'} in the test "
+        f"split ({shown}): generation refuses them, so that no proposed answer to a held-out "
+        "question reaches annotators (GENERATION_ALLOW_TEST_SPLIT lets admins generate and "
+        "verify them)"
+    )
 
 
 def _run_for_update(run_id: int) -> GenerationRun:
@@ -168,7 +191,10 @@ def _image_data_url(table: Table) -> str | None:
 
 def _examples() -> QuerySet[Question]:
     return Question.objects.filter(
-        origin=QuestionOrigin.HUMAN, status=QuestionStatus.VERIFIED, table__split=Split.TRAIN
+        origin=QuestionOrigin.HUMAN,
+        status=QuestionStatus.VERIFIED,
+        table__split=Split.TRAIN,
+        in_gold_pool=False,  # private: never sent out
     )
 
 
@@ -241,6 +267,11 @@ class _EndpointRefused(Exception):
 
 
 def _generate_for(client: ChatClient, run: GenerationRun, item: GenerationItem) -> None:
+    # Checked again here: the setting may have been turned off since the run was started.
+    refusal = test_split_refusal(table_ids=[item.table_id])
+    if refusal is not None:
+        _fail_item(item, refusal, "")
+        return
     example = _worked_example(item.table)
     if example is None:  # the examples were removed after the run was started
         _fail_item(item, "no worked example on another table to show the model", "")

@@ -57,7 +57,7 @@ def tables():
     QuestionFactory(
         table=example_table, text="Which region has the most men?", gold_answer="{South}"
     )
-    return [TableFactory(split="test"), TableFactory(split="test")]
+    return [TableFactory(split="validation"), TableFactory(split="validation")]
 
 
 @pytest.fixture(autouse=True)
@@ -328,6 +328,94 @@ def test_only_admins_generate(tables) -> None:
             model="m",
             table_ids=[tables[0].pk],
         )
+
+
+def test_a_gold_pool_question_is_never_the_worked_example(admin) -> None:
+    # Pool questions are private: never sent to a model provider.
+    QuestionFactory(table=TableFactory(split="train"), gold_answer="{1}", in_gold_pool=True)
+    with pytest.raises(ApplicationError, match="worked example"):
+        generation_run_create(
+            user=admin,
+            base_url="http://127.0.0.1:9/v1",
+            model="m",
+            api_key_env="GEN_API_KEY",
+            table_ids=[TableFactory().pk],
+        )
+
+
+# --- Test-split tables (issue 10, item 3) ----------------------------------------------------
+
+
+def test_test_split_tables_are_refused_by_default(admin, tables) -> None:
+    held_out = TableFactory(split="test")
+    with pytest.raises(
+        ApplicationError, match=f"1 of the tables is in the test split \\({held_out.pk}\\)"
+    ) as error:
+        generation_run_create(
+            user=admin,
+            base_url="http://127.0.0.1:9/v1",
+            model="m",
+            api_key_env="GEN_API_KEY",
+            table_ids=[tables[0].pk, held_out.pk],
+        )
+    assert error.value.field == "table_ids" and "GENERATION_ALLOW_TEST_SPLIT" in error.value.message
+    assert not GenerationRun.objects.exists()
+
+
+def test_the_page_and_the_api_refuse_test_split_tables(client, admin, tables) -> None:
+    held_out = TableFactory(split="test")
+    client.force_login(admin)
+    form = client.get("/annotate/generation/?count=50").content.decode()
+    assert tables[0].pk in form and held_out.pk not in form  # not even offered
+    assert "are refused, so no proposed answer to a held-out question reaches annotators" in form
+    values = {
+        "base_url": "http://127.0.0.1:9/v1",
+        "model": "m",
+        "api_key_env": "GEN_API_KEY",
+        "questions_per_table": "8",
+        "table_ids": held_out.pk,
+    }
+    page = client.post("/annotate/generation/", values)
+    assert page.status_code == 400 and "in the test split" in page.content.decode()
+    api = client.post(
+        "/api/verify/generation-runs/",
+        {**values, "table_ids": [held_out.pk]},
+        content_type="application/json",
+    )
+    assert api.status_code == 400 and "in the test split" in api.json()["detail"]
+    assert not GenerationRun.objects.exists()
+
+
+def test_a_run_sends_no_test_table_once_the_setting_is_off(
+    admin, server, tables, key, settings
+) -> None:
+    settings.GENERATION_ALLOW_TEST_SPLIT = True
+    held_out = TableFactory(split="test")
+    run = start(admin, server, [tables[0], held_out], key)
+    settings.GENERATION_ALLOW_TEST_SPLIT = False  # turned off before the worker got to it
+    assert generation_run_execute(run_id=run.pk) == "done"
+    assert len(server.requests) == 1
+    assert held_out.pk not in json.dumps(server.requests)
+    item = GenerationItem.objects.get(run=run, table=held_out)
+    assert item.status == "failed" and "in the test split" in item.error
+    assert not Question.objects.filter(table=held_out).exists()
+    run.refresh_from_db()
+    assert (run.tables_done, run.tables_failed) == (1, 1)
+
+
+def test_when_allowed_test_split_questions_go_to_admins_only(
+    admin, server, key, settings, tables
+) -> None:
+    from annotation.services import verification_claim
+
+    settings.GENERATION_ALLOW_TEST_SPLIT = True
+    settings.VERIFICATION_GOLD_PERCENT = 0
+    held_out = TableFactory(split="test")
+    generation_run_execute(run_id=start(admin, server, [held_out], key).pk)
+    assert Question.objects.filter(table=held_out, origin="model").count() == 8
+    assert verification_claim(annotator=UserFactory(role="annotator")) is None
+    assert verification_claim(annotator=UserFactory(role="adjudicator")) is None
+    assert verification_claim(annotator=admin).question.table_id == held_out.pk
 
 
 @pytest.mark.django_db(transaction=True)
