@@ -17,6 +17,7 @@ CORE_MODULES = [
     "hctqa.core.stats",
     "hctqa.core.reported",
     "hctqa.core.answers",
+    "hctqa.core.gold_control",
     "hctqa.core.agreement",
     "hctqa.core.query_templates",
     "hctqa.core.generation",
