@@ -35,6 +35,7 @@ from annotation.models import (
     SlotKind,
     SlotStatus,
     Split,
+    Table,
     VerificationOutcome,
     VerificationSlot,
     VerifierStanding,
@@ -125,8 +126,10 @@ def _shown_answer(question: Question) -> tuple[str, bool]:
     gold = canonical_answer(question.gold_answer)
     if secrets.randbelow(100) >= settings.VERIFICATION_GOLD_WRONG_PERCENT:
         return gold, False
+    # The table is read only for a wrong answer, which draws from its cells.
+    csv = Table.objects.filter(pk=question.table_id).values_list("canonical_csv", flat=True)
     try:
-        cells = [cell.text for cell in parse_table(question.table.canonical_csv).cells]
+        cells = [cell.text for cell in parse_table(csv.first() or "").cells]
     except TableFormatError:
         cells = []  # a number with another digit, or the other of Yes/No, still does
     return wrong_answer(gold, cells, _rng), True
@@ -139,9 +142,7 @@ def _claim_gold(annotator: Any, now: datetime) -> VerificationSlot | None:
         return None  # an empty pool serves no gold
     for _ in range(_GOLD_PICKS):
         # A random offset into a stable order: cheaper than ORDER BY random() on every claim.
-        question = candidates.select_related("table").only(
-            "pk", "gold_answer", "table", "table__canonical_csv"
-        )[secrets.randbelow(count)]
+        question = candidates.only("pk", "gold_answer", "table_id")[secrets.randbelow(count)]
         try:
             shown, wrong = _shown_answer(question)
         except AnswerFormatError:
@@ -353,7 +354,7 @@ def verification_submit(
     if slot.status == SlotStatus.DONE:
         return SubmitResult(slot, slot.question.status)  # a retried request
     question = Question.objects.select_for_update().get(pk=slot.question_id)
-    if question.table.split == Split.TEST and not may_verify_test_split(annotator):
+    if not may_verify_test_split(annotator) and _on_test_split(question):
         raise PermissionDenied("test-split questions are verified by admins only")
     slot.status = SlotStatus.DONE
     slot.rating = verdict.rating
@@ -384,6 +385,10 @@ def _gold_passed(slot: VerificationSlot, verdict: Verdict, question: Question) -
     if slot.gold_shown_wrong:
         return corrected is not None and corrected != _answer_key(slot.gold_shown_answer)
     return corrected is None or corrected == _answer_key(question.gold_answer)
+
+
+def _on_test_split(question: Question) -> bool:
+    return Table.objects.filter(pk=question.table_id, split=Split.TEST).exists()
 
 
 def _final_answer(question: Question, slot: VerificationSlot) -> str:
@@ -447,7 +452,7 @@ def adjudication_decide(
     question = Question.objects.select_for_update().filter(pk=question_id).first()
     if question is None:
         raise ApplicationError(f"no question {question_id}")
-    if question.table.split == Split.TEST and not may_verify_test_split(adjudicator):
+    if not may_verify_test_split(adjudicator) and _on_test_split(question):
         raise PermissionDenied("test-split questions are adjudicated by admins only")
     if question.status != QuestionStatus.ADJUDICATION:
         raise ConflictError(
