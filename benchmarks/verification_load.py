@@ -1,14 +1,17 @@
 """Fifty annotators verifying at once against a running server (gunicorn), through the API:
 claim, sometimes renew, submit (which hands out the next slot, as the verification page uses
 it; sometimes sent twice, as a retried request would be), and a few who walk away holding a
-lease. Prints p95 latency to claim and to submit, then checks the
+lease. Gold control is on (the server's VERIFICATION_GOLD_PERCENT, 10 by default) with a
+pool of release questions, half of them shown with a wrong answer, which the annotators
+catch. Prints p95 latency to claim and to submit, then checks the
 invariants in the database: no question with more than two verifications, no verdict lost,
 no slot stuck.
 
 Meant for PostgreSQL (set DATABASE_URL; a scratch database hctqa_bench is used):
 
     DATABASE_URL=postgres://hctqa:hctqa@127.0.0.1:5432/hctqa [THINK_SECONDS=3] \\
-        .venv/bin/python benchmarks/verification_load.py [--data ../shared/data]
+        [ANNOTATORS=50] [QUESTIONS=800] .venv/bin/python benchmarks/verification_load.py \\
+        [--data ../shared/data]
 """
 
 from __future__ import annotations
@@ -24,13 +27,15 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 from _setup import REPO, import_release, setup
 
-ANNOTATORS = 50
-WALK_AWAY = 5  # annotators who leave mid-task, holding a lease
-QUESTIONS = 800
+# ANNOTATORS and QUESTIONS shrink the run for a quick check on a busy machine.
+ANNOTATORS = int(os.environ.get("ANNOTATORS", "50"))
+WALK_AWAY = max(1, ANNOTATORS // 10)  # annotators who leave mid-task, holding a lease
+QUESTIONS = int(os.environ.get("QUESTIONS", "800"))
+GOLD_POOL = 300
 LEASE_SECONDS = 4
 TIME_LIMIT = 300
 # Seconds an annotator spends on a question. 0 (the default) is a stress test: everyone
@@ -88,7 +93,11 @@ def main() -> None:
     if not os.environ.get("DATABASE_URL"):
         print("note: no DATABASE_URL, so this runs on SQLite; the goal is set on PostgreSQL")
     import_release(args.data)
-    tables = list(Table.objects.filter(source="psa").order_by("pk")[: QUESTIONS // 8])
+    # Not on test-split tables: generation refuses them by default, and their questions are
+    # for admins to verify.
+    tables = list(
+        Table.objects.filter(source="psa").exclude(split="test").order_by("pk")[: QUESTIONS // 8]
+    )
     generated = [
         Question(
             id=f"{t.pk}--A{100 + k}",
@@ -103,6 +112,20 @@ def main() -> None:
     ]
     Question.objects.bulk_create(generated)
     verification_slots_open(questions=generated)
+    # The gold pool refuses release questions (anyone can look them up); load is load, so
+    # the benchmark puts some in directly. Its annotators know the answers and pass.
+    # One question per text, so an annotator can tell which gold answer they are shown.
+    texts = Question.objects.filter(origin="human", status=QuestionStatus.VERIFIED)
+    counts = Counter(texts.values_list("text", flat=True))
+    gold_by_text: dict[str, str] = {}
+    picked = []
+    for pk, text, answer in (
+        texts.filter(table__split="train").order_by("pk").values_list("pk", "text", "gold_answer")
+    ):
+        if counts[text] == 1 and len(picked) < GOLD_POOL:
+            picked.append(pk)
+            gold_by_text[text] = answer
+    Question.objects.filter(pk__in=picked).update(in_gold_pool=True)
     tokens = [
         Token.objects.create(user=UserFactory(username=f"load-{n}", role="annotator")).key
         for n in range(ANNOTATORS)
@@ -132,7 +155,7 @@ def main() -> None:
                 break
             except OSError:
                 time.sleep(0.2)
-        results = run_load(base, tokens)
+        results = run_load(base, tokens, gold_by_text)
     finally:
         server.terminate()
         server.wait(timeout=20)
@@ -211,15 +234,30 @@ def main() -> None:
         f" after two fresh annotators took what was left)"
     )
     gold = VerificationSlot.objects.filter(kind="gold", status="done").aggregate(
-        n=Count("pk"), passed=Count("pk", filter=Q(gold_passed=True))
+        n=Count("pk"),
+        passed=Count("pk", filter=Q(gold_passed=True)),
+        wrong=Count("pk", filter=Q(gold_shown_wrong=True)),
     )
-    print(f"gold questions answered: {gold['n']} (passed {gold['passed']})")
+    print(
+        f"gold questions answered: {gold['n']} ({gold['wrong']} shown with a wrong answer),"
+        f" passed {gold['passed']}"
+    )
     ok = over == 0 and twice == 0 and not lost and stuck == 0 and unclaimable == 0
+    ok = ok and gold["passed"] == gold["n"]
     print("invariants hold" if ok else "INVARIANTS BROKEN")
     sys.exit(0 if ok else 1)
 
 
-def run_load(base: str, tokens: list[str]):
+def _answer_key(text: str) -> str:
+    from hctqa.core.answers import AnswerFormatError, canonical_answer
+
+    try:
+        return canonical_answer(text)
+    except AnswerFormatError:
+        return text
+
+
+def run_load(base: str, tokens: list[str], gold_by_text: dict[str, str]):
     claims: list[float] = []
     submits: list[float] = []
     accepted: list[tuple[str, str, str]] = []
@@ -266,13 +304,17 @@ def run_load(base: str, tokens: list[str]):
                     api.post(f"/api/verify/slots/{slot['slot']}/renew/")
             is_generated = slot["question"].startswith("Generated question")
             rating = rng.choice(["good"] * 7 + ["ambiguous"] * 2 + ["nonsensical"])
-            if not is_generated:
-                rating = "good"  # gold: a careful annotator passes it
             verdict = {
                 "rating": rating,
                 "answer_correct": True,
                 "rewritten_question": "Which value, exactly?" if rating == "ambiguous" else "",
             }
+            if not is_generated:
+                # Gold: a careful annotator passes it, catching a deliberately wrong answer.
+                rating = "good"
+                gold = gold_by_text[slot["question"]]
+                right = _answer_key(slot["proposed_answer"]) == _answer_key(gold)
+                verdict = {"rating": rating, "answer_correct": right, "corrected_answer": gold}
             path = f"/api/verify/slots/{slot['slot']}/submit/"
             # The submit hands out the next slot too, as the verification page uses it.
             status, body, ms = api.post(path, verdict)
