@@ -391,6 +391,10 @@ def test_the_crawl_would_see_gold_if_it_leaked(client: Client, secret_question: 
     full = client.get(f"/releases/{VERSION}/full/hf/data/test.jsonl")
     body = b"".join(full.streaming_content).decode()
     assert SECRET in body and SECRET_SQL in body
+    # The gold pool is in no edition, the full one included; its table's public question is.
+    train = client.get(f"/releases/{VERSION}/full/hf/data/train.jsonl")
+    body = b"".join(train.streaming_content).decode()
+    assert "A public question on the same table?" in body and POOL_Q not in body
     # Admins see the pool question wherever the dataset is shown, and on the gold pages.
     for url in (f"/tables/{POOL_T}/", f"/api/questions/{POOL_Q}/", "/annotate/gold/"):
         body = client.get(url).content.decode()
