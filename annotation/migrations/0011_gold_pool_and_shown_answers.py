@@ -16,7 +16,7 @@ def record_shown_answers(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotation", "0007_synthetic_generation_runs"),
+        ("annotation", "0010_generationrun_endpoint_required"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
