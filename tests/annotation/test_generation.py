@@ -336,9 +336,8 @@ def test_a_gold_pool_question_is_never_the_worked_example(admin) -> None:
     with pytest.raises(ApplicationError, match="worked example"):
         generation_run_create(
             user=admin,
-            base_url="http://127.0.0.1:9/v1",
+            endpoint=endpoint_at("http://127.0.0.1:9/v1", "GEN_API_KEY").name,
             model="m",
-            api_key_env="GEN_API_KEY",
             table_ids=[TableFactory().pk],
         )
 
@@ -353,9 +352,8 @@ def test_test_split_tables_are_refused_by_default(admin, tables) -> None:
     ) as error:
         generation_run_create(
             user=admin,
-            base_url="http://127.0.0.1:9/v1",
+            endpoint=endpoint_at("http://127.0.0.1:9/v1", "GEN_API_KEY").name,
             model="m",
-            api_key_env="GEN_API_KEY",
             table_ids=[tables[0].pk, held_out.pk],
         )
     assert error.value.field == "table_ids" and "GENERATION_ALLOW_TEST_SPLIT" in error.value.message
@@ -369,9 +367,8 @@ def test_the_page_and_the_api_refuse_test_split_tables(client, admin, tables) ->
     assert tables[0].pk in form and held_out.pk not in form  # not even offered
     assert "are refused, so no proposed answer to a held-out question reaches annotators" in form
     values = {
-        "base_url": "http://127.0.0.1:9/v1",
+        "endpoint": endpoint_at("http://127.0.0.1:9/v1", "GEN_API_KEY").name,
         "model": "m",
-        "api_key_env": "GEN_API_KEY",
         "questions_per_table": "8",
         "table_ids": held_out.pk,
     }
