@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -88,6 +89,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
+    "axes",
     "endpoints",
     "annotation",
     "releases",
@@ -98,6 +100,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -106,6 +109,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last: turns a login refused for too many failures into the lockout page or JSON.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "hctqa.urls"
@@ -159,6 +164,11 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+# django-axes first: it refuses a locked-out client before a password is checked.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
 ]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "accounts:account"
@@ -270,13 +280,110 @@ INFERENCE_QUEUED_RESEND_SECONDS = env_int("INFERENCE_QUEUED_RESEND_SECONDS", 360
 # the Celery time limits, and other runs get their turn.
 INFERENCE_SLICE_SECONDS = env_int("INFERENCE_SLICE_SECONDS", 1800)
 
+# --- Accounts, sign-up and logging in
+# Self-service sign-ups per client address (an IPv6 /64) per hour; 0: no limit.
+SIGN_UP_LIMIT_PER_HOUR = env_int("SIGN_UP_LIMIT_PER_HOUR", 5)
+# Submissions and inference runs scored against test gold answers (split test or all) need
+# an account an admin approved. On: any researcher may (a single lab's own server).
+OPEN_TEST_SUBMISSIONS = env_bool("OPEN_TEST_SUBMISSIONS", False)
+# Reverse proxies in front of the web server that append the client to X-Forwarded-For; the
+# per-address limits (sign-up, log-in lockout, API throttles) read the client from there.
+# 0: the connection's own address (nothing in front, or a proxy that is not trusted).
+TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
+# django-axes: after LOGIN_FAILURE_LIMIT failed log-ins (the form, the admin, the API token
+# endpoint) a client is locked out for LOGIN_LOCKOUT_MINUTES. LOGIN_LOCKOUT_BY says what is
+# counted: "username+ip_address" (a user's failures from one address: a guesser is stopped,
+# the user can still log in from elsewhere), "username" (from anywhere: also stops a
+# guesser with many addresses, but lets anyone lock a user out), "ip_address" (every user
+# from the address); several, comma-separated, lock out on any.
+LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
+LOGIN_LOCKOUT_MINUTES = env_int("LOGIN_LOCKOUT_MINUTES", 15)
+LOGIN_LOCKOUT_BY = env_list("LOGIN_LOCKOUT_BY", ["username+ip_address"])
+_LOCKOUT_PARAMETERS = {"username", "ip_address"}
+for _item in LOGIN_LOCKOUT_BY:
+    if not set(_item.split("+")) <= _LOCKOUT_PARAMETERS:
+        raise ImproperlyConfigured(
+            f"LOGIN_LOCKOUT_BY takes username, ip_address or username+ip_address, not {_item!r}"
+        )
+AXES_ENABLED = env_bool("LOGIN_LOCKOUT", True)
+AXES_FAILURE_LIMIT = LOGIN_FAILURE_LIMIT
+AXES_COOLOFF_TIME = timedelta(minutes=LOGIN_LOCKOUT_MINUTES)
+AXES_LOCKOUT_PARAMETERS = [item.split("+") if "+" in item else item for item in LOGIN_LOCKOUT_BY]
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "hctqa.accounts.addresses.client_address"
+AXES_LOCKOUT_CALLABLE = "hctqa.accounts.views.locked_out"
+# The access log would grow by a row per log-in; failures are what axes is for.
+AXES_DISABLE_ACCESS_LOG = True
+AXES_VERBOSE = False
+
+# --- HTTP hardening
 SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 SESSION_COOKIE_HTTPONLY = True
-if env_bool("HTTPS", False):
+HTTPS = env_bool("HTTPS", False)
+if HTTPS:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
+    SECURE_SSL_REDIRECT = True
+    # A load balancer's health check may come in plain HTTP: /healthz answers it unredirected.
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 365 * 24 * 3600)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+    SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+
+# Content-Security-Policy (django-csp): scripts and styles only from the platform's own
+# static files, never inline; nothing framed, nothing posted elsewhere. The API docs page
+# (Swagger UI) widens style-src for itself (hctqa/urls.py).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        # data: for the empty favicon and Swagger UI's icons.
+        "img-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "font-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
+
+# Throttle counters (DRF) live in this cache. The default, files in var/cache, is shared by
+# the web server's processes on one host; with several hosts set CACHE_URL=redis://...
+CACHE_URL = env_str("CACHE_URL", "")
+if CACHE_URL.startswith(("redis://", "rediss://")):
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": CACHE_URL,
+        }
+    }
+elif CACHE_URL == "":
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(VAR_DIR / "cache"),
+        }
+    }
+elif CACHE_URL == "locmem://":
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+else:
+    raise ImproperlyConfigured(f"CACHE_URL should be redis://... or locmem://, not {CACHE_URL!r}")
+
+# API rate limits, as DRF rates ("120/minute", "1000/hour"; empty: none). Anonymous clients
+# count per address, logged-in ones per user. The annotation tools save a draft every second,
+# well within the user rate. Uploads and inference runs, and the token endpoint (per
+# address), have their own, tighter limits.
+API_THROTTLE_RATES: dict[str, str | None] = {
+    "anon": env_str("API_THROTTLE_ANON", "120/minute") or None,
+    "user": env_str("API_THROTTLE_USER", "600/minute") or None,
+    "uploads": env_str("API_THROTTLE_UPLOADS", "60/hour") or None,
+    "auth": env_str("API_THROTTLE_AUTH", "20/minute") or None,
+}
 
 # --- REST API
 REST_FRAMEWORK = {
@@ -294,6 +401,12 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "hctqa.api.exception_handler",
+    # Rates come from API_THROTTLE_RATES, read per request (hctqa/throttles.py).
+    "DEFAULT_THROTTLE_CLASSES": [
+        "hctqa.throttles.AnonRateThrottle",
+        "hctqa.throttles.UserRateThrottle",
+        "hctqa.throttles.ScopedRateThrottle",
+    ],
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "HCT-QA platform API",

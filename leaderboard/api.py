@@ -132,6 +132,8 @@ class LeaderboardApi(APIView):
 class SubmissionCreateApi(APIView):
     permission_classes = [IsAuthenticated]
     parser_classes = [MultiPartParser, FormParser]
+    # Each upload is parsed and scored: a rate of its own (API_THROTTLE_UPLOADS).
+    throttle_scope = "uploads"
 
     @extend_schema(request={"multipart/form-data": dict}, responses={201: SubmissionOutput})
     def post(self, request: Request) -> Response:
@@ -299,6 +301,7 @@ class InferenceRunCreateApi(APIView):
     kept encrypted while the run can send, erased when it ends, never returned."""
 
     permission_classes = [IsAuthenticated]
+    throttle_scope = "uploads"
 
     class InputSerializer(StrictInput):
         retired = {
@@ -378,6 +381,7 @@ class InferenceRunResumeApi(APIView):
     A run on your own endpoint with a key needs ``api_key`` again once it has stopped."""
 
     permission_classes = [IsAuthenticated]
+    throttle_scope = "uploads"
 
     class InputSerializer(StrictInput):
         api_key = serializers.CharField(

@@ -30,7 +30,10 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 @pytest.fixture(autouse=True, scope="session")
 def _test_settings() -> Iterator[None]:
     """Static files from the finders (the manifest storage needs collectstatic first;
-    production mode is smoke-tested by .ci/run through scripts/run), and fast passwords."""
+    production mode is smoke-tested by .ci/run through scripts/run), fast passwords, a cache
+    of each test process's own, and no API rate limits: the crawls and the browser tests
+    make hundreds of requests a minute. Tests of the limits set them (tests/test_throttling.py).
+    """
     from django.conf import settings
     from django.test import override_settings
 
@@ -38,7 +41,12 @@ def _test_settings() -> Iterator[None]:
     storages["staticfiles"] = {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}
     # Password hashing is slow on purpose; tests create many users.
     fast_hashers = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    with override_settings(STORAGES=storages, PASSWORD_HASHERS=fast_hashers):
+    with override_settings(
+        STORAGES=storages,
+        PASSWORD_HASHERS=fast_hashers,
+        CACHES={"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}},
+        API_THROTTLE_RATES={scope: None for scope in settings.API_THROTTLE_RATES},
+    ):
         yield
 
 

@@ -6,7 +6,8 @@ import factory
 from django.contrib.auth.models import User
 
 from annotation.models import Question, Split, Table
-from hctqa.accounts.services import user_role_add
+from hctqa.accounts.roles import RESEARCHER
+from hctqa.accounts.services import account_approve_for_test_split, user_role_add
 from hctqa.core import taxonomy
 
 SIMPLE_CSV = "Region,Male,Female\nNorth,10,12\nSouth,20,22\n"
@@ -27,6 +28,14 @@ class UserFactory(factory.django.DjangoModelFactory[User]):
         self.save()
         if create and extracted:
             user_role_add(user=self, role=extracted)
+
+    @factory.post_generation
+    def test_split_approved(self, create: bool, extracted: bool | None, **kwargs: object) -> None:
+        """Researchers are approved for test-split submissions unless the test says
+        ``test_split_approved=False`` (tests of that approval do)."""
+        wanted = extracted is None or extracted
+        if create and wanted and self.groups.filter(name=RESEARCHER).exists():
+            account_approve_for_test_split(user=self, approved_by=None)
 
 
 class TableFactory(factory.django.DjangoModelFactory[Table]):

@@ -1,14 +1,29 @@
-"""Writes to users, roles and API tokens."""
+"""Writes to users, roles, accounts and API tokens."""
 
 from __future__ import annotations
 
+import logging
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
 from django.contrib.auth.models import Group, Permission, User
-from django.db import transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
+from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
+from hctqa.accounts.addresses import address_group
+from hctqa.accounts.models import Account
 from hctqa.accounts.roles import ADMIN, ADMIN_APPS, RESEARCHER, ROLE_PERMISSIONS, ROLES
+from hctqa.accounts.selectors import can_submit_to_test_split
+from hctqa.accounts.usernames import username_skeleton
 from hctqa.errors import ApplicationError
+
+logger = logging.getLogger(__name__)
+
+SIGN_UP_WINDOW = timedelta(hours=1)
+USERNAME_TAKEN = "that username is taken, or looks too much like one that is"
 
 
 def _permissions(names: tuple[str, ...]) -> list[Permission]:
@@ -46,14 +61,104 @@ def user_role_add(*, user: User, role: str) -> None:
         user.save(update_fields=["is_staff"])
 
 
+def account_sync(*, user: User) -> Account:
+    """Create or update the user's account row with the skeleton of their username. Runs
+    whenever a user is saved with a new name, however it was made (sign-up, the admin,
+    createsuperuser, the demo). A name confusable with an older account's keeps no skeleton:
+    the older account holds it, and sign-up refuses such names before they get here."""
+    account, _ = Account.objects.get_or_create(user=user)
+    skeleton = username_skeleton(user.username)
+    if account.username_skeleton == skeleton:
+        return account
+    try:
+        with transaction.atomic():
+            Account.objects.filter(pk=account.pk).update(username_skeleton=skeleton)
+        account.username_skeleton = skeleton
+    except IntegrityError:
+        logger.warning("username %r is confusable with an older account's", user.username)
+        Account.objects.filter(pk=account.pk).update(username_skeleton=None)
+        account.username_skeleton = None
+    return account
+
+
+def _lock_sign_ups_from(group: str) -> None:
+    """Serialise sign-ups from one address so that concurrent ones count one after the other.
+    SQLite's IMMEDIATE transactions do so already; PostgreSQL takes a transaction-scoped
+    advisory lock on the address."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", ["sign-up:" + group])
+
+
+def _check_sign_up_limit(group: str) -> None:
+    limit = settings.SIGN_UP_LIMIT_PER_HOUR
+    if limit <= 0:
+        return
+    recent = Account.objects.filter(
+        signed_up_from=group, created_at__gte=timezone.now() - SIGN_UP_WINDOW
+    ).count()
+    if recent >= limit:
+        raise ApplicationError(
+            f"{limit} accounts were made from your address in the last hour, the most it "
+            "allows; try again in an hour, or ask the platform's admins for an account"
+        )
+
+
 @transaction.atomic
-def researcher_sign_up(*, username: str, email: str, password: str) -> User:
-    """A self-service account with the researcher role."""
-    if User.objects.filter(username__iexact=username).exists():
-        raise ApplicationError("that username is taken", field="username")
+def researcher_sign_up(*, username: str, email: str, password: str, address: str) -> User:
+    """A self-service account with the researcher role. At most SIGN_UP_LIMIT_PER_HOUR per
+    address (an IPv6 /64) an hour; a username confusable with an existing one (after
+    Unicode normalisation and without case) is refused."""
+    group = address_group(address)
+    _lock_sign_ups_from(group)
+    _check_sign_up_limit(group)
+    skeleton = username_skeleton(username)
+    if Account.objects.filter(username_skeleton=skeleton).exists():
+        raise ApplicationError(USERNAME_TAKEN, field="username")
     user = User.objects.create_user(username=username, email=email, password=password)
+    # Saving the user made its account (account_sync); a concurrent sign-up of a confusable
+    # name that committed first left it without the skeleton.
+    if not Account.objects.filter(user=user, username_skeleton=skeleton).update(
+        signed_up_from=group
+    ):
+        raise ApplicationError(USERNAME_TAKEN, field="username")
     user_role_add(user=user, role=RESEARCHER)
     return user
+
+
+def account_check_test_split_access(*, user: Any) -> None:
+    """Refuse, with what to do, a user who may not have predictions scored against test gold
+    answers (split test or all)."""
+    if not can_submit_to_test_split(user=user):
+        raise ApplicationError(
+            "test-split submissions (split test or all) are open to accounts an admin has "
+            f"approved, and {user.username} is not approved yet: ask the platform's admins to "
+            "approve it (your account page says how). Validation and train submissions are "
+            "open to you now.",
+            field="split",
+        )
+
+
+@transaction.atomic
+def account_approve_for_test_split(*, user: User, approved_by: User | None) -> Account:
+    """Approve ``user`` for test-split submissions, recording who (None: a command) and when.
+    Approving twice keeps the first approval."""
+    if approved_by is not None and approved_by.pk == user.pk:
+        raise ApplicationError("an admin cannot approve their own account")
+    account = account_sync(user=user)
+    Account.objects.filter(pk=account.pk, test_split_approved_at__isnull=True).update(
+        test_split_approved_at=timezone.now(), test_split_approved_by=approved_by
+    )
+    account.refresh_from_db()
+    return account
+
+
+@transaction.atomic
+def account_approval_withdraw(*, user: User) -> None:
+    """Withdraw the approval: no new test-split submission or run. Those made already stay."""
+    Account.objects.filter(user=user).update(
+        test_split_approved_at=None, test_split_approved_by=None
+    )
 
 
 @transaction.atomic
@@ -84,4 +189,8 @@ def demo_users_ensure() -> list[tuple[str, str, str]]:
             user.save(update_fields=["is_superuser"])
         user_role_add(user=user, role=role)
         created.append((username, password, role))
+    # The demo researcher shows every kind of submission, the test split's too.
+    account_approve_for_test_split(
+        user=User.objects.get(username=RESEARCHER), approved_by=User.objects.get(username=ADMIN)
+    )
     return created

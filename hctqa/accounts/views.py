@@ -1,14 +1,18 @@
 from __future__ import annotations
 
+from typing import Any
+
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 from rest_framework.authtoken.models import Token
 
-from hctqa.accounts import services
+from hctqa.accounts import selectors, services
+from hctqa.accounts.addresses import client_address
 from hctqa.accounts.forms import ResearcherSignUpForm
 from hctqa.errors import ApplicationError
 
@@ -23,6 +27,7 @@ def sign_up(request: HttpRequest) -> HttpResponse:
                 username=form.cleaned_data["username"],
                 email=form.cleaned_data["email"],
                 password=form.cleaned_data["password1"],
+                address=client_address(request),
             )
         except ApplicationError as exc:
             form.add_error(exc.field, exc.message)
@@ -40,7 +45,14 @@ def sign_up(request: HttpRequest) -> HttpResponse:
 def account(request: HttpRequest) -> HttpResponse:
     token = Token.objects.filter(user=request.user).first()
     roles = sorted(request.user.groups.values_list("name", flat=True))
-    return render(request, "accounts/account.html", {"token": token, "roles": roles})
+    context = {
+        "token": token,
+        "roles": roles,
+        "account": selectors.account_of(user=request.user),
+        "test_split_open": selectors.can_submit_to_test_split(user=request.user),
+        "open_test_submissions": settings.OPEN_TEST_SUBMISSIONS,
+    }
+    return render(request, "accounts/account.html", context)
 
 
 @login_required
@@ -49,3 +61,27 @@ def token_rotate(request: HttpRequest) -> HttpResponse:
     services.api_token_rotate(user=request.user)
     messages.success(request, "A new API token was created; the previous one no longer works.")
     return redirect("accounts:account")
+
+
+def locked_out(
+    request: HttpRequest, original_response: HttpResponse | None, credentials: Any
+) -> HttpResponse:
+    """django-axes' answer to a client locked out after too many failed log-ins: a page for
+    the log-in forms, JSON for the API, both 429 with Retry-After."""
+    minutes = settings.LOGIN_LOCKOUT_MINUTES
+    message = (
+        f"Too many failed log-ins: logging in from here is locked for {minutes} minutes. "
+        "Each further failure starts the wait again. Forgot your password? Ask the "
+        "platform's admins."
+    )
+    if request.path.startswith("/api/"):
+        response: HttpResponse = JsonResponse({"detail": message}, status=429)
+    else:
+        response = render(
+            request,
+            "accounts/locked_out.html",
+            {"message": message, "minutes": minutes},
+            status=429,
+        )
+    response["Retry-After"] = str(minutes * 60)
+    return response

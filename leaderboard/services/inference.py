@@ -46,6 +46,7 @@ from endpoints.keys import api_key_seal
 from endpoints.models import Endpoint
 from endpoints.selectors import chat_target, endpoint_for_run
 from endpoints.services import api_key_checked, own_base_url_checked
+from hctqa.accounts.services import account_check_test_split_access
 from hctqa.commit import platform_commit
 from hctqa.core.prompts import (
     PROMPT_STYLES,
@@ -272,6 +273,8 @@ def inference_run_create(
     """
     if not user.has_perm("leaderboard.add_inferencerun"):
         raise PermissionDenied("only researchers and admins can start inference runs")
+    if selectors.includes_test_questions(data.split):
+        account_check_test_split_access(user=user)
     data, endpoint = _validate(user=user, data=data)
     _check_metadata(_submission_input(data))
     if not selectors.benchmark_questions(split=data.split, data_scope=data.data_scope).exists():
@@ -402,6 +405,9 @@ def inference_run_resume(
     A run on the researcher's own endpoint with a key needs ``api_key`` again once it ended."""
     run = InferenceRun.objects.select_for_update().get(pk=run_id)
     _require_manager(user, run)
+    if selectors.includes_test_questions(run.split):
+        # Approval withdrawn since the run started: it may not carry on.
+        account_check_test_split_access(user=run.created_by)
     now = timezone.now()
     # In the foreground (the command), a queued run may be taken from the queue's hands.
     resumable = run.is_resumable or (run.status == RunStatus.QUEUED and not enqueue)

@@ -27,6 +27,7 @@ from django.db.models import Avg, Case, Count, F, PositiveSmallIntegerField, Q, 
 from django.utils import timezone
 
 from annotation.models import Question, QuestionOrigin
+from hctqa.accounts.services import account_check_test_split_access
 from hctqa.core import taxonomy
 from hctqa.core.predictions import PredictionsError, PredictionsFile, read_predictions
 from hctqa.core.reported import ReportedResult
@@ -210,6 +211,8 @@ def submission_create(
     """
     if not owner.has_perm("leaderboard.add_submission"):
         raise PermissionDenied("only researchers can submit predictions")
+    if selectors.includes_test_questions(data.split):
+        account_check_test_split_access(user=owner)
     _check_metadata(data)
     _check_size(predictions)
     _validated(
@@ -252,6 +255,7 @@ def submission_create_from_predictions(
     _validated(raw, split=data.split, data_scope=data.data_scope, max_answer_chars=None)
     counted = limit_entry is None and selectors.includes_test_questions(data.split)
     if counted:
+        account_check_test_split_access(user=owner)
         _take_test_split_slot(owner)
     submission = _store(owner=owner, data=data, content=ContentFile(raw))
     if counted:

@@ -1,0 +1,33 @@
+"""DRF's rate throttles with their rates read from API_THROTTLE_RATES on each request (DRF's
+own read them once, at import), and the client's address from hctqa.accounts.addresses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from rest_framework import throttling
+
+from hctqa.accounts.addresses import client_address
+
+
+class _Configured:
+    scope: str | None
+
+    def get_rate(self) -> str | None:
+        return settings.API_THROTTLE_RATES.get(self.scope or "")
+
+    def get_ident(self, request: Any) -> str:
+        return client_address(request)
+
+
+class AnonRateThrottle(_Configured, throttling.AnonRateThrottle):
+    pass
+
+
+class UserRateThrottle(_Configured, throttling.UserRateThrottle):
+    pass
+
+
+class ScopedRateThrottle(_Configured, throttling.ScopedRateThrottle):
+    """For views with a ``throttle_scope``: per user, or per address for anonymous clients."""
