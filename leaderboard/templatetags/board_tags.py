@@ -13,7 +13,7 @@ def score(value: float | None) -> str:
 
 @register.filter
 def percent(value: float | None) -> str:
-    """A bar width in percent (0–100), for CSS."""
+    """A share in percent (0–100), to one decimal."""
     return "0" if value is None else f"{max(0.0, min(1.0, value)) * 100:.1f}"
 
 

@@ -1,0 +1,171 @@
+"""Every main page of every role works under the Content-Security-Policy: Chromium reports
+any refused script, style, image or connection, and the test fails on the first one."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.factories import QuestionFactory, SubmissionFactory, TableFactory, UserFactory
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
+
+# Chromium fires securitypolicyviolation in the page for each refusal; the listener is
+# installed before any of the page's own scripts run, on every page the test opens.
+LISTENER = """
+document.addEventListener("securitypolicyviolation", (e) => {
+  window.reportViolation(
+    `${e.effectiveDirective} refused ${e.blockedURI || "inline"} at ${e.sourceFile}:${e.lineNumber}`
+  );
+});
+"""
+
+
+@pytest.fixture
+def violations(page: Page) -> Iterator[list[str]]:
+    found: list[str] = []
+    page.expose_function("reportViolation", lambda text: found.append(f"{page.url}: {text}"))
+    page.add_init_script(LISTENER)
+    page.on(
+        "console",
+        lambda message: (
+            found.append(f"{page.url}: {message.text}")
+            if "Content Security Policy" in message.text
+            else None
+        ),
+    )
+    yield found
+
+
+@pytest.fixture
+def site() -> dict[str, object]:
+    table = TableFactory(id="psa--1--1")
+    TableFactory(id="psa--1--2", split="train")
+    QuestionFactory(table=table)
+    researcher = UserFactory(username="rita", role="researcher")
+    breakdowns = {
+        "table_properties": [
+            {"code": "multi_level_column", "label": "Multi-level columns", "recall": 0.4, "n": 40}
+        ],
+        "query_properties": [],
+        "templates": [],
+        "min_group": 1,
+    }
+    own = SubmissionFactory(owner=researcher, model_name="rita-7b", breakdowns=breakdowns)
+    return {"table": table, "submission": own}
+
+
+def visit(page: Page, base: str, paths: list[str]) -> None:
+    for path in paths:
+        response = page.goto(base + path)
+        assert response is not None and response.status < 400, (path, response)
+        assert "script-src 'self'" in response.headers["content-security-policy"]
+        page.wait_for_load_state("networkidle")
+
+
+def log_in(page: Page, base: str, username: str) -> None:
+    page.goto(f"{base}/accounts/login/")
+    page.locator("#id_username").fill(username)
+    page.locator("#id_password").fill("a-Long-password-1")
+    page.locator("#id_password").press("Enter")
+    expect(page).to_have_url(re.compile("/accounts/$"))
+
+
+def log_out(page: Page) -> None:
+    page.get_by_role("button", name="Log out").click()
+    expect(page.get_by_role("link", name="Log in")).to_be_visible()
+
+
+def test_the_listener_catches_a_violation(live_server, page: Page, violations: list) -> None:
+    page.goto(f"{live_server.url}/")
+    page.evaluate("document.body.insertAdjacentHTML('beforeend', '<b style=\"color:red\">x</b>')")
+    page.wait_for_timeout(200)
+    assert any("style-src" in v for v in violations), violations
+
+
+def test_every_role_s_main_pages_run_under_the_policy(
+    live_server, page: Page, violations: list, site: dict
+) -> None:
+    base = live_server.url
+    submission = site["submission"]
+    visit(
+        page,
+        base,
+        [
+            "/",
+            "/dataset/",
+            "/dataset/coverage/",
+            "/tables/psa--1--1/",
+            "/leaderboard/",
+            "/leaderboard/vision/",
+            f"/leaderboard/submissions/{submission.pk}/",
+            "/leaderboard/compare/",
+            "/leaderboard/regression/",
+            "/releases/",
+            "/accounts/login/",
+            "/accounts/sign-up/",
+        ],
+    )
+    # Swagger UI starts (its script is a file, its styles are no inline block).
+    page.goto(f"{base}/api/docs/")
+    expect(page.locator(".swagger-ui .info .title")).to_contain_text("HCT-QA platform API")
+    assert violations == []
+
+    log_in(page, base, "rita")
+    visit(
+        page,
+        base,
+        [
+            "/accounts/",
+            "/leaderboard/submit/",
+            "/leaderboard/submissions/",
+            "/leaderboard/inference/",
+            "/leaderboard/inference/new/",
+            f"/leaderboard/submissions/{submission.pk}/",
+        ],
+    )
+    # The breakdown bars are <meter>s, drawn with no inline style.
+    expect(page.locator("section.chart meter.bar")).to_have_attribute("value", "0.400000")
+    # Deleting asks first (a script file, not an inline handler): dismissed, nothing happens.
+    page.once("dialog", lambda dialog: dialog.dismiss())
+    page.get_by_role("button", name="Delete").click()
+    expect(page.get_by_role("heading", name="rita-7b")).to_be_visible()
+    log_out(page)
+
+    UserFactory(username="ann", role="annotator")
+    log_in(page, base, "ann")
+    visit(
+        page,
+        base,
+        [
+            "/annotate/",
+            "/annotate/properties/psa--1--1/",
+            "/annotate/questions/psa--1--2/",
+            "/annotate/verify/",
+        ],
+    )
+    log_out(page)
+
+    admin = UserFactory(username="ada", role="admin", is_superuser=True)
+    log_in(page, base, "ada")
+    visit(
+        page,
+        base,
+        [
+            "/annotate/gold/",
+            "/annotate/generation/",
+            "/annotate/verification/",
+            "/annotate/synthetic/",
+            "/annotate/agreement/",
+            "/releases/",
+            "/admin/",
+            "/admin/accounts/account/",
+            f"/admin/accounts/account/{admin.pk}/change/",
+            f"/admin/leaderboard/submission/{submission.pk}/change/",
+            "/admin/auth/user/add/",
+        ],
+    )
+    assert violations == []
