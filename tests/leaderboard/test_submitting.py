@@ -140,10 +140,11 @@ def test_the_daily_test_split_limit_counts_failed_and_deleted_submissions(
 def test_the_daily_limit_holds_under_concurrent_uploads(
     dataset, researcher, settings, monkeypatch
 ) -> None:
-    settings.SUBMISSION_DAILY_TEST_LIMIT = 3
+    # Exactly the default 5 of 20 test-split uploads started at the same instant are taken.
+    assert settings.SUBMISSION_DAILY_TEST_LIMIT == 5
     monkeypatch.setattr(services.submissions, "_enqueue_scoring", lambda pk: None)
     outcomes: list[str] = []
-    start = threading.Barrier(8)
+    start = threading.Barrier(20)
 
     def upload_one() -> None:
         start.wait()
@@ -155,13 +156,13 @@ def test_the_daily_limit_holds_under_concurrent_uploads(
         finally:
             close_old_connections()
 
-    threads = [threading.Thread(target=upload_one) for _ in range(8)]
+    threads = [threading.Thread(target=upload_one) for _ in range(20)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert sorted(outcomes) == ["created"] * 3 + ["refused"] * 5
-    assert Submission.objects.count() == 3 == DailyLimitEntry.objects.count()
+    assert sorted(outcomes) == ["created"] * 5 + ["refused"] * 15
+    assert Submission.objects.count() == 5 == DailyLimitEntry.objects.count()
 
 
 @pytest.mark.django_db(transaction=True)
