@@ -480,8 +480,9 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    # One INFO line per HTTP request would flood the inference worker's log.
-    "loggers": {"httpx2": {"level": "WARNING"}},
+    # One INFO line per HTTP request would flood the inference worker's log, and
+    # django-axes logs every log-in at INFO; its warnings (failures, lockouts) stay.
+    "loggers": {"httpx2": {"level": "WARNING"}, "axes": {"level": "WARNING"}},
 }
 
 # The synthetic generator's parameter files (PARAM_semantics.json, PARAM_tableTemplates.json,

@@ -116,3 +116,21 @@ class SubmissionFactory(factory.django.DjangoModelFactory):
     recall_pak = 0.5
     recall_census = 0.3
     recall_arxiv = 0.6
+
+
+class InferenceRunFactory(factory.django.DjangoModelFactory):
+    """A failed inference run on a researcher's own endpoint (nothing to execute)."""
+
+    class Meta:
+        model = "leaderboard.InferenceRun"
+
+    created_by = factory.SubFactory(UserFactory, role="researcher")
+    model_name = factory.Sequence(lambda n: f"run-model-{n}")
+    base_url = "https://own.example/v1"
+    modality = "text"
+    table_format = "paper"
+    split = "validation"
+    data_scope = "real"
+    weights = "closed"
+    status = "failed"
+    config = factory.LazyFunction(dict)

@@ -4,7 +4,9 @@ import io
 
 import pytest
 from django.contrib.auth import authenticate
+from django.contrib.auth.models import User
 from django.core.management import call_command
+from django.test import RequestFactory
 
 from annotation.models import Question, Table, VerificationSlot
 
@@ -25,9 +27,14 @@ def test_it_loads_the_demo_tables_and_one_user_per_role() -> None:
     originals = dict(demo.filter(origin="synthetic").values_list("text", "gold_answer"))
     assert all(q.gold_answer != originals[q.text] for q in wrong)
     for role in ("annotator", "adjudicator", "researcher", "admin"):
-        user = authenticate(username=role, password=f"{role}-demo-pass")
+        # A log-in always comes with its request (django-axes watches it).
+        request = RequestFactory().post("/accounts/login/")
+        user = authenticate(request, username=role, password=f"{role}-demo-pass")
         assert user is not None and user.groups.filter(name=role).exists()
         assert f"{role} / {role}-demo-pass" in out.getvalue()
+    # The demo researcher may try test-split submissions too, approved by the demo admin.
+    researcher = User.objects.get(username="researcher")
+    assert researcher.account.test_split_approved_by.username == "admin"
     again = io.StringIO()
     call_command("load_demo", stdout=again)
     assert "Nothing changed" in again.getvalue()
