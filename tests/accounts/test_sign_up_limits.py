@@ -173,3 +173,40 @@ def test_the_service_refuses_every_look_alike_itself() -> None:
             researcher_sign_up(
                 username=name, email="x@example.org", password=PASSWORD, address="192.0.2.1"
             )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_sign_ups_from_one_address_stay_within_the_limit(settings) -> None:
+    import threading
+
+    from django.db import close_old_connections
+
+    from hctqa.accounts.services import researcher_sign_up
+    from hctqa.errors import ApplicationError
+
+    settings.SIGN_UP_LIMIT_PER_HOUR = 3
+    outcomes: list[str] = []
+    start = threading.Barrier(10)
+
+    def one(n: int) -> None:
+        start.wait()
+        try:
+            researcher_sign_up(
+                username=f"burst{n}",
+                email=f"b{n}@example.org",
+                password=PASSWORD,
+                address="203.0.113.7",
+            )
+            outcomes.append("created")
+        except ApplicationError:
+            outcomes.append("refused")
+        finally:
+            close_old_connections()
+
+    threads = [threading.Thread(target=one, args=(n,)) for n in range(10)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes) == ["created"] * 3 + ["refused"] * 7
+    assert Account.objects.filter(signed_up_from="203.0.113.7").count() == 3
