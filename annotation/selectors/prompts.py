@@ -151,6 +151,16 @@ def prompt_records(
     )
 
 
+def _tables_in_order(table_ids: list[str], chunk: int = 100) -> Iterator[Table]:
+    """The tables by id, a chunk at a time so memory stays flat. By the ids already read
+    rather than a subquery: right after a bulk import PostgreSQL has no statistics yet, and
+    planned the semi-join as a nested loop that took minutes."""
+    for start in range(0, len(table_ids), chunk):
+        ids = table_ids[start : start + chunk]
+        tables = Table.objects.only("id", "source", "canonical_csv", "image").in_bulk(ids)
+        yield from (tables[table_id] for table_id in ids)
+
+
 def _records(
     *,
     questions: QuerySet[Question],
@@ -165,12 +175,8 @@ def _records(
         "id", "table_id", "text"
     ):
         by_table[table_id].append((qa_id, text))
-    tables = (
-        Table.objects.filter(id__in=questions.values("table_id"))
-        .only("id", "source", "canonical_csv", "image")
-        .order_by("id")
-    )
-    for table in tables.iterator(chunk_size=100):
+    # In the database's order of table ids, as the questions were read.
+    for table in _tables_in_order(list(by_table)):
         example = None
         if examples:
             example = examples[1][1] if examples[0][0] == table.id else examples[0][1]
