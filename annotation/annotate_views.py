@@ -14,7 +14,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.safestring import mark_safe
 
-from annotation import selectors, services
+from annotation import selectors, services, shortcuts
 from annotation.annotate_api import table_payload
 from hctqa.core import taxonomy
 from hctqa.core.query_templates import TEMPLATES
@@ -88,6 +88,7 @@ def hub(request: HttpRequest) -> HttpResponse:
         "verifying": selectors.verifier_progress(annotator=user)
         if user.has_perm("annotation.verify_question")
         else None,
+        "removal": selectors.pool_removal(annotator=user),
     }
     return render(request, "annotation/annotate/hub.html", context)
 
@@ -163,6 +164,7 @@ def property_tool(request: HttpRequest, table_id: str) -> HttpResponse:
         "taxonomy": taxonomy.as_json(taxonomy.TABLE_PROPERTIES),
         "state": state,
         "violations": taxonomy.check(taxonomy.TABLE_PROPERTIES, work.properties),
+        "shortcuts": shortcuts.properties_tool(),
     }
     return render(request, "annotation/annotate/properties.html", context, status=status)
 
@@ -254,6 +256,7 @@ def question_tool(request: HttpRequest, table_id: str) -> HttpResponse:
         "taxonomy": taxonomy.as_json(taxonomy.QUERY_PROPERTIES),
         "template_data": {t.code: t.filled() for t in TEMPLATES},
         "state": state,
+        "shortcuts": shortcuts.question_tool(),
     }
     return render(request, "annotation/annotate/questions.html", context, status=status)
 
@@ -286,6 +289,14 @@ def agreement(request: HttpRequest) -> HttpResponse:
     )
 
 
+@dataclass(frozen=True)
+class ResolveRow:
+    prop: taxonomy.Property
+    marks: list[bool]
+    chosen: bool
+    tie: bool
+
+
 @login_required
 def resolve(request: HttpRequest, table_id: str) -> HttpResponse:
     _require(request, "annotation.adjudicate_question")
@@ -306,18 +317,19 @@ def resolve(request: HttpRequest, table_id: str) -> HttpResponse:
             return redirect("annotate:agreement")
     work = selectors.resolution_work(table_id=table_id)
     chosen = work.resolution.properties if work.resolution else work.majority
-    rows = [
-        (
-            prop,
-            [bool(props.get(prop.code)) for props in work.by_coder.values()],
-            bool(chosen.get(prop.code)),
-        )
-        for prop in taxonomy.TABLE_PROPERTIES.flags()
-    ]
+    rows = []
+    for prop in taxonomy.TABLE_PROPERTIES.flags():
+        marks = [bool(props.get(prop.code)) for props in work.by_coder.values()]
+        # A tie (one annotation for, one against) has no majority: it is left unset and
+        # marked, so the page never claims a majority that is not there.
+        tie = bool(marks) and sum(marks) * 2 == len(marks)
+        rows.append(ResolveRow(prop, marks, bool(chosen.get(prop.code)), tie))
     context = {
         "work": work,
         "coders": list(work.by_coder),
         "rows": rows,
+        "ties": sum(1 for r in rows if r.tie),
+        "shortcuts": shortcuts.resolve_tool(),
         "table_html": mark_safe(table_payload(work.table)["html"]),  # noqa: S308
     }
     return render(request, "annotation/annotate/resolve.html", context, status=status)

@@ -535,7 +535,8 @@ class GenerationRun(models.Model):
     def progress(self) -> int:
         if not self.tables_total:
             return 0
-        return round(100 * (self.tables_done + self.tables_failed) / self.tables_total)
+        # Rounded down, so 100% means every table is through.
+        return 100 * (self.tables_done + self.tables_failed) // self.tables_total
 
 
 class GenerationItem(models.Model):
@@ -613,4 +614,4 @@ class SyntheticRun(models.Model):
             return 100
         start, width = self._STAGES.get(self.stage, (0, 0))
         fraction = self.done / self.total if self.total else 0
-        return min(100, round(start + width * fraction))
+        return min(99, int(start + width * fraction))  # 100 only when done

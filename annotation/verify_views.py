@@ -17,7 +17,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
-from annotation import selectors, services
+from annotation import selectors, services, shortcuts
 from annotation.annotate_api import table_payload
 from annotation.models import Rating, Source
 from annotation.verify_api import release_and_skip, skipped_questions
@@ -88,7 +88,7 @@ def verify(request: HttpRequest, slot_id: uuid.UUID) -> HttpResponse:
             status = 400
         else:
             if result.removed_from_pool:
-                messages.error(request, "You have left the verification pool after gold checks.")
+                # The hub says why and who can reinstate them, and no longer offers verifying.
                 return redirect("annotate:hub")
             messages.success(request, "Saved.")
             return redirect("annotate:verify_next")
@@ -107,6 +107,7 @@ def verify(request: HttpRequest, slot_id: uuid.UUID) -> HttpResponse:
         "form": form,
         "ratings": Rating.choices,
         "progress": selectors.verifier_progress(annotator=request.user),
+        "shortcuts": shortcuts.verify_tool(),
         "state": {
             "slot": str(public_id),
             "user": request.user.get_username(),
@@ -164,6 +165,7 @@ def adjudicate(request: HttpRequest, question_id: str) -> HttpResponse:
         "table_html": mark_safe(table_payload(item.question.table)["html"]),  # noqa: S308
         "ratings": Rating.choices,
         "form": form,
+        "shortcuts": shortcuts.adjudicate_tool(),
     }
     return render(request, "annotation/verify/adjudicate.html", context, status=status)
 
@@ -285,7 +287,8 @@ def generation(request: HttpRequest) -> HttpResponse:
             messages.error(request, f"Not started: {exc.message}.")
             status = 400
         else:
-            messages.success(request, f"Generation run {run.pk} is queued.")
+            # No flash message: the run page's own status line says queued, then running,
+            # done or failed; a "queued" banner would outlive it.
             return redirect("annotate:generation_run", run_id=run.pk)
     context = {
         "form": form,

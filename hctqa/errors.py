@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from django.core.exceptions import PermissionDenied
+
 
 class ApplicationError(Exception):
     """``details``: the individual problems behind the message, when there are several (the
@@ -23,3 +25,12 @@ class ConflictError(ApplicationError):
     def __init__(self, message: str, *, current: dict[str, object]) -> None:
         super().__init__(message)
         self.current = current
+
+
+class Forbidden(PermissionDenied):
+    """A refusal that tells the person what to do about it: ``hint`` is shown on the 403
+    page under the reason (who can give them access, where to go instead)."""
+
+    def __init__(self, message: str, *, hint: str = "") -> None:
+        super().__init__(message)
+        self.hint = hint

@@ -171,7 +171,8 @@ AUTHENTICATION_BACKENDS = [
     "django.contrib.auth.backends.ModelBackend",
 ]
 LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "accounts:account"
+# Each role lands on its own workspace (hctqa.views.landing), not on the token page.
+LOGIN_REDIRECT_URL = "landing"
 LOGOUT_REDIRECT_URL = "home"
 
 LANGUAGE_CODE = "en-us"
@@ -478,11 +479,16 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"expected_refusals": {"()": "hctqa.log_filters.ExpectedRefusals"}},
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    # One INFO line per HTTP request would flood the inference worker's log, and
-    # django-axes logs every log-in at INFO; its warnings (failures, lockouts) stay.
-    "loggers": {"httpx2": {"level": "WARNING"}, "axes": {"level": "WARNING"}},
+    "loggers": {
+        # One INFO line per HTTP request would flood the inference worker's log, and
+        # django-axes logs every log-in at INFO; its warnings (failures, lockouts) stay.
+        "httpx2": {"level": "WARNING"},
+        "axes": {"level": "WARNING"},
+        "django.request": {"filters": ["expected_refusals"]},
+    },
 }
 
 # The synthetic generator's parameter files (PARAM_semantics.json, PARAM_tableTemplates.json,

@@ -24,6 +24,9 @@ api_patterns = [
 urlpatterns = [
     path("", views.home, name="home"),
     path("healthz", health.healthz, name="healthz"),
+    path("welcome/", views.landing, name="landing"),
+    # Browsers ask for /favicon.ico on pages that name no icon (the API's JSON, say).
+    path("favicon.ico", views.favicon),
     path("", include("annotation.urls")),
     path("leaderboard/", include("leaderboard.urls")),
     path("releases/", include("releases.urls")),
@@ -36,3 +39,5 @@ urlpatterns = [
     # Uploaded table images. Small and few; a production proxy may serve MEDIA_ROOT instead.
     path(f"{settings.MEDIA_URL.lstrip('/')}<path:path>", views.media, name="media"),
 ]
+
+handler403 = "hctqa.views.permission_denied"

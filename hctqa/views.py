@@ -1,8 +1,12 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.templatetags.static import static
+from django.urls import reverse
 from django.views.static import serve
 
 from annotation.selectors import dataset_overview
@@ -15,3 +19,48 @@ def home(request: HttpRequest) -> HttpResponse:
 def media(request: HttpRequest, path: str) -> HttpResponse:
     # MEDIA_ROOT is read per request, not frozen when the URLconf loads.
     return serve(request, path, document_root=settings.MEDIA_ROOT)
+
+
+def landing(request: HttpRequest) -> HttpResponse:
+    """Where logging in leads: each role to its own workspace."""
+    return redirect(workspace_url(request.user))
+
+
+def workspace_url(user: Any) -> str:
+    """Annotators, adjudicators and admins work in the annotation hub; researchers in their
+    submissions; anyone else starts at the home page."""
+    if user.is_authenticated:
+        if any(user.has_perm(p) for p in _ANNOTATION_PERMISSIONS):
+            return reverse("annotate:hub")
+        if user.has_perm("leaderboard.add_submission"):
+            return reverse("leaderboard:my_submissions")
+    return reverse("home")
+
+
+_ANNOTATION_PERMISSIONS = (
+    "annotation.annotate_table",
+    "annotation.write_question",
+    "annotation.verify_question",
+)
+
+
+def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """The 403 page: why, and what to do. ``Forbidden`` refusals carry their own advice."""
+    reason = str(exception) or "your account may not open this page"
+    roles = (
+        sorted(request.user.groups.values_list("name", flat=True))
+        if request.user.is_authenticated
+        else []
+    )
+    context = {
+        "reason": reason[:1].upper() + reason[1:],
+        "hint": getattr(exception, "hint", ""),
+        "roles": roles,
+        "workspace": workspace_url(request.user),
+    }
+    return render(request, "403.html", context, status=403)
+
+
+def favicon(request: HttpRequest) -> HttpResponse:
+    # Read per request: the static file's hashed name exists only after collectstatic.
+    return redirect(static("favicon.png"), permanent=True)

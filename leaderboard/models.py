@@ -311,6 +311,9 @@ class DailyLimitEntry(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
+    class Meta:
+        verbose_name_plural = "daily limit entries"
+
     def __str__(self) -> str:
         return f"test-split submission by user {self.user_id} at {self.created_at:%Y-%m-%d %H:%M}"
 

@@ -55,6 +55,7 @@ from annotation.selectors.verification import (
     Dashboard,
     GoldControl,
     GoldVerdict,
+    PoolRemoval,
     VerifierProgress,
     adjudication_item,
     adjudication_queue,
@@ -66,6 +67,7 @@ from annotation.selectors.verification import (
     gold_verdicts,
     may_verify_test_split,
     outside_test_split,
+    pool_removal,
     slot_payload,
     tables_without_generated_questions,
     verification_dashboard,
@@ -76,6 +78,7 @@ from annotation.selectors.verification import (
 
 __all__ = [
     "PAPER_SHARES",
+    "PoolRemoval",
     "PROMPT_SCOPES",
     "PROMPT_SPLITS",
     "RELEASE_CODER",
@@ -115,6 +118,7 @@ __all__ = [
     "may_verify_test_split",
     "one_shot_example_ids",
     "outside_test_split",
+    "pool_removal",
     "prompt_questions",
     "prompt_records",
     "query_mix",

@@ -78,6 +78,42 @@ def verifier_progress(*, annotator: Any) -> VerifierProgress:
     return VerifierProgress(mine["today"], mine["total"], waiting)
 
 
+@dataclass(frozen=True)
+class PoolRemoval:
+    """Why an annotator is out of the verification pool, and who can put them back."""
+
+    removed_at: datetime
+    reason: str
+    admins: list[str]
+
+    @property
+    def message(self) -> str:
+        return f"you left the verification pool on {self.removed_at:%Y-%m-%d}: you {self.reason}"
+
+    @property
+    def hint(self) -> str:
+        who = f" ({', '.join(self.admins)})" if self.admins else ""
+        return (
+            f"Only an admin{who} can put you back in the pool, from the verification "
+            "dashboard: ask one to look at your gold verdicts. Your other annotation tools "
+            "stay open to you."
+        )
+
+
+def pool_removal(*, annotator: Any) -> PoolRemoval | None:
+    standing = VerifierStanding.objects.filter(user=annotator, removed_at__isnull=False).first()
+    if standing is None:
+        return None
+    admins = list(
+        get_user_model()
+        .objects.filter(Q(is_superuser=True) | Q(groups__name="admin"), is_active=True)
+        .order_by("username")
+        .values_list("username", flat=True)
+        .distinct()[:3]
+    )
+    return PoolRemoval(standing.removed_at, standing.reason, admins)
+
+
 def verification_slot_pk(*, public_id: uuid.UUID) -> int:
     """The slot behind a public id (404 when there is none)."""
     pk = VerificationSlot.objects.filter(public_id=public_id).values_list("pk", flat=True).first()
@@ -211,7 +247,8 @@ class Queue:
 
     @property
     def percent(self) -> int:
-        return round(100 * self.done / self.total) if self.total else 0
+        # Rounded down: 6587 of 6605 is 99%, and 100% means nothing is left.
+        return 100 * self.done // self.total if self.total else 0
 
 
 @dataclass(frozen=True)

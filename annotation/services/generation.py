@@ -5,6 +5,7 @@ slots, or not at all; a table whose replies stay malformed is reported, never ha
 from __future__ import annotations
 
 import logging
+import os
 import re
 from datetime import timedelta
 from typing import Any
@@ -318,6 +319,19 @@ def _stop(run_id: int, status: str, error: str = "") -> str:
     return GenerationRun.objects.values_list("status", flat=True).get(pk=run_id)
 
 
+def _key_fix(endpoint: Any) -> str:
+    """What an admin does about a key that is not set. Generation runs are read by admins only,
+    so unlike an inference run's error this one may name the variable."""
+    variable = endpoint.api_key_env
+    if not variable or os.environ.get(variable, "").strip():
+        return ""
+    return (
+        f". To fix it: set {variable} in the environment of the Celery worker that runs "
+        "generation (scripts/run starts it; restart it after setting the variable), then press "
+        "Resume on this page"
+    )
+
+
 def generation_run_execute(*, run_id: int) -> str:
     """Work through the run's pending tables. Safe to call again: finished tables are
     skipped, and a cancelled run stops before its next table."""
@@ -339,7 +353,7 @@ def generation_run_execute(*, run_id: int) -> str:
             max_tokens=settings.GENERATION_MAX_TOKENS,
         )
     except ApplicationError as exc:
-        return _stop(run_id, RunStatus.FAILED, exc.message)
+        return _stop(run_id, RunStatus.FAILED, exc.message + _key_fix(run.endpoint))
     if target.base_url != run.base_url:
         GenerationRun.objects.filter(pk=run_id).update(base_url=target.base_url)
     policy = RetryPolicy(

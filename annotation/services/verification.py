@@ -40,11 +40,15 @@ from annotation.models import (
     VerificationSlot,
     VerifierStanding,
 )
-from annotation.selectors.verification import may_verify_test_split, outside_test_split
+from annotation.selectors.verification import (
+    may_verify_test_split,
+    outside_test_split,
+    pool_removal,
+)
 from hctqa.core.answers import AnswerFormatError, canonical_answer
 from hctqa.core.gold_control import wrong_answer
 from hctqa.core.tables import TableFormatError, parse_table
-from hctqa.errors import ApplicationError, ConflictError
+from hctqa.errors import ApplicationError, ConflictError, Forbidden
 
 # The gold stream's coins and picks must not be predictable from outside.
 _rng = random.SystemRandom()
@@ -57,11 +61,9 @@ def _lease() -> timedelta:
 def _require_verifier(user: Any) -> None:
     if not user.has_perm("annotation.verify_question"):
         raise PermissionDenied("only annotators verify questions")
-    standing = VerifierStanding.objects.filter(user=user, removed_at__isnull=False).first()
-    if standing is not None:
-        raise PermissionDenied(
-            f"you left the verification pool on {standing.removed_at:%Y-%m-%d}: {standing.reason}"
-        )
+    removal = pool_removal(annotator=user)
+    if removal is not None:
+        raise Forbidden(removal.message, hint=removal.hint)
 
 
 def verification_slots_open(*, questions: list[Question]) -> int:

@@ -58,8 +58,14 @@ def account(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def token_rotate(request: HttpRequest) -> HttpResponse:
+    replaced = Token.objects.filter(user=request.user).exists()
     services.api_token_rotate(user=request.user)
-    messages.success(request, "A new API token was created; the previous one no longer works.")
+    messages.success(
+        request,
+        "A new API token was created; the previous one no longer works."
+        if replaced
+        else "Your API token was created.",
+    )
     return redirect("accounts:account")
 
 

@@ -78,7 +78,7 @@ def test_sign_up_refuses_a_taken_name_and_a_weak_password(client: Client) -> Non
 def test_log_in_and_out(client: Client) -> None:
     UserFactory(username="ada")
     response = client.post("/accounts/login/", {"username": "ada", "password": "a-Long-password-1"})
-    assert response.status_code == 302 and response["Location"] == "/accounts/"
+    assert response.status_code == 302 and response["Location"] == "/welcome/"
     assert client.get("/accounts/").status_code == 200
     assert client.post("/accounts/logout/").status_code == 302
     assert client.get("/accounts/").status_code == 302
@@ -111,3 +111,30 @@ def test_the_token_page_creates_and_replaces_a_token(client: Client) -> None:
 def test_the_token_page_needs_a_post(client: Client) -> None:
     client.force_login(UserFactory())
     assert client.get("/accounts/token/").status_code == 405
+
+
+@pytest.mark.parametrize(
+    ("role", "workspace"),
+    [
+        ("annotator", "/annotate/"),
+        ("adjudicator", "/annotate/"),
+        ("admin", "/annotate/"),
+        ("researcher", "/leaderboard/submissions/"),
+        (None, "/"),
+    ],
+)
+def test_logging_in_lands_each_role_on_its_workspace(client: Client, role, workspace) -> None:
+    UserFactory(username="ada", role=role)
+    response = client.post(
+        "/accounts/login/", {"username": "ada", "password": "a-Long-password-1"}, follow=True
+    )
+    assert response.redirect_chain[-1][0] == workspace
+    assert response.status_code == 200
+
+
+def test_creating_a_first_token_does_not_speak_of_a_previous_one(client: Client) -> None:
+    client.force_login(UserFactory(role="researcher"))
+    first = client.post("/accounts/token/", follow=True).content.decode()
+    assert "Your API token was created." in first and "previous one" not in first
+    second = client.post("/accounts/token/", follow=True).content.decode()
+    assert "the previous one no longer works" in second

@@ -263,8 +263,34 @@ export function isTyping(event) {
   return (
     target instanceof HTMLElement &&
     (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName)) &&
-    !(target instanceof HTMLInputElement && target.type === "checkbox")
+    !(target instanceof HTMLInputElement && ["checkbox", "radio"].includes(target.type))
   );
+}
+
+// A text box that grows with its text (where CSS field-sizing is not supported).
+export function autoGrow(textarea) {
+  if (!textarea || CSS.supports("field-sizing", "content")) return;
+  const fit = () => {
+    textarea.style.height = "auto";
+    textarea.style.height = `${textarea.scrollHeight + 2}px`;
+  };
+  textarea.addEventListener("input", fit);
+  fit();
+}
+
+// How many header levels name a body cell's column: the non-empty column-header cells above
+// it (a header merged over two rows counts once). 0 for a header cell itself.
+export function columnDepth(cell) {
+  const table = cell.closest("table.hct");
+  if (!table || cell.tagName !== "TD" || cell.dataset.col === undefined) return 0;
+  const col = Number(cell.dataset.col);
+  let depth = 0;
+  for (const th of table.querySelectorAll("thead th[data-col]")) {
+    if (th.classList.contains("hct-corner") || !th.textContent.trim()) continue;
+    const start = Number(th.dataset.col);
+    if (start <= col && col < start + (Number(th.getAttribute("colspan")) || 1)) depth += 1;
+  }
+  return depth;
 }
 
 export function setupDefinitions(toggle, container) {
@@ -403,21 +429,47 @@ export function prefetchNext(tool, table) {
 // checked against the server's rules as it is typed, and clicking a table cell adds its value
 // to the answer's last row (Shift-click starts a new row).
 export class AnswerEditor {
-  constructor({ field, message, table, onChange }) {
-    Object.assign(this, { field, message, onChange });
+  constructor({ field, message, table, onChange, onCell }) {
+    Object.assign(this, { field, message, onChange, onCell });
     this.ok = null; // null: not checked yet
     this.timer = null;
+    this.clicked = []; // cells clicked into the answer, highlighted while it holds their values
     field.addEventListener("input", () => {
       this.onChange();
+      this.highlight();
       clearTimeout(this.timer);
       this.timer = setTimeout(() => this.check(), 250);
     });
     if (table) {
       table.addEventListener("click", (event) => {
         const cell = event.target.closest("td, th");
-        if (cell && cell.closest("table.hct")) this.insertCell(cell.textContent, event.shiftKey);
+        if (!cell || !cell.closest("table.hct")) return;
+        if (!this.clicked.includes(cell)) this.clicked.push(cell);
+        this.insertCell(cell.textContent, event.shiftKey);
+        if (this.onCell) this.onCell(this.heldCells());
       });
     }
+  }
+
+  // The values in the answer: what sits between braces and bars.
+  values() {
+    return new Set(
+      this.field.value
+        .split(/\|\||[{}|]/)
+        .map((v) => v.replace(/\s+/g, " ").trim())
+        .filter(Boolean),
+    );
+  }
+
+  heldCells() {
+    const values = this.values();
+    return this.clicked.filter((cell) => values.has(cell.textContent.replace(/\s+/g, " ").trim()));
+  }
+
+  highlight() {
+    const held = new Set(this.heldCells());
+    for (const cell of this.clicked) cell.classList.toggle("in-answer", held.has(cell));
+    this.clicked = this.clicked.filter((cell) => held.has(cell));
   }
 
   async check() {
@@ -454,6 +506,7 @@ export class AnswerEditor {
       this.field.value = `${current.slice(0, -1)} | ${value}}`;
     }
     this.onChange();
+    this.highlight();
     this.check();
   }
 

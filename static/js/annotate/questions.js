@@ -8,6 +8,7 @@ import {
   Rules,
   StatusLine,
   api,
+  columnDepth,
   isTyping,
   prefetchNext,
   renderList,
@@ -61,7 +62,20 @@ const answer = new AnswerEditor({
   message: answerCheck,
   table: document.querySelector(".annotate-table"),
   onChange: () => sync.changed(),
+  onCell: () => fitDepth(),
 });
+
+// A returned column's depth is how many header levels name it: the deepest of the clicked
+// cells the answer holds, not the template's default of 1.
+function fitDepth() {
+  if (values.returned_columns !== true) return;
+  const depth = Math.max(0, ...answer.heldCells().map(columnDepth));
+  if (depth > 0 && values.returned_columns_max_depth !== depth) {
+    values = rules.apply(values, "returned_columns_max_depth", depth).values;
+    renderList(notesList, [`Returned columns' depth set to ${depth}: the clicked cell sits under ${depth} header level${depth === 1 ? "" : "s"}.`]);
+    render();
+  }
+}
 
 const stored = local.load();
 if (stored && stored.client_ms > ((state.draft && state.draft.client_ms) || 0)) {
@@ -156,6 +170,7 @@ templateField.addEventListener("change", () => {
     values = { ...rules.empty(), ...templates[templateField.value] };
     renderList(notesList, [`Query properties filled from the template “${templateField.selectedOptions[0].textContent}”.`]);
     render();
+    fitDepth();
   }
   sync.changed();
 });

@@ -1,7 +1,7 @@
 // The verification page: a rating, the answer checked or corrected with the query tool's answer
 // editor, a rewrite for ambiguous questions. The lease is renewed while the page is open, the
 // verdict is kept on this device until the server has it, and a submit brings the next slot.
-import { ActiveTimer, AnswerEditor, LocalDraft, StatusLine, api, isTyping, renderList, setupZoom } from "./common.js";
+import { ActiveTimer, AnswerEditor, LocalDraft, StatusLine, api, autoGrow, isTyping, renderList, setupZoom } from "./common.js";
 
 const state = JSON.parse(document.getElementById("verify-state").textContent);
 const form = document.getElementById("verify-form");
@@ -13,6 +13,7 @@ const correctionField = document.getElementById("corrected_answer");
 const local = new LocalDraft(`verify:${state.user}:${state.slot}`);
 const timer = new ActiveTimer();
 const zoom = setupZoom(document.querySelector(".annotate-table"));
+autoGrow(rewriteField);
 const RENEW_EVERY_MS = 60_000;
 // The lease is kept while the page is open, hidden or not, so looking something up in another
 // tab loses nothing; a page nobody has touched for this long lets its question go.
