@@ -270,7 +270,7 @@ class QuestionWorkApi(APIView):
                     "template": draft.template,
                     "client_ms": draft.client_ms,
                 },
-                "questions": [{"id": q.id, "text": q.text} for q in work.human_questions],
+                "questions": [{"id": q.id, "text": q.text} for q in work.existing_questions],
                 "progress": _question_progress(request.user),
                 "mix": _mix(request.user),
             }
@@ -308,7 +308,7 @@ class QuestionSaveApi(APIView):
     permission_classes = [IsAuthenticated]
 
     class Input(_QuestionInput):
-        pass
+        confirm_near_duplicate = serializers.BooleanField(default=False)
 
     @extend_schema(request=Input, responses={201: dict, 400: dict})
     def post(self, request: Request, table_id: str) -> Response:

@@ -188,6 +188,8 @@ def question_tool(request: HttpRequest, table_id: str) -> HttpResponse:
     table = selectors.table_get(table_id=table_id)
     status = 200
     form: dict[str, Any] = {}
+    near_duplicate = ""
+    key: uuid.UUID | None = None  # a refused post keeps its key: saving again is the same question
     if request.method == "POST":
         values = _form_values(request, taxonomy.QUERY_PROPERTIES)
         form = {
@@ -202,10 +204,17 @@ def question_tool(request: HttpRequest, table_id: str) -> HttpResponse:
             key = uuid.uuid4()
         try:
             question = services.question_write(
-                annotator=request.user, table=table, client_key=key, **form
+                annotator=request.user,
+                table=table,
+                client_key=key,
+                confirm_near_duplicate=request.POST.get("confirm_near_duplicate") == "1",
+                **form,
             )
         except ApplicationError as exc:
-            messages.error(request, exc.message)
+            if exc.field == "near_duplicate":
+                near_duplicate = exc.message
+            else:
+                messages.error(request, exc.message)
             status = 400
         else:
             messages.success(request, f"Saved question {question.id}.")
@@ -247,7 +256,7 @@ def question_tool(request: HttpRequest, table_id: str) -> HttpResponse:
         "table_html": mark_safe(table_payload(table)["html"]),  # noqa: S308 - our renderer escapes cells
         "panel": panel(taxonomy.QUERY_PROPERTIES, current["query_properties"]),
         "current": current,
-        "client_key": str(draft.client_key) if draft else str(uuid.uuid4()),
+        "client_key": str(key or (draft.client_key if draft else uuid.uuid4())),
         "work": work,
         "progress": selectors.question_progress(annotator=request.user),
         "mix": mix,
@@ -257,6 +266,7 @@ def question_tool(request: HttpRequest, table_id: str) -> HttpResponse:
         "template_data": {t.code: t.filled() for t in TEMPLATES},
         "state": state,
         "shortcuts": shortcuts.question_tool(),
+        "near_duplicate": near_duplicate,
     }
     return render(request, "annotation/annotate/questions.html", context, status=status)
 

@@ -210,14 +210,15 @@ def question_queue_next(*, annotator: User, after: str | None = None) -> Table |
 @dataclass(frozen=True)
 class QuestionWork:
     draft: QuestionDraft | None
-    human_questions: list[Question]  # already on this table, so they are not written twice
+    # Already on this table (every origin), so they are not written twice.
+    existing_questions: list[Question]
 
 
 def question_work(*, annotator: User, table: Table) -> QuestionWork:
     draft = QuestionDraft.objects.filter(annotator=annotator, table=table).first()
     # Gold-pool questions stay hidden here too: the annotator may verify them as gold later.
-    human = list(questions_visible(user=annotator).filter(table=table, origin=QuestionOrigin.HUMAN))
-    return QuestionWork(draft, sorted(human, key=_question_order))
+    existing = list(questions_visible(user=annotator).filter(table=table))
+    return QuestionWork(draft, sorted(existing, key=_question_order))
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from annotation.models import (
     QuestionDraft,
     Table,
 )
+from annotation.selectors.dataset import questions_visible
 from hctqa.core import taxonomy
 from hctqa.core.answers import (
     AnswerFormatError,
@@ -30,6 +31,7 @@ from hctqa.core.answers import (
     parse_answer,
 )
 from hctqa.core.query_templates import TEMPLATES
+from hctqa.core.similarity import near_duplicates
 from hctqa.errors import ApplicationError, ConflictError
 
 # --- Annotation work -----------------------------------------------------------------------
@@ -277,6 +279,20 @@ def question_draft_save(
     return DraftResult(accepted=True, version=0)
 
 
+def _refuse_near_duplicate(annotator: Any, table: Table, text: str) -> None:
+    existing = questions_visible(user=annotator).filter(table=table).values_list("id", "text")
+    alike = near_duplicates(text, existing)
+    if alike:
+        first = alike[0]
+        raise ApplicationError(
+            f"this question is nearly the same as {first.question_id} "
+            f"({round(100 * first.score)}% alike): “{first.text}”. Reword it, or save again "
+            "to keep it anyway",
+            field="near_duplicate",
+            details=[f"{d.question_id}: {d.text}" for d in alike],
+        )
+
+
 @transaction.atomic
 def question_write(
     *,
@@ -288,10 +304,13 @@ def question_write(
     query_properties: Mapping[str, object],
     template: str = "",
     elapsed_ms: int = 0,
+    confirm_near_duplicate: bool = False,
 ) -> Question:
     """Save a human-written question with its gold answer and query properties.
 
-    Idempotent on ``client_key``: a retried save returns the question already saved.
+    Idempotent on ``client_key``: a retried save returns the question already saved. A
+    near-duplicate of a question the table already has (that this annotator can see) is
+    refused with a warning, unless ``confirm_near_duplicate`` says to keep it anyway.
     """
     _require(annotator, "annotation.write_question", "annotators")
     locked = _lock_table(table)  # one new id at a time per table; retries wait for the first
@@ -321,6 +340,8 @@ def question_write(
         raise ApplicationError(mismatch, field="gold_answer")
     if template and template not in {t.code for t in TEMPLATES}:
         raise ApplicationError(f"unknown template {template!r}", field="template")
+    if not confirm_near_duplicate:
+        _refuse_near_duplicate(annotator, locked, question_text)
 
     taken = [
         int(m.group(1))

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import itertools
 import threading
 import uuid
 
@@ -31,9 +32,13 @@ def annotator():
     return UserFactory(username="ann", role="annotator")
 
 
+_years = itertools.count(1900)
+
+
 def write(user, table, key=None, **fields):
     values = {
-        "text": "What was the value for North in 2019?",
+        # A new year each time: two saves in one test are two questions, not near-duplicates.
+        "text": f"What was the value for North in {next(_years)}?",
         "gold_answer": "{1}",
         "query_properties": LOOKUP,
         **fields,
@@ -304,3 +309,78 @@ def test_the_question_page_and_its_plain_form(client: Client, annotator) -> None
     question = Question.objects.get()
     assert question.query_properties["returned_columns_outputs"] == 1
     assert str(question.authoring.client_key) == key
+
+
+def test_a_near_duplicate_of_an_existing_question_is_refused_with_a_warning(annotator) -> None:
+    table = TableFactory(id="psa--1--1")
+    QuestionFactory(
+        table=table, id="psa--1--1--M0", text="How many women lived in the South in 2020?"
+    )
+    with pytest.raises(ApplicationError) as refused:
+        write(annotator, table, text="In 2020, how many women lived in the south?")
+    assert refused.value.field == "near_duplicate"
+    assert "nearly the same as psa--1--1--M0 (100% alike)" in refused.value.message
+    assert not Question.objects.filter(id="psa--1--1--M1").exists()
+    # Confirmed, it is kept; a different year was never in doubt.
+    kept = write(
+        annotator,
+        table,
+        text="In 2020, how many women lived in the south?",
+        confirm_near_duplicate=True,
+    )
+    assert kept.id == "psa--1--1--M1"
+    assert write(annotator, table, text="How many women lived in the South in 2019?").id == (
+        "psa--1--1--M2"
+    )
+
+
+def test_questions_an_annotator_cannot_see_are_not_compared(annotator) -> None:
+    table = TableFactory(id="psa--1--1")
+    QuestionFactory(
+        table=table,
+        id="psa--1--1--A0",
+        origin="model",
+        status="unverified",
+        text="How many women lived in the South in 2020?",
+    )  # private: the annotator may verify it later, so it must not show through a warning
+    assert write(annotator, table, text="How many women lived in the South in 2020?")
+
+
+def test_the_plain_form_warns_then_keeps_a_confirmed_near_duplicate(
+    client: Client, annotator
+) -> None:
+    table = TableFactory(id="psa--1--1")
+    QuestionFactory(
+        table=table, id="psa--1--1--M0", text="How many women lived in the South in 2020?"
+    )
+    client.force_login(annotator)
+    post = {
+        "client_key": str(uuid.uuid4()),
+        "text": "how many women lived in the South in 2020",
+        "gold_answer": "{8}",
+        "on": list(k for k, v in LOOKUP.items() if v is True),
+        "returned_columns_outputs": "1",
+    }
+    warned = client.post("/annotate/questions/psa--1--1/", post)
+    assert warned.status_code == 400
+    page = warned.content.decode()
+    assert "This question is nearly the same as psa--1--1--M0" in page
+    assert 'name="confirm_near_duplicate" id="confirm_near_duplicate" value="1"' in page
+    assert post["client_key"] in page  # the same question, saved again
+    kept = client.post("/annotate/questions/psa--1--1/", {**post, "confirm_near_duplicate": "1"})
+    assert kept.status_code == 302
+    assert Question.objects.filter(id="psa--1--1--M1").exists()
+
+
+def test_the_question_tool_lists_the_questions_the_table_already_has(
+    client: Client, annotator
+) -> None:
+    table = TableFactory(id="psa--1--1")
+    QuestionFactory(table=table, id="psa--1--1--M0", text="Which region is largest?")
+    QuestionFactory(
+        table=table, id="psa--1--1--A0", origin="model", status="verified", text="Sum of 2019?"
+    )
+    client.force_login(annotator)
+    page = client.get("/annotate/questions/psa--1--1/").content.decode()
+    assert "2 questions already on this table" in page
+    assert "Which region is largest?" in page and "Sum of 2019?" in page

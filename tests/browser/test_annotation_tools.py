@@ -21,7 +21,8 @@ def log_in(page: Page, base: str, username: str) -> None:
     page.locator("#id_username").fill(username)
     page.locator("#id_password").fill("a-Long-password-1")
     page.keyboard.press("Enter")
-    expect(page).to_have_url(re.compile("/accounts/$"))
+    # Each role lands on its own workspace.
+    expect(page).not_to_have_url(re.compile("/accounts/login/"))
 
 
 @pytest.fixture

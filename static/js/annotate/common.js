@@ -389,7 +389,7 @@ export class DraftSync {
     this.timer.giveBack(elapsed);
     if (reply.status === 400 || reply.status === 409) this.saveWanted = false;
     if (reply.status === 400) {
-      this.onRefused(reply.data.detail);
+      this.onRefused(reply.data.detail, reply.data);
       this.status.set("error", "Not saved");
       return;
     }

@@ -30,6 +30,9 @@ const notesList = document.getElementById("notes");
 const violationsList = document.getElementById("violations");
 const conflictBox = document.getElementById("conflict");
 const local = new LocalDraft(`questions:${state.user}:${state.table}`);
+const duplicateBox = document.getElementById("near-duplicate");
+const duplicateText = document.getElementById("near-duplicate-text");
+const confirmField = document.getElementById("confirm_near_duplicate");
 const goToNext = prefetchNext("questions", state.table);
 const zoom = setupZoom(document.querySelector(".annotate-table"));
 setupDefinitions(document.getElementById("show-definitions"), form);
@@ -48,9 +51,20 @@ const sync = new DraftSync({
     gold_answer: answerField.value,
     template: templateField.value,
     query_properties: values,
+    confirm_near_duplicate: confirmField.value === "1",
   }),
   onConflict: (current) => showSavedElsewhere(current.question_id),
-  onRefused: (detail) => renderList(violationsList, [detail]),
+  onRefused: (detail, data) => {
+    if (data && data.field === "near_duplicate") {
+      // Warned once: the next save keeps it, unless the question is reworded meanwhile.
+      duplicateText.textContent = `${detail.charAt(0).toUpperCase()}${detail.slice(1)}.`;
+      duplicateBox.hidden = false;
+      confirmField.value = "1";
+      status.set("error", "Not saved: it looks like an existing question");
+      return;
+    }
+    renderList(violationsList, [detail]);
+  },
   onSaved: async (data) => {
     status.set("saved", `Saved as ${data.question.id}`);
     await goToNext();
@@ -162,7 +176,13 @@ form.addEventListener("change", (event) => {
   }
 });
 form.addEventListener("input", (event) => {
-  if (event.target === textField) sync.changed();
+  if (event.target === textField) {
+    if (confirmField.value === "1") {
+      confirmField.value = "";
+      duplicateBox.hidden = true;
+    }
+    sync.changed();
+  }
 });
 templateField.addEventListener("change", () => {
   showExample();
