@@ -17,7 +17,7 @@ from dataclasses import dataclass
 NEAR_DUPLICATE = 0.8
 
 STOP_WORDS = frozenset(
-    [
+    {
         "a",
         "an",
         "the",
@@ -76,7 +76,7 @@ STOP_WORDS = frozenset(
         "value",
         "values",
         "total",
-    ]
+    }
 )
 
 _WORD = re.compile(r"[^\W_]+(?:[.,]\d+)*")
