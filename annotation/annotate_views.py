@@ -7,12 +7,15 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_POST
 
 from annotation import selectors, services, shortcuts
 from annotation.annotate_api import table_payload
@@ -89,6 +92,9 @@ def hub(request: HttpRequest) -> HttpResponse:
         if user.has_perm("annotation.verify_question")
         else None,
         "removal": selectors.pool_removal(annotator=user),
+        "flags_open": selectors.flags_open_count()
+        if user.has_perm("annotation.adjudicate_question")
+        else 0,
     }
     return render(request, "annotation/annotate/hub.html", context)
 
@@ -343,3 +349,139 @@ def resolve(request: HttpRequest, table_id: str) -> HttpResponse:
         "table_html": mark_safe(table_payload(work.table)["html"]),  # noqa: S308
     }
     return render(request, "annotation/annotate/resolve.html", context, status=status)
+
+
+# --- My recent work ------------------------------------------------------------------------
+
+
+def _require_annotating(request: HttpRequest) -> None:
+    if not any(request.user.has_perm(p) for p in _ANNOTATING):
+        raise PermissionDenied("the annotation tools are for annotators")
+
+
+_ANNOTATING = (
+    "annotation.annotate_table",
+    "annotation.write_question",
+    "annotation.verify_question",
+)
+
+
+@login_required
+def recent(request: HttpRequest) -> HttpResponse:
+    _require_annotating(request)
+    items = selectors.recent_work(annotator=request.user)
+    context = {"items": items, "settings_window": settings.ANNOTATION_CHANGE_WINDOW_HOURS}
+    return render(request, "annotation/annotate/recent.html", context)
+
+
+@login_required
+def question_change(request: HttpRequest, question_id: str) -> HttpResponse:
+    _require(request, "annotation.write_question")
+    authoring = selectors.question_authored(annotator=request.user, question_id=question_id)
+    question = authoring.question
+    status = 200
+    near_duplicate = ""
+    current = {
+        "text": question.text,
+        "gold_answer": question.gold_answer,
+        "query_properties": {**taxonomy.QUERY_PROPERTIES.empty(), **question.query_properties},
+    }
+    version = authoring.version
+    if request.method == "POST":
+        current = {
+            "text": request.POST.get("text", ""),
+            "gold_answer": request.POST.get("gold_answer", ""),
+            "query_properties": _form_values(request, taxonomy.QUERY_PROPERTIES),
+        }
+        version = _whole_number(request.POST.get("base_version"))
+        try:
+            services.question_change(
+                annotator=request.user,
+                question_id=question.pk,
+                base_version=version,
+                confirm_near_duplicate=request.POST.get("confirm_near_duplicate") == "1",
+                **current,
+            )
+        except ConflictError as exc:
+            messages.error(request, f"Not saved: {exc.message}. The saved version is shown.")
+            return redirect("annotate:question_change", question_id=question.pk)
+        except ApplicationError as exc:
+            if exc.field == "near_duplicate":
+                near_duplicate = exc.message
+            else:
+                messages.error(request, f"Not saved: {exc.message}.")
+            status = 400
+        else:
+            messages.success(request, f"Saved your change to {question.pk}.")
+            return redirect("annotate:recent")
+    context = {
+        "question": question,
+        "table": question.table,
+        "table_html": mark_safe(table_payload(question.table)["html"]),  # noqa: S308
+        "current": current,
+        "version": version,
+        "panel": panel(taxonomy.QUERY_PROPERTIES, current["query_properties"]),
+        "allowed": selectors.question_change_allowed(authoring),
+        "near_duplicate": near_duplicate,
+    }
+    return render(request, "annotation/annotate/question_change.html", context, status=status)
+
+
+# --- Flags ---------------------------------------------------------------------------------
+
+
+@login_required
+@require_POST
+def flag_new(request: HttpRequest) -> HttpResponse:
+    table = selectors.table_get(table_id=request.POST.get("table", ""))
+    question = selectors.flag_target_question(
+        user=request.user,
+        table=table,
+        question_id=request.POST.get("question", ""),
+        slot_id=request.POST.get("slot", ""),
+    )
+    back = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(
+        back, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        back = table.get_absolute_url()
+    try:
+        services.flag_raise(
+            user=request.user,
+            table=table,
+            question=question,
+            reason=request.POST.get("reason", ""),
+            note=request.POST.get("note", ""),
+        )
+    except ApplicationError as exc:
+        messages.error(request, f"Not flagged: {exc.message}.")
+    else:
+        messages.success(request, f"Flagged {table.id}: an adjudicator will look at it. Thank you.")
+    return redirect(back)
+
+
+@login_required
+def flags(request: HttpRequest) -> HttpResponse:
+    _require(request, "annotation.adjudicate_question")
+    context = {
+        "open_flags": selectors.flags_open(),
+        "resolved": selectors.flags_resolved(),
+    }
+    return render(request, "annotation/annotate/flags.html", context)
+
+
+@login_required
+@require_POST
+def flag_resolve(request: HttpRequest, flag_id: int) -> HttpResponse:
+    _require(request, "annotation.adjudicate_question")
+    try:
+        services.flag_resolve(
+            adjudicator=request.user,
+            flag_id=flag_id,
+            resolution=request.POST.get("resolution", ""),
+        )
+    except ApplicationError as exc:
+        messages.error(request, f"Not resolved: {exc.message}.")
+    else:
+        messages.success(request, "Flag resolved.")
+    return redirect("annotate:flags")

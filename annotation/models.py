@@ -313,9 +313,81 @@ class QuestionAuthoring(models.Model):
     seconds_spent = models.PositiveIntegerField(default=0)
     client_key = models.UUIDField(unique=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    # Counts the author's saves of the question (1: as written), so a change made from a
+    # stale page is refused (409), as with table properties.
+    version = models.PositiveIntegerField(default=1)
+    changed_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"{self.question_id} by {self.annotator}"
+
+
+# --- Flags ---------------------------------------------------------------------------------
+
+
+class FlagReason(models.TextChoices):
+    BROKEN_TABLE = "broken_table", "Broken table"
+    WRONG_PROPERTIES = "wrong_properties", "Wrong table properties"
+    OTHER = "other", "Other"
+
+
+class Flag(models.Model):
+    """A problem someone saw on a table (or one of its questions), for an adjudicator to look
+    at and resolve."""
+
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="flags")
+    question = models.ForeignKey(
+        Question, null=True, blank=True, on_delete=models.CASCADE, related_name="flags"
+    )
+    reason = models.CharField(max_length=16, choices=FlagReason.choices)
+    note = models.TextField(blank=True)
+    raised_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="flags_raised"
+    )
+    raised_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    resolved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="flags_resolved",
+    )
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    resolution = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["raised_at", "pk"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(reason__in=FlagReason.values), name="flag_reason_valid"
+            ),
+            models.CheckConstraint(
+                condition=~Q(reason="other") | ~Q(note=""), name="flag_other_has_a_note"
+            ),
+            models.CheckConstraint(
+                condition=Q(resolved_at__isnull=True, resolution="") | Q(resolved_at__isnull=False),
+                name="flag_resolution_only_when_resolved",
+            ),
+            # A double click raises one flag, not two.
+            models.UniqueConstraint(
+                fields=["table", "reason", "raised_by"],
+                condition=Q(resolved_at__isnull=True, question__isnull=True),
+                name="one_open_table_flag_per_reason_and_person",
+            ),
+            models.UniqueConstraint(
+                fields=["question", "reason", "raised_by"],
+                condition=Q(resolved_at__isnull=True, question__isnull=False),
+                name="one_open_question_flag_per_reason_and_person",
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["raised_at"], condition=Q(resolved_at__isnull=True), name="flag_open"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_reason_display()} on {self.question_id or self.table_id}"
 
 
 # --- Verification of model-generated questions --------------------------------------------

@@ -336,3 +336,48 @@ def generation_resume(request: HttpRequest, run_id: int) -> HttpResponse:
     else:
         messages.success(request, f"Run {run_id} is queued again; failed tables will be retried.")
     return redirect("annotate:generation_run", run_id=run_id)
+
+
+@login_required
+def verdict_change(request: HttpRequest, slot_id: uuid.UUID) -> HttpResponse:
+    """Change a verdict already given, while its question waits for the other one."""
+    _require(request, "annotation.verify_question", "only annotators verify questions")
+    slot = selectors.verdict_given(annotator=request.user, public_id=slot_id)
+    status = 200
+    form = {
+        "rating": slot.rating,
+        "answer_correct": "no" if slot.answer_correct is False else "yes",
+        "corrected_answer": slot.corrected_answer,
+        "rewritten_question": slot.rewritten_question,
+    }
+    base = slot.submitted_at.isoformat()
+    if request.method == "POST":
+        form = {k: request.POST.get(k, "") for k in form}
+        base = request.POST.get("base_submitted_at", "")
+        try:
+            services.verification_change(
+                annotator=request.user,
+                slot_id=slot.pk,
+                verdict=_verdict_from(request.POST),
+                base_submitted_at=base,
+            )
+        except ConflictError as exc:
+            messages.error(request, f"Not saved: {exc.message}.")
+            return redirect("annotate:recent")
+        except ApplicationError as exc:
+            messages.error(request, f"Not saved: {exc.message}.")
+            status = 400
+        else:
+            messages.success(request, "Saved your changed verdict.")
+            return redirect("annotate:recent")
+    context = {
+        "slot": slot,
+        "table": slot.question.table,
+        "table_html": mark_safe(table_payload(slot.question.table)["html"]),  # noqa: S308
+        "proposed_answer": selectors.slot_payload(slot)["proposed_answer"],
+        "form": form,
+        "base": base,
+        "ratings": Rating.choices,
+        "allowed": selectors.verdict_change_allowed(slot),
+    }
+    return render(request, "annotation/verify/verdict_change.html", context, status=status)

@@ -491,6 +491,9 @@ LOGGING = {
     },
 }
 
+# How long after writing a question its author may still change it (from "My recent work").
+ANNOTATION_CHANGE_WINDOW_HOURS = env_int("ANNOTATION_CHANGE_WINDOW_HOURS", 24)
+
 # The synthetic generator's parameter files (PARAM_semantics.json, PARAM_tableTemplates.json,
 # PARAM_NLquestionTemplates.json) for the admin page's runs; empty: the page says so.
 SYNTHETIC_PARAMS_DIR = env_str("SYNTHETIC_PARAMS_DIR", "")

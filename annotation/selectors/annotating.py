@@ -4,25 +4,31 @@ test-split gold answers lives in one place."""
 from __future__ import annotations
 
 import statistics
+import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
+from django.http import Http404
+from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import (
     AnnotationSkip,
     AnnotationSource,
     AnnotationTool,
+    Flag,
     PropertyAnnotation,
     Question,
     QuestionAuthoring,
     QuestionDraft,
     QuestionOrigin,
     Table,
+    VerificationSlot,
 )
 from annotation.selectors.dataset import (
     _human_questions,
@@ -30,6 +36,7 @@ from annotation.selectors.dataset import (
     questions_visible,
     table_get,
 )
+from annotation.selectors.verification import verdict_change_allowed
 from hctqa.core import taxonomy
 from hctqa.core.agreement import AgreementReport, Disagreement, agreement_report, majority
 
@@ -392,3 +399,147 @@ def tables_annotated_by(*, annotator: User, table_ids: list[str]) -> set[str]:
             table_id__in=table_ids,
         ).values_list("table_id", flat=True)
     )
+
+
+def question_change_allowed(authoring: QuestionAuthoring, *, now: datetime | None = None) -> bool:
+    """An author may change a question they wrote for ANNOTATION_CHANGE_WINDOW_HOURS after
+    writing it, unless it became a gold-control question meanwhile."""
+    now = now or timezone.now()
+    window = timedelta(hours=settings.ANNOTATION_CHANGE_WINDOW_HOURS)
+    return not authoring.question.in_gold_pool and now - authoring.created_at <= window
+
+
+# --- My recent work ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WorkItem:
+    """One saved piece of an annotator's work: what, on which table, when, and where to change
+    it (empty when it can no longer be changed)."""
+
+    kind: str  # "properties", "question" or "verdict"
+    table_id: str
+    summary: str
+    saved_at: datetime
+    version: str
+    change_url: str
+    locked_because: str = ""
+
+
+def recent_work(*, annotator: User, limit: int = 15) -> list[WorkItem]:
+    """The annotator's last saved table properties, questions and verdicts, newest first.
+    Three queries, whatever the limit."""
+    items: list[WorkItem] = []
+    for row in (
+        PropertyAnnotation.objects.filter(
+            annotator=annotator, source=AnnotationSource.ANNOTATOR, version__gt=0
+        )
+        .order_by("-saved_at")
+        .only("table_id", "properties", "version", "saved_at")[:limit]
+    ):
+        on = [p.label for p in taxonomy.TABLE_PROPERTIES.flags() if row.properties.get(p.code)]
+        items.append(
+            WorkItem(
+                "properties",
+                row.table_id,
+                ", ".join(on) or "no property",
+                row.saved_at,
+                f"version {row.version}",
+                reverse("annotate:properties", args=[row.table_id]),
+            )
+        )
+    window = settings.ANNOTATION_CHANGE_WINDOW_HOURS
+    for authoring in (
+        QuestionAuthoring.objects.filter(annotator=annotator)
+        .select_related("question")
+        .order_by("-created_at")[:limit]
+    ):
+        question = authoring.question
+        allowed = question_change_allowed(authoring)
+        items.append(
+            WorkItem(
+                "question",
+                question.table_id,
+                question.text,
+                authoring.changed_at or authoring.created_at,
+                f"{question.id}, version {authoring.version}",
+                reverse("annotate:question_change", args=[question.id]) if allowed else "",
+                "" if allowed else f"more than {window} hours old, or now gold control",
+            )
+        )
+    for slot in (
+        VerificationSlot.objects.filter(annotator=annotator, status="done")
+        .select_related("question")
+        .order_by("-submitted_at")[:limit]
+    ):
+        allowed = verdict_change_allowed(slot)
+        items.append(
+            WorkItem(
+                "verdict",
+                slot.question.table_id,
+                f"{slot.get_rating_display()}: {slot.question.text}",
+                slot.submitted_at,
+                "",
+                reverse("annotate:verdict_change", args=[slot.public_id]) if allowed else "",
+                "" if allowed else "the question has been decided",
+            )
+        )
+    items.sort(key=lambda item: item.saved_at, reverse=True)
+    return items[: 3 * limit]
+
+
+# --- Flags ---------------------------------------------------------------------------------
+
+
+def flags_open(*, limit: int = 200) -> list[Flag]:
+    return list(
+        Flag.objects.filter(resolved_at__isnull=True)
+        .select_related("raised_by", "question")
+        .order_by("raised_at", "pk")[:limit]
+    )
+
+
+def flags_open_count() -> int:
+    return Flag.objects.filter(resolved_at__isnull=True).count()
+
+
+def flags_resolved(*, limit: int = 20) -> list[Flag]:
+    return list(
+        Flag.objects.filter(resolved_at__isnull=False)
+        .select_related("raised_by", "resolved_by", "question")
+        .order_by("-resolved_at", "-pk")[:limit]
+    )
+
+
+def question_authored(*, annotator: User, question_id: str) -> QuestionAuthoring:
+    """A question this annotator wrote, with its table (404 for anyone else's)."""
+    authoring = (
+        QuestionAuthoring.objects.select_related("question__table")
+        .filter(question_id=question_id, annotator=annotator)
+        .first()
+    )
+    if authoring is None:
+        raise Http404("you did not write a question with this id")
+    return authoring
+
+
+def flag_target_question(
+    *, user: User, table: Table, question_id: str, slot_id: str
+) -> Question | None:
+    """The question a flag is about, if any: one the person may see on this table, or the one
+    behind a verification slot they were given. A gold slot's question is left out (it is
+    private), so such a flag is about the table only."""
+    if slot_id:
+        try:
+            public_id = uuid.UUID(slot_id)
+        except ValueError:
+            return None
+        slot = (
+            VerificationSlot.objects.select_related("question")
+            .filter(public_id=public_id, annotator=user, question__table=table)
+            .first()
+        )
+        return slot.question if slot is not None and slot.kind == "regular" else None
+    if question_id:
+        return questions_visible(user=user).filter(pk=question_id, table=table).first()
+    return None

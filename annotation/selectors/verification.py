@@ -114,6 +114,28 @@ def pool_removal(*, annotator: Any) -> PoolRemoval | None:
     return PoolRemoval(standing.removed_at, standing.reason, admins)
 
 
+def verdict_change_allowed(slot: VerificationSlot) -> bool:
+    """A verdict can be changed while its question still waits for the other one. Gold
+    verdicts never can (they were graded when given), and look the same as a decided one."""
+    return (
+        slot.kind == SlotKind.REGULAR
+        and slot.status == SlotStatus.DONE
+        and slot.question.status == QuestionStatus.UNVERIFIED
+    )
+
+
+def verdict_given(*, annotator: Any, public_id: uuid.UUID) -> VerificationSlot:
+    """A verdict this annotator gave, with its question and table (404 for anyone else's)."""
+    slot = (
+        VerificationSlot.objects.select_related("question__table")
+        .filter(public_id=public_id, annotator=annotator, status=SlotStatus.DONE)
+        .first()
+    )
+    if slot is None:
+        raise Http404("you gave no verdict with this id")
+    return slot
+
+
 def verification_slot_pk(*, public_id: uuid.UUID) -> int:
     """The slot behind a public id (404 when there is none)."""
     pk = VerificationSlot.objects.filter(public_id=public_id).values_list("pk", flat=True).first()

@@ -5,11 +5,13 @@ from annotation.services.annotating import (
     annotation_skip,
     property_annotation_save,
     property_draft_save,
+    question_change,
     question_draft_save,
     question_write,
     table_properties_resolve,
 )
 from annotation.services.dataset import ImportSummary, release_import
+from annotation.services.flags import flag_raise, flag_resolve
 from annotation.services.generation import (
     demo_generated_questions_ensure,
     generation_run_cancel,
@@ -32,6 +34,7 @@ from annotation.services.verification import (
     adjudication_decide,
     gold_candidates,
     leases_release_expired,
+    verification_change,
     verification_claim,
     verification_release,
     verification_renew,
@@ -66,10 +69,14 @@ __all__ = [
     "leases_release_expired",
     "property_annotation_save",
     "property_draft_save",
+    "flag_raise",
+    "flag_resolve",
+    "question_change",
     "question_draft_save",
     "question_write",
     "release_import",
     "table_properties_resolve",
+    "verification_change",
     "verification_claim",
     "verification_release",
     "verification_renew",

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
@@ -22,6 +23,7 @@ from annotation.models import (
     QuestionDraft,
     Table,
 )
+from annotation.selectors.annotating import question_change_allowed
 from annotation.selectors.dataset import questions_visible
 from hctqa.core import taxonomy
 from hctqa.core.answers import (
@@ -279,8 +281,36 @@ def question_draft_save(
     return DraftResult(accepted=True, version=0)
 
 
-def _refuse_near_duplicate(annotator: Any, table: Table, text: str) -> None:
-    existing = questions_visible(user=annotator).filter(table=table).values_list("id", "text")
+def _question_fields(
+    text: str, gold_answer: str, query_properties: Mapping[str, object]
+) -> tuple[str, str, dict[str, Any]]:
+    """The question's text, canonical gold answer and query properties, checked."""
+    question_text = " ".join(text.split())
+    if not question_text:
+        raise ApplicationError("write the question", field="text")
+    if len(question_text) > 1000:
+        raise ApplicationError("a question is at most 1,000 characters", field="text")
+    try:
+        canonical = canonical_answer(gold_answer)
+    except AnswerFormatError as exc:
+        raise ApplicationError(str(exc), field="gold_answer") from None
+    values = _normalized(taxonomy.QUERY_PROPERTIES, query_properties, "query_properties")
+    _consistent(taxonomy.QUERY_PROPERTIES, values, "query_properties")
+    mismatch = answer_fits_question(parse_answer(canonical), yes_no=bool(values.get("yes_no")))
+    if mismatch:
+        raise ApplicationError(mismatch, field="gold_answer")
+    return question_text, canonical, values
+
+
+def _refuse_near_duplicate(
+    annotator: Any, table: Table, text: str, *, besides: str | None = None
+) -> None:
+    existing = (
+        questions_visible(user=annotator)
+        .filter(table=table)
+        .exclude(pk=besides or "")
+        .values_list("id", "text")
+    )
     alike = near_duplicates(text, existing)
     if alike:
         first = alike[0]
@@ -324,20 +354,7 @@ def question_write(
                 current={"question_id": None},
             )
         return done.question
-    question_text = " ".join(text.split())
-    if not question_text:
-        raise ApplicationError("write the question", field="text")
-    if len(question_text) > 1000:
-        raise ApplicationError("a question is at most 1,000 characters", field="text")
-    try:
-        canonical = canonical_answer(gold_answer)
-    except AnswerFormatError as exc:
-        raise ApplicationError(str(exc), field="gold_answer") from None
-    values = _normalized(taxonomy.QUERY_PROPERTIES, query_properties, "query_properties")
-    _consistent(taxonomy.QUERY_PROPERTIES, values, "query_properties")
-    mismatch = answer_fits_question(parse_answer(canonical), yes_no=bool(values.get("yes_no")))
-    if mismatch:
-        raise ApplicationError(mismatch, field="gold_answer")
+    question_text, canonical, values = _question_fields(text, gold_answer, query_properties)
     if template and template not in {t.code for t in TEMPLATES}:
         raise ApplicationError(f"unknown template {template!r}", field="template")
     if not confirm_near_duplicate:
@@ -376,3 +393,67 @@ def question_write(
         annotator=annotator, table=locked, tool=AnnotationTool.QUESTIONS
     ).delete()
     return question
+
+
+@transaction.atomic
+def question_change(
+    *,
+    annotator: Any,
+    question_id: str,
+    text: str,
+    gold_answer: str,
+    query_properties: Mapping[str, object],
+    base_version: int,
+    confirm_near_duplicate: bool = False,
+) -> QuestionAuthoring:
+    """Change a question this annotator wrote, while that is still allowed. A change based on
+    an older version is refused (409) unless it changes nothing (a retried request)."""
+    _require(annotator, "annotation.write_question", "annotators")
+    authoring = (
+        QuestionAuthoring.objects.select_for_update()
+        .select_related("question")
+        .filter(question_id=question_id, annotator=annotator)
+        .first()
+    )
+    if authoring is None:
+        raise ApplicationError("you did not write this question", field="question")
+    question = authoring.question
+    if not question_change_allowed(authoring):
+        raise ApplicationError(
+            f"{question.id} can no longer be changed: questions can be changed for "
+            f"{settings.ANNOTATION_CHANGE_WINDOW_HOURS} hours after they are written; flag it "
+            "for an adjudicator instead"
+        )
+    if authoring.version != base_version:
+        # A stale page is told so first, whatever it sent; unless it sent what is saved.
+        try:
+            fields = _question_fields(text, gold_answer, query_properties)
+        except ApplicationError:
+            fields = None
+        if fields == (question.text, question.gold_answer, question.query_properties):
+            return authoring
+        raise ConflictError(
+            "this question was changed in another tab or window since you opened it",
+            current={
+                "version": authoring.version,
+                "text": question.text,
+                "gold_answer": question.gold_answer,
+            },
+        )
+    question_text, canonical, values = _question_fields(text, gold_answer, query_properties)
+    if (question_text, canonical, values) == (
+        question.text,
+        question.gold_answer,
+        question.query_properties,
+    ):
+        return authoring
+    if not confirm_near_duplicate and question_text != question.text:
+        _refuse_near_duplicate(annotator, question.table, question_text, besides=question.pk)
+    question.text = question_text
+    question.gold_answer = canonical
+    question.query_properties = values
+    question.save(update_fields=["text", "gold_answer", "query_properties", "updated_at"])
+    authoring.version += 1
+    authoring.changed_at = timezone.now()
+    authoring.save(update_fields=["version", "changed_at"])
+    return authoring

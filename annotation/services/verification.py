@@ -44,6 +44,7 @@ from annotation.selectors.verification import (
     may_verify_test_split,
     outside_test_split,
     pool_removal,
+    verdict_change_allowed,
 )
 from hctqa.core.answers import AnswerFormatError, canonical_answer
 from hctqa.core.gold_control import wrong_answer
@@ -375,6 +376,54 @@ def verification_submit(
         slot.save()
         _resolve_if_complete(question, now)  # updates ``question`` in place
     return SubmitResult(slot, question.status, removed)
+
+
+@transaction.atomic
+def verification_change(
+    *, annotator: Any, slot_id: int, verdict: Verdict, base_submitted_at: str
+) -> VerificationSlot:
+    """Change a verdict already given, while that is still allowed. ``base_submitted_at``
+    (when the verdict being changed was given) is its version: a change from a stale page
+    is refused (409), so is one after the question was decided."""
+    _require_verifier(annotator)
+    verdict = _checked(verdict)
+    slot = (
+        VerificationSlot.objects.select_for_update()
+        .filter(pk=slot_id, annotator=annotator, status=SlotStatus.DONE)
+        .first()
+    )
+    if slot is None:
+        raise ApplicationError("you have given no verdict on this question", field="slot")
+    slot.question = Question.objects.select_for_update().get(pk=slot.question_id)
+    current = {
+        "submitted_at": slot.submitted_at.isoformat(),
+        "rating": slot.rating,
+        "question_status": slot.question.status,
+    }
+    if not verdict_change_allowed(slot):
+        raise ConflictError(
+            "this verdict can no longer be changed: the question has been decided", current=current
+        )
+    if base_submitted_at != current["submitted_at"]:
+        raise ConflictError(
+            "this verdict was changed in another tab or window since you opened it",
+            current=current,
+        )
+    slot.rating = verdict.rating
+    slot.answer_correct = verdict.answer_correct
+    slot.corrected_answer = verdict.corrected_answer
+    slot.rewritten_question = verdict.rewritten_question
+    slot.submitted_at = timezone.now()
+    slot.save(
+        update_fields=[
+            "rating",
+            "answer_correct",
+            "corrected_answer",
+            "rewritten_question",
+            "submitted_at",
+        ]
+    )
+    return slot
 
 
 def _gold_passed(slot: VerificationSlot, verdict: Verdict, question: Question) -> bool:
