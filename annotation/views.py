@@ -25,14 +25,32 @@ def dataset(request: HttpRequest) -> HttpResponse:
     form = TableFilterForm(request.GET)
     status = 200
     page = None
+    hits: dict[str, selectors.SearchHit] = {}
+    page_numbers: list[int | str] = []
     if form.is_valid():
-        tables = selectors.table_list(filters=form.filters(), viewer=request.user)
+        filters = form.filters()
+        tables = selectors.table_list(filters=filters, viewer=request.user)
         page = page_with_count(tables, number=form.cleaned_data["page"] or 1, size=PAGE_SIZE)
+        hits = selectors.search_hits(
+            table_ids=[t.id for t in page.object_list],
+            search=filters.search,
+            viewer=request.user,
+        )
+        page_numbers = list(
+            page.paginator.get_elided_page_range(page.number, on_each_side=2, on_ends=1)
+        )
+        for table in page.object_list:
+            table.hit = hits.get(table.id)
     else:
         status = 400
     query = request.GET.copy()
     query.pop("page", None)
-    context = {"form": form, "page": page, "query": query.urlencode()}
+    context = {
+        "form": form,
+        "page": page,
+        "query": query.urlencode(),
+        "page_numbers": page_numbers,
+    }
     template = (
         "annotation/partials/_table_results.html" if request.htmx else "annotation/dataset.html"
     )

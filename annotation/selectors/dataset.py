@@ -96,6 +96,63 @@ def table_list(*, filters: TableFilters, viewer: User) -> QuerySet[Table]:
     )
 
 
+@dataclass(frozen=True)
+class SearchHit:
+    """Where a table matched a search, with the matched text and a little around it. The
+    template escapes each part and marks the middle one."""
+
+    where: str  # "table id", "cell" or "question"
+    before: str
+    match: str
+    after: str
+
+
+_CONTEXT = 40
+
+
+def _snippet(where: str, text: str, needle: str) -> SearchHit | None:
+    at = text.casefold().find(needle.casefold())
+    if at < 0:
+        return None
+    end = at + len(needle)
+    start, stop = max(0, at - _CONTEXT), min(len(text), end + _CONTEXT)
+    before = ("…" if start else "") + text[start:at]
+    after = text[end:stop] + ("…" if stop < len(text) else "")
+    return SearchHit(where, before, text[at:end], after)
+
+
+def search_hits(*, table_ids: list[str], search: str, viewer: User) -> dict[str, SearchHit]:
+    """For each table of a result page, the text the search matched: its id, else a cell,
+    else one of the questions this viewer may see. Two queries at most, for the page's rows
+    only."""
+    search = search.strip()
+    if not search or not table_ids:
+        return {}
+    hits: dict[str, SearchHit] = {}
+    for table_id in table_ids:
+        if hit := _snippet("table id", table_id, search):
+            hits[table_id] = hit
+    rest = [t for t in table_ids if t not in hits]
+    if rest:
+        for table_id, csv in Table.objects.filter(
+            pk__in=rest, canonical_csv__icontains=search
+        ).values_list("id", "canonical_csv"):
+            line = next((ln for ln in csv.splitlines() if search.casefold() in ln.casefold()), csv)
+            if hit := _snippet("cell", line.replace("__", "").strip(", "), search):
+                hits[table_id] = hit
+    rest = [t for t in table_ids if t not in hits]
+    if rest:
+        for table_id, text in (
+            questions_visible(user=viewer)
+            .filter(table_id__in=rest, text__icontains=search)
+            .order_by("table_id", "id")
+            .values_list("table_id", "text")
+        ):
+            if table_id not in hits and (hit := _snippet("question", text, search)):
+                hits[table_id] = hit
+    return hits
+
+
 def _question_count(questions: QuerySet[Question]) -> Coalesce:
     counted = (
         questions.filter(table=OuterRef("pk"))

@@ -61,7 +61,7 @@ def test_it_paginates_fifty_tables_a_page(client: Client) -> None:
     TableFactory.create_batch(51)
     first = get(client)
     assert len(first.context["page"].object_list) == 50
-    assert b"Page 1 of 2" in first.content
+    assert b"page 1 of 2" in first.content
     assert len(get(client, "?page=2").context["page"].object_list) == 1
 
 
@@ -111,3 +111,40 @@ def test_a_page_past_the_end_shows_the_last_page(client: Client) -> None:
     # Past any offset a database accepts (SQLite: 64 bits).
     huge = get(client, f"?page={10**30}")
     assert huge.status_code == 200 and huge.context["page"].number == 2
+
+
+def test_each_search_hit_shows_the_text_that_matched(client: Client) -> None:
+    TableFactory(id="psa--1--1", canonical_csv=SIMPLE_CSV)
+    other = TableFactory(id="arxiv--2--2", canonical_csv="Model,Score\nResNet,0.9\n")
+    QuestionFactory(table=other, text="Which model scores best on ImageNet?")
+    page = get(client, "?q=imagenet").content.decode()
+    assert "question</span>: Which model scores best on <mark>ImageNet</mark>?" in page
+    page = get(client, "?q=south").content.decode()
+    assert "cell</span>: " in page and "<mark>South</mark>" in page
+    page = get(client, "?q=arxiv--2").content.decode()
+    assert "table id</span>: <mark>arxiv--2</mark>--2" in page
+
+
+def test_search_hits_are_escaped(client: Client) -> None:
+    TableFactory(id="psa--1--1", canonical_csv="Region,Value\n<img src=x onerror=alert(1)>,1\n")
+    page = get(client, "?q=onerror").content.decode()
+    assert "<img src=x" not in page
+    assert "&lt;img src=x <mark>onerror</mark>=alert(1)&gt;" in page
+
+
+def test_a_private_question_is_never_shown_as_a_hit(client: Client) -> None:
+    table = TableFactory(id="psa--1--1")
+    QuestionFactory(
+        table=table, id="psa--1--1--A0", origin="model", status="unverified", text="Secret plan?"
+    )
+    assert listed(get(client, "?q=secret")) == []
+
+
+def test_pages_are_numbered(client: Client) -> None:
+    TableFactory.create_batch(50 * 12 + 1)
+    page = get(client, "?page=6&source=psa").content.decode()
+    numbers = page.split('class="page-numbers"')[1].split("</ol>")[0]
+    assert 'aria-current="page" href="?source=psa&page=6"' in numbers
+    for n in (1, 4, 5, 7, 8, 13):
+        assert f'page={n}"' in numbers
+    assert 'page=2"' not in numbers and "…" in numbers
