@@ -176,11 +176,22 @@ def adjudicate(request: HttpRequest, question_id: str) -> HttpResponse:
 @login_required
 def dashboard(request: HttpRequest) -> HttpResponse:
     board = selectors.verification_dashboard(viewer=request.user)
-    return render(
-        request,
-        "annotation/verify/dashboard.html",
-        {"board": board, "can_reinstate": request.user.has_perm("annotation.change_question")},
-    )
+    by_day = selectors.outcome_shares_by_day()
+    chart = {
+        "days": [d.day.isoformat() for d in by_day],
+        "series": [
+            {"label": label, "shares": [d.shares[value] for d in by_day]}
+            for value, label in Rating.choices
+        ],
+    }
+    context = {
+        "board": board,
+        "can_reinstate": request.user.has_perm("annotation.change_question"),
+        "by_day": by_day,
+        "ratings": Rating.choices,
+        "chart": chart,
+    }
+    return render(request, "annotation/verify/dashboard.html", context)
 
 
 @login_required

@@ -6,13 +6,14 @@ from __future__ import annotations
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum
+from django.db.models.functions import TruncDate
 from django.http import Http404
 from django.utils import timezone
 
@@ -353,6 +354,41 @@ def _shares() -> tuple[int, list[Share]]:
         )
     )
     return decided, shares
+
+
+@dataclass(frozen=True)
+class DayShares:
+    """Outcomes of the questions decided on one day (UTC): counts and whole-number shares."""
+
+    day: date
+    total: int
+    counts: dict[str, int]
+    shares: dict[str, int]
+
+    @property
+    def ordered_shares(self) -> list[int]:
+        return [self.shares[r.value] for r in Rating]
+
+
+def outcome_shares_by_day(*, days: int = 60) -> list[DayShares]:
+    """Good, Ambiguous and Nonsensical shares of each day's decisions, for the last ``days``
+    days that had any. One query."""
+    rows = (
+        VerificationOutcome.objects.annotate(day=TruncDate("decided_at", tzinfo=UTC))
+        .values_list("day", "rating")
+        .annotate(n=Count("pk"))
+        .order_by("day")
+    )
+    by_day: dict[date, dict[str, int]] = defaultdict(dict)
+    for day, rating, n in rows:
+        by_day[day][rating] = n
+    out = []
+    for day in sorted(by_day)[-days:]:
+        counts = {r.value: by_day[day].get(r.value, 0) for r in Rating}
+        total = sum(counts.values())
+        shares = {k: round(100 * v / total) for k, v in counts.items()}
+        out.append(DayShares(day, total, counts, shares))
+    return out
 
 
 def _agreement() -> tuple[float | None, int, list[PairKappa]]:

@@ -3,7 +3,9 @@ services, and gold slots look exactly like the others."""
 
 from __future__ import annotations
 
+import json
 import re
+from datetime import UTC
 
 import pytest
 from django.db import connection
@@ -366,3 +368,46 @@ def test_generation_api(client: Client, django_capture_on_commit_callbacks) -> N
     )
     assert client.post(f"/api/verify/generation-runs/{run_id}/cancel/").status_code == 409
     assert not Question.objects.filter(origin="model").exists()
+
+
+def test_the_dashboard_charts_outcome_shares_by_day_with_a_table_beside(client: Client) -> None:
+    from datetime import datetime
+
+    from annotation.models import VerificationOutcome
+
+    def decide(day: int, rating: str) -> None:
+        question = ModelQuestionFactory()
+        VerificationOutcome.objects.create(
+            question=question,
+            rating=rating,
+            answer_corrected=False,
+            original_text=question.text,
+            original_answer=question.gold_answer,
+            decided_at=datetime(2026, 11, day, 12, tzinfo=UTC),
+        )
+
+    for rating in ("good", "good", "good", "nonsensical"):
+        decide(20, rating)
+    for rating in ("good", "ambiguous"):
+        decide(21, rating)
+    client.force_login(UserFactory(role="adjudicator"))
+    page = client.get("/annotate/verification/").content.decode()
+    assert '<canvas id="outcome-shares-chart"></canvas>' in page
+    assert "vendor/chartjs/chart.umd.min.js" in page
+    table = re.sub(r">\s+<", "><", page.split('id="outcome-shares-table"')[1].split("</table>")[0])
+    cells = '<td class="num">{}</td>'
+    day_20 = "".join(cells.format(v) for v in ("4", "75%", "0%", "25%"))
+    day_21 = "".join(cells.format(v) for v in ("2", "50%", "50%", "0%"))
+    assert f"2026-11-20</th>{day_20}</tr>" in table and f"2026-11-21</th>{day_21}</tr>" in table
+    script = page.split('id="outcome-shares-data" type="application/json">')[1]
+    data = json.loads(script.split("<")[0])
+    assert data["days"] == ["2026-11-20", "2026-11-21"]
+    assert data["series"][0] == {"label": "Good", "shares": [75, 50]}
+
+
+def test_dashboard_percentages_round_down_and_reach_100_only_when_done() -> None:
+    from annotation.selectors.verification import Queue
+
+    assert Queue("x", 6587, 6605).percent == 99
+    assert Queue("x", 6605, 6605).percent == 100
+    assert Queue("x", 1, 3).percent == 33 and Queue("x", 2, 3).percent == 66
