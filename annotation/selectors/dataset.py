@@ -4,6 +4,7 @@ test-split gold answers (``gold_answer_visible``) and private questions
 
 from __future__ import annotations
 
+import csv
 import re
 from dataclasses import dataclass
 
@@ -134,11 +135,14 @@ def search_hits(*, table_ids: list[str], search: str, viewer: User) -> dict[str,
             hits[table_id] = hit
     rest = [t for t in table_ids if t not in hits]
     if rest:
-        for table_id, csv in Table.objects.filter(
+        for table_id, canonical in Table.objects.filter(
             pk__in=rest, canonical_csv__icontains=search
         ).values_list("id", "canonical_csv"):
-            line = next((ln for ln in csv.splitlines() if search.casefold() in ln.casefold()), csv)
-            if hit := _snippet("cell", line.replace("__", "").strip(", "), search):
+            needle = search.casefold()
+            line = next((ln for ln in canonical.splitlines() if needle in ln.casefold()), "")
+            # The row's cells as a reader sees them: merged-cell marks dropped, " | " between.
+            cells = [c.strip() for c in next(csv.reader([line])) if c.strip() not in ("", "__")]
+            if hit := _snippet("cell", " | ".join(cells), search):
                 hits[table_id] = hit
     rest = [t for t in table_ids if t not in hits]
     if rest:

@@ -10,6 +10,6 @@ if (data && data.days.length) {
     series: data.series.map((s) => ({ label: s.label, data: s.shares })),
     percent: true,
     xTitle: "Day decided",
-    yTitle: "Share of the questions decided that day",
+    yTitle: "Share of the day's decisions",
   });
 }

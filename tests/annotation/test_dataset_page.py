@@ -129,7 +129,7 @@ def test_search_hits_are_escaped(client: Client) -> None:
     TableFactory(id="psa--1--1", canonical_csv="Region,Value\n<img src=x onerror=alert(1)>,1\n")
     page = get(client, "?q=onerror").content.decode()
     assert "<img src=x" not in page
-    assert "&lt;img src=x <mark>onerror</mark>=alert(1)&gt;" in page
+    assert "&lt;img src=x <mark>onerror</mark>=alert(1)&gt; | 1" in page
 
 
 def test_a_private_question_is_never_shown_as_a_hit(client: Client) -> None:
