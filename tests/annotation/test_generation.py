@@ -224,7 +224,19 @@ def test_a_missing_key_variable_fails_the_run_clearly(admin, server, tables, mon
     assert generation_run_execute(run_id=run.pk) == "failed"
     run.refresh_from_db()
     assert f"the key of endpoint {run.endpoint.name} is not set" in run.error
+    # Admins read it: it names the variable and says how to fix it.
+    assert "To fix it: set NOT_SET_ANYWHERE_API_KEY in the environment of the Celery worker" in (
+        run.error
+    )
+    assert "then press Resume on this page" in run.error
     assert not server.requests
+
+
+def test_run_progress_rounds_down_to_100_only_when_every_table_is_through() -> None:
+    from annotation.models import GenerationRun
+
+    assert GenerationRun(tables_total=200, tables_done=199).progress == 99
+    assert GenerationRun(tables_total=200, tables_done=199, tables_failed=1).progress == 100
 
 
 @pytest.mark.parametrize("status", [401, 404])

@@ -323,6 +323,8 @@ def test_generation_pages_start_and_show_a_run(
     page = client.get(response.url).content.decode()
     assert "hx-trigger" in page and "0 of 1 tables" in page
     assert "endpoint gen-host" in page
+    # The status line says queued, then failed or done; no banner outlives it.
+    assert "is queued." not in page
     fragment = client.get(response.url, HTTP_HX_REQUEST="true").content.decode()
     assert fragment.lstrip().startswith('<section id="run-progress"')
     assert client.post(f"/annotate/generation/{run.pk}/cancel/").status_code == 302
