@@ -7,6 +7,7 @@ from annotation import services
 from annotation.models import (
     AnnotationSkip,
     DiscardedVerification,
+    Flag,
     GenerationItem,
     GenerationRun,
     PropertyAnnotation,
@@ -123,6 +124,16 @@ class QuestionAuthoringAdmin(_WorkflowRecordAdmin):
     list_display = ("question", "annotator", "template", "seconds_spent", "created_at")
     search_fields = ("question__id", "annotator__username")
     list_select_related = ("annotator",)
+
+
+@admin.register(Flag)
+class FlagAdmin(_WorkflowRecordAdmin):
+    """Flags are resolved on /annotate/flags/, which records who did it and what was done."""
+
+    list_display = ("table", "question", "reason", "raised_by", "raised_at", "resolved_at")
+    list_filter = ("reason", ("resolved_at", admin.EmptyFieldListFilter))
+    search_fields = ("table__id", "question__id", "note", "raised_by__username")
+    list_select_related = ("raised_by",)
 
 
 @admin.register(VerificationSlot)

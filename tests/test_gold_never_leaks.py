@@ -163,6 +163,13 @@ def crawl(
         "api-release-detail": [f"/api/releases/{VERSION}/"],
         "api-release-build": [f"/api/releases/builds/{build}/"],
         "annotate:gold_pool": ["/annotate/gold/", "/annotate/gold/?verifier=crawl-owner"],
+        "annotate:recent": ["/annotate/mine/"],
+        "annotate:question_change": [f"/annotate/mine/questions/{Q}/"],
+        "annotate:verdict_change": [
+            "/annotate/mine/verdicts/00000000-0000-4000-8000-000000000000/"
+        ],
+        "annotate:flags": ["/annotate/flags/"],
+        "landing": ["/welcome/"],
         "api-gold-pool": ["/api/verify/gold-pool/"],
         "api-gold-verdicts": ["/api/verify/gold-verdicts/"],
     }
@@ -218,6 +225,9 @@ NO_GOLD_POSSIBLE = {
     "api-release-create",
     "api-gold-pool-add",
     "api-gold-pool-remove",
+    # Raising and resolving a flag redirect; the queue that lists flags is crawled.
+    "annotate:flag_new",
+    "annotate:flag_resolve",
 }
 
 

@@ -31,7 +31,7 @@ def test_a_researcher_starts_a_run_and_watches_it_finish(
     page.locator("#id_username").fill("ada")
     page.locator("#id_password").fill("a-Long-password-1")
     page.keyboard.press("Enter")
-    expect(page).to_have_url(re.compile("/accounts/$"))
+    expect(page).not_to_have_url(re.compile("/accounts/login/"))  # lands on its workspace
 
     with FakeOpenAI(right_answer, latency=0.1) as server:
         # An admin registered the lab's server (on this machine, as the tests' server is).

@@ -28,6 +28,7 @@ CORE_MODULES = [
     "hctqa.core.alpaca",
     "hctqa.core.dataset_card",
     "hctqa.core.release_records",
+    "hctqa.core.similarity",
     "hctqa.core.synthgen.rrandom",
     "hctqa.core.synthgen.collation",
     "hctqa.core.synthgen.params",
