@@ -61,6 +61,11 @@ def test_the_menu_folds_on_a_phone_and_the_403_page_says_why(
 
     log_in(page, live_server.url, "rita")
     expect(page).to_have_url(re.compile("/leaderboard/submissions/$"))  # her workspace
+    # Forms with fieldsets fit a phone too (a fieldset is as wide as its content by default).
+    page.goto(f"{live_server.url}/leaderboard/submit/")
+    page.set_viewport_size({"width": 390, "height": 800})
+    assert page.evaluate("() => document.documentElement.scrollWidth <= innerWidth")
+    page.set_viewport_size({"width": 1280, "height": 900})
     response = page.goto(f"{live_server.url}/annotate/properties/")
     assert response is not None and response.status == 403
     expect(page.get_by_role("heading", level=1)).to_have_text(
