@@ -71,7 +71,8 @@ def log_in(page: Page, base: str, username: str) -> None:
     page.locator("#id_username").fill(username)
     page.locator("#id_password").fill("a-Long-password-1")
     page.locator("#id_password").press("Enter")
-    expect(page).to_have_url(re.compile("/accounts/$"))
+    # Each role lands on its own workspace.
+    expect(page).not_to_have_url(re.compile("/accounts/login/"))
 
 
 def log_out(page: Page) -> None:
@@ -145,6 +146,7 @@ def test_every_role_s_main_pages_run_under_the_policy(
             "/annotate/properties/psa--1--1/",
             "/annotate/questions/psa--1--2/",
             "/annotate/verify/",
+            "/annotate/mine/",
         ],
     )
     log_out(page)
@@ -160,6 +162,7 @@ def test_every_role_s_main_pages_run_under_the_policy(
             "/annotate/verification/",
             "/annotate/synthetic/",
             "/annotate/agreement/",
+            "/annotate/flags/",
             "/releases/",
             "/admin/",
             "/admin/accounts/account/",
