@@ -144,12 +144,18 @@ def _claim_gold(annotator: Any, now: datetime) -> VerificationSlot | None:
     if not count:
         return None  # an empty pool serves no gold
     for _ in range(_GOLD_PICKS):
+        if not count:
+            return None
         # A random offset into a stable order: cheaper than ORDER BY random() on every claim.
         question = candidates.only("pk", "gold_answer", "table_id")[secrets.randbelow(count)]
         try:
             shown, wrong = _shown_answer(question)
         except AnswerFormatError:
-            continue  # a gold answer the editor cannot even show as right: no fair test
+            # A gold answer the editor cannot even show as right is no fair test; the next
+            # pick is among the others, so one bad answer cannot hide the good ones.
+            candidates = candidates.exclude(pk=question.pk)
+            count -= 1
+            continue
         try:
             with transaction.atomic():
                 return VerificationSlot.objects.create(

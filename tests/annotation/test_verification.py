@@ -332,6 +332,22 @@ def test_gold_is_never_the_verifiers_own_question_nor_an_unparsable_answer(setti
     assert slot.kind == "gold" and slot.question == own
 
 
+def test_an_unparsable_gold_answer_drawn_first_never_hides_a_good_one(
+    settings, monkeypatch
+) -> None:
+    serve_gold(settings)
+    table = TableFactory()
+    # First in the pool's order, and drawn first: each draw takes the lowest offset.
+    QuestionFactory(
+        id=f"{table.id}--A0", table=table, gold_answer="not in the gold format", in_gold_pool=True
+    )
+    good = QuestionFactory(id=f"{table.id}--M0", table=table, gold_answer="{3}", in_gold_pool=True)
+    monkeypatch.setattr(verification_services.secrets, "randbelow", lambda n: 0)
+    (a,) = annotators(1)
+    slot = verification_claim(annotator=a)
+    assert slot.kind == "gold" and slot.question == good
+
+
 def test_passing_gold_keeps_the_annotator_in_the_pool(settings, gold_questions) -> None:
     serve_gold(settings)
     (a,) = annotators(1)
