@@ -13,6 +13,7 @@ CORE_MODULES = [
     "hctqa.core.synthetic",
     "hctqa.core.demo",
     "hctqa.core.scoring",
+    "hctqa.core.disclosure",
     "hctqa.core.predictions",
     "hctqa.core.stats",
     "hctqa.core.reported",
