@@ -89,7 +89,7 @@ def main() -> None:
             print(
                 f"{modality:6} upload {uploaded:.2f} s · queue {waited:.2f} s · worker scoring "
                 f"{scoring:.2f} s · on the board: {listed} · total {total:.2f} s "
-                f"(recall {s.recall:.3f})"
+                f"(recall {s.score_for().recall:.3f})"
             )
     finally:
         worker.terminate()

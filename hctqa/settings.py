@@ -259,6 +259,9 @@ SUBMISSION_MAX_ATTEMPTS = env_int("SUBMISSION_MAX_ATTEMPTS", 3)
 SUBMISSION_HEARTBEAT_TIMEOUT_SECONDS = env_int("SUBMISSION_HEARTBEAT_TIMEOUT_SECONDS", 60)
 # One scoring task's time limit: past it the submission fails with the reason.
 SUBMISSION_SCORING_TIME_LIMIT = env_int("SUBMISSION_SCORING_TIME_LIMIT", 300)
+# Scoring submissions again after their questions changed works in slices of this long,
+# queuing the rest after each, so an upload scored meanwhile waits one slice at most.
+RESCORE_SLICE_SECONDS = env_int("RESCORE_SLICE_SECONDS", 60)
 
 # --- Inference runs: the benchmark sent to an OpenAI-compatible endpoint (a GPU host's
 # vLLM, OpenAI, a llama.cpp server) by a worker on the "inference" queue.
@@ -456,6 +459,7 @@ CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ROUTES = {
     "leaderboard.tasks.score_submission": {"queue": "scoring"},
     "leaderboard.tasks.refresh_property_regression": {"queue": "scoring"},
+    "leaderboard.tasks.rescore_submissions": {"queue": "scoring"},
     "leaderboard.tasks.run_inference": {"queue": "inference"},
     "annotation.tasks.generate_questions": {"queue": "inference"},
 }

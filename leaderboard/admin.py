@@ -7,6 +7,8 @@ from leaderboard.models import (
     InferenceRun,
     PropertyRegression,
     QuestionResult,
+    Rescore,
+    Score,
     Submission,
 )
 
@@ -21,21 +23,53 @@ class SubmissionAdmin(admin.ModelAdmin):
         "split",
         "data_scope",
         "status",
+        "stale",
         "visibility",
-        "recall",
         "owner",
         "created_at",
     )
-    list_filter = ("kind", "status", "modality", "split", "data_scope", "visibility", "size_class")
+    list_filter = (
+        "kind",
+        "status",
+        "stale",
+        "modality",
+        "split",
+        "data_scope",
+        "visibility",
+        "size_class",
+    )
     search_fields = ("model_name", "organisation", "owner__username")
-    readonly_fields = ("size_class", "predictions_sha256", "created_at", "updated_at")
-    raw_id_fields = ("owner",)
+    readonly_fields = (
+        "size_class",
+        "predictions_sha256",
+        "question_set_sha256",
+        "created_at",
+        "updated_at",
+    )
+    raw_id_fields = ("owner", "rescore")
+
+
+@admin.register(Score)
+class ScoreAdmin(admin.ModelAdmin):
+    list_display = ("submission", "rules", "n_questions", "excluded", "precision", "recall", "cc")
+    list_filter = ("rules",)
+    raw_id_fields = ("submission",)
+    search_fields = ("submission__model_name",)
+
+
+@admin.register(Rescore)
+class RescoreAdmin(admin.ModelAdmin):
+    """Progress bars: the leaderboard's re-scoring page."""
+
+    list_display = ("id", "reason", "status", "total", "created_at", "finished_at")
+    list_filter = ("status",)
+    readonly_fields = ("lease", "created_at", "queued_at", "started_at", "heartbeat_at")
 
 
 @admin.register(QuestionResult)
 class QuestionResultAdmin(admin.ModelAdmin):
-    list_display = ("submission", "question", "recall", "cc")
-    list_filter = ("cc",)
+    list_display = ("submission", "question", "recall", "cc", "counted_2025_10", "recall_2025_10")
+    list_filter = ("cc", "counted_2025_10")
     raw_id_fields = ("submission", "question")
     search_fields = ("question__id",)
 

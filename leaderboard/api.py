@@ -19,12 +19,14 @@ from hctqa.pagination import CountedPagination
 from leaderboard import exports, selectors, services
 from leaderboard.forms import BoardFilterForm, SubmissionForm
 from leaderboard.models import (
+    BOARD_SPLITS,
     INFERENCE_FORMATS,
     INFERENCE_STYLES,
     DataScope,
     EvalSplit,
     InferenceRun,
     Modality,
+    Rules,
     Submission,
     Visibility,
     Weights,
@@ -46,6 +48,14 @@ class SubmissionOutput(serializers.ModelSerializer):
         read_only=True,
         help_text="The release whose questions and gold answers it was scored on; null when "
         "it was scored on questions no release holds.",
+    )
+    scores = serializers.SerializerMethodField(
+        help_text="Its figures by rules version (2025-05, and 2025-10 for text; the paper's "
+        "rows 2025-05 only): n_questions counted, excluded, coverage, the macro-averages with "
+        "95% intervals, by_source and the breakdowns this viewer may see."
+    )
+    rescore = serializers.SerializerMethodField(
+        help_text="While stale: why it is being scored again."
     )
 
     class Meta:
@@ -72,20 +82,10 @@ class SubmissionOutput(serializers.ModelSerializer):
             "error",
             "created_at",
             "scored_at",
-            "n_questions",
-            "coverage",
-            "precision",
-            "precision_low",
-            "precision_high",
-            "recall",
-            "recall_low",
-            "recall_high",
-            "f1",
-            "cc",
-            "cc_low",
-            "cc_high",
-            "by_source",
-            "breakdowns",
+            "stale",
+            "rescore",
+            "question_set_sha256",
+            "scores",
             "gold_claims",
             "release",
             "url",
@@ -102,13 +102,60 @@ class SubmissionOutput(serializers.ModelSerializer):
             else None
         )
 
+    def get_rescore(self, submission: Submission) -> str | None:
+        return submission.rescore.reason if submission.stale and submission.rescore else None
+
+    def get_scores(self, submission: Submission) -> dict[str, Any]:
+        user = self.context["request"].user
+        out = {}
+        for rules, score in selectors.scores_of(submission=submission).items():
+            score.submission = submission
+            out[rules] = {
+                **{f: getattr(score, f) for f in _SCORE_FIELDS},
+                "breakdowns": selectors.breakdowns_for_viewer(score=score, user=user),
+            }
+        return out
+
+
+_SCORE_FIELDS = (
+    "n_questions",
+    "excluded",
+    "coverage",
+    "precision",
+    "precision_low",
+    "precision_high",
+    "recall",
+    "recall_low",
+    "recall_high",
+    "f1",
+    "cc",
+    "cc_low",
+    "cc_high",
+    "by_source",
+)
+
 
 class LeaderboardApi(APIView):
+    """A public board's ranked rows, and apart from them (unranked) its submissions being
+    scored again after their questions or gold answers changed."""
+
     permission_classes = [AllowAny]
 
     @extend_schema(
         parameters=[
             OpenApiParameter("modality", str, enum=Modality.values),
+            OpenApiParameter(
+                "split",
+                str,
+                enum=[s.value for s in BOARD_SPLITS],
+                description="all (default; the paper's Table 1 protocol and rows) or test",
+            ),
+            OpenApiParameter(
+                "rules",
+                str,
+                enum=Rules.values,
+                description="2025-05 (default; the paper's) or 2025-10 (text only)",
+            ),
             OpenApiParameter("size_class", str),
             OpenApiParameter("weights", str),
             OpenApiParameter("data_scope", str),
@@ -122,11 +169,22 @@ class LeaderboardApi(APIView):
         modality = request.query_params.get("modality", Modality.TEXT)
         if modality not in Modality.values:
             raise ValidationError({"modality": ["modality should be text or vision"]})
-        form = BoardFilterForm(request.query_params)
+        form = BoardFilterForm(request.query_params, modality=modality)
         if not form.is_valid():
             raise _form_errors(form)
-        rows = exports.board_rows(selectors.board(filters=form.filters(modality=modality)))
-        return Response({"modality": modality, "count": len(rows), "results": rows})
+        filters = form.filters()
+        rows = exports.board_rows(selectors.board(filters=filters))
+        waiting = exports.being_rescored_rows(selectors.board_being_rescored(filters=filters))
+        return Response(
+            {
+                "modality": modality,
+                "split": filters.split,
+                "rules": filters.rules,
+                "count": len(rows),
+                "results": rows,
+                "being_rescored": waiting,
+            }
+        )
 
 
 class SubmissionCreateApi(APIView):

@@ -6,7 +6,9 @@ class LeaderboardConfig(AppConfig):
     verbose_name = "Leaderboard"
 
     def ready(self) -> None:
-        from annotation.signals import gold_pool_changed
-        from leaderboard.receivers import rescore_after_gold_pool_change
+        from annotation.signals import question_set_changed
+        from leaderboard.receivers import rescore_after_question_set_change
 
-        gold_pool_changed.connect(rescore_after_gold_pool_change, dispatch_uid="leaderboard-gold")
+        question_set_changed.connect(
+            rescore_after_question_set_change, dispatch_uid="leaderboard-question-set"
+        )

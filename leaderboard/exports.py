@@ -1,14 +1,15 @@
-"""Flat rows for the board's CSV and JSON exports."""
+"""Flat rows for the board's CSV and JSON exports and the per-question downloads."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any
 
-from leaderboard.models import BOARD_SOURCES, Submission
+from leaderboard.models import BOARD_SOURCES, Score, Submission
 
 BOARD_COLUMNS = (
     "rank",
+    "rules",
     "model",
     "organisation",
     "reported_in_paper",
@@ -20,6 +21,8 @@ BOARD_COLUMNS = (
     "prompt_style",
     "split",
     "data_scope",
+    "n_questions",
+    "excluded",
     "precision",
     "precision_ci_low",
     "precision_ci_high",
@@ -41,19 +44,27 @@ RESULT_COLUMNS = (
     "prediction",
     "answered",
     "gold_answer",
-    "precision",
-    "recall",
-    "f1",
-    "cc",
+    "precision_2025_05",
+    "recall_2025_05",
+    "f1_2025_05",
+    "cc_2025_05",
+    "counted_2025_10",
+    "precision_2025_10",
+    "recall_2025_10",
+    "f1_2025_10",
+    "cc_2025_10",
 )
 
 
-def board_rows(submissions: Iterable[Submission]) -> list[dict[str, Any]]:
+def board_rows(scores: Iterable[Score]) -> list[dict[str, Any]]:
+    """The ranked rows of a board, one per score (its submission joined)."""
     rows = []
-    for rank, s in enumerate(submissions, start=1):
+    for rank, score in enumerate(scores, start=1):
+        s = score.submission
         rows.append(
             {
                 "rank": rank,
+                "rules": score.rules,
                 "model": s.model_name,
                 "organisation": s.organisation,
                 "reported_in_paper": s.is_reported,
@@ -67,20 +78,36 @@ def board_rows(submissions: Iterable[Submission]) -> list[dict[str, Any]]:
                 "prompt_style": s.prompt_style,
                 "split": s.split,
                 "data_scope": s.data_scope,
-                "precision": s.precision,
-                "precision_ci_low": s.precision_low,
-                "precision_ci_high": s.precision_high,
-                "recall": s.recall,
-                "recall_ci_low": s.recall_low,
-                "recall_ci_high": s.recall_high,
-                "f1": s.f1,
-                "cc": s.cc,
-                "cc_ci_low": s.cc_low,
-                "cc_ci_high": s.cc_high,
-                **{f"recall_{src}": getattr(s, f"recall_{src}") for src in BOARD_SOURCES},
-                "coverage": s.coverage,
+                "n_questions": score.n_questions,
+                "excluded": score.excluded,
+                "precision": score.precision,
+                "precision_ci_low": score.precision_low,
+                "precision_ci_high": score.precision_high,
+                "recall": score.recall,
+                "recall_ci_low": score.recall_low,
+                "recall_ci_high": score.recall_high,
+                "f1": score.f1,
+                "cc": score.cc,
+                "cc_ci_low": score.cc_low,
+                "cc_ci_high": score.cc_high,
+                **{f"recall_{src}": getattr(score, f"recall_{src}") for src in BOARD_SOURCES},
+                "coverage": score.coverage,
                 "submission_id": s.pk,
                 "scored_at": s.scored_at.isoformat() if s.scored_at else None,
             }
         )
     return rows
+
+
+def being_rescored_rows(submissions: Iterable[Submission]) -> list[dict[str, Any]]:
+    """A board's submissions waiting to be scored again: not ranked, no figures."""
+    return [
+        {
+            "submission_id": s.pk,
+            "model": s.model_name,
+            "organisation": s.organisation,
+            "status": s.status,
+            "progress": s.progress,
+        }
+        for s in submissions
+    ]

@@ -6,12 +6,14 @@ from django import forms
 
 from leaderboard import selectors
 from leaderboard.models import (
+    DEFAULT_RULES,
     INFERENCE_FORMATS,
     INFERENCE_STYLES,
     DataScope,
     EvalSplit,
     Modality,
     PromptStyle,
+    Rules,
     SizeClass,
     TableFormat,
     Visibility,
@@ -79,8 +81,47 @@ SORT_CHOICES = [(k, k) for k in selectors.SORTABLE] + [
 ]
 
 
-class BoardFilterForm(forms.Form):
+# The public boards: one per question set (never train or validation, which are owners' own).
+BOARD_SPLIT_CHOICES = [
+    (EvalSplit.ALL.value, "All questions (the paper's Table 1)"),
+    (EvalSplit.TEST.value, "Test split"),
+]
+RULES_CHOICES = [
+    (Rules.V2025_05.value, "2025-05 (the paper's rules)"),
+    (Rules.V2025_10.value, "2025-10"),
+]
+
+
+class RulesForm(forms.Form):
+    """The rules version a model page shows (the vision rules are 2025-05's only)."""
+
+    rules = forms.ChoiceField(required=False, choices=RULES_CHOICES, label="Rules")
+
+    def __init__(self, *args: object, modality: str = Modality.TEXT, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.modality = modality
+
+    def clean_rules(self) -> str:
+        rules = self.cleaned_data["rules"] or DEFAULT_RULES
+        if self.modality == Modality.VISION and rules != DEFAULT_RULES:
+            raise forms.ValidationError("vision answers have only the 2025-05 rules")
+        return rules
+
+
+class BoardFilterForm(RulesForm):
+    """The board's filters. ``modality`` is the board's (the vision board has only the
+    2025-05 rules)."""
+
     label_suffix = ""
+    split = forms.ChoiceField(
+        required=False,
+        choices=BOARD_SPLIT_CHOICES,
+        label="Questions",
+        error_messages={
+            "invalid_choice": "the public boards rank all questions or the test split, not "
+            "%(value)s: train and validation scores are for their owners only"
+        },
+    )
     q = forms.CharField(required=False, max_length=200, label="Search")
     size_class = forms.ChoiceField(
         required=False, choices=_ANY + list(SizeClass.choices), label="Size"
@@ -94,10 +135,15 @@ class BoardFilterForm(forms.Form):
     sort = forms.ChoiceField(required=False, choices=SORT_CHOICES)
     page = forms.IntegerField(required=False, min_value=1)
 
-    def filters(self, *, modality: str) -> selectors.BoardFilters:
+    def clean_split(self) -> str:
+        return self.cleaned_data["split"] or EvalSplit.ALL
+
+    def filters(self) -> selectors.BoardFilters:
         data = self.cleaned_data
         return selectors.BoardFilters(
-            modality=modality,
+            modality=self.modality,
+            split=data["split"],
+            rules=data["rules"],
             size_class=data["size_class"],
             weights=data["weights"],
             data_scope=data["data_scope"] or DataScope.REAL,
@@ -110,6 +156,10 @@ class BoardFilterForm(forms.Form):
 class CompareForm(forms.Form):
     a = forms.IntegerField(min_value=1, label="First submission")
     b = forms.IntegerField(min_value=1, label="Second submission")
+    rules = forms.ChoiceField(required=False, choices=RULES_CHOICES, label="Rules")
+
+    def clean_rules(self) -> str:
+        return self.cleaned_data["rules"] or DEFAULT_RULES
 
     def clean(self) -> dict:
         data = super().clean()

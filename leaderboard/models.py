@@ -85,6 +85,18 @@ class Status(models.TextChoices):
     FAILED = "failed", "Failed"
 
 
+class Rules(models.TextChoices):
+    """The reference scorer's published versions (hctqa.core.scoring.RULES)."""
+
+    V2025_05 = "2025-05", "2025-05"
+    V2025_10 = "2025-10", "2025-10"
+
+
+DEFAULT_RULES = Rules.V2025_05.value
+# The splits a public board ranks: all questions (the paper's Table 1 protocol, where its
+# rows belong) and the test split. Train and validation scores are for their owners only.
+BOARD_SPLITS = (EvalSplit.ALL, EvalSplit.TEST)
+
 # The sources with their own recall column on the board, in the paper's order.
 BOARD_SOURCES = ("psa", "pak", "census", "arxiv")
 _SCORE_FIELDS = ("precision", "recall", "f1", "cc", *(f"recall_{s}" for s in BOARD_SOURCES))
@@ -159,25 +171,20 @@ class Submission(models.Model):
     # whose gold is public (never on test-split ones); see services.submissions.
     gold_claims = models.JSONField(default=dict, blank=True)
 
-    # Scores (macro-averages; null where the modality has no such figure)
-    n_questions = models.PositiveIntegerField(null=True, blank=True)
-    coverage = models.FloatField(null=True, blank=True)
-    precision = models.FloatField(null=True, blank=True)
-    precision_low = models.FloatField(null=True, blank=True)
-    precision_high = models.FloatField(null=True, blank=True)
-    recall = models.FloatField(null=True, blank=True)
-    recall_low = models.FloatField(null=True, blank=True)
-    recall_high = models.FloatField(null=True, blank=True)
-    f1 = models.FloatField(null=True, blank=True)
-    cc = models.FloatField(null=True, blank=True)
-    cc_low = models.FloatField(null=True, blank=True)
-    cc_high = models.FloatField(null=True, blank=True)
-    recall_psa = models.FloatField(null=True, blank=True)
-    recall_pak = models.FloatField(null=True, blank=True)
-    recall_census = models.FloatField(null=True, blank=True)
-    recall_arxiv = models.FloatField(null=True, blank=True)
-    by_source = models.JSONField(default=dict, blank=True)
-    breakdowns = models.JSONField(default=dict, blank=True)
+    # The question set it was last scored on: question_set_sha256 of the sorted question ids
+    # and their gold answers. Its scores, one row per rules version, are in Score.
+    question_set_sha256 = models.CharField(max_length=64, blank=True)
+    # Its scores are for questions or gold answers that have changed since: it is queued to
+    # be scored again (by ``rescore``) and is never ranked beside fresh rows until then.
+    stale = models.BooleanField(default=False)
+    rescore = models.ForeignKey(
+        "Rescore",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="submissions",
+        help_text="The re-scoring that last took it up, after its question set changed.",
+    )
     # Set at each scoring: the newest release holding exactly the questions and gold answers
     # scored (for this split and data scope); null when no release does.
     release = models.ForeignKey(
@@ -190,7 +197,7 @@ class Submission(models.Model):
     )
 
     class Meta:
-        ordering = ["-recall", "id"]
+        ordering = ["id"]
         constraints = [
             models.CheckConstraint(condition=Q(kind__in=Kind.values), name="submission_kind_valid"),
             models.CheckConstraint(
@@ -230,17 +237,6 @@ class Submission(models.Model):
             models.CheckConstraint(
                 condition=Q(progress__lte=100), name="submission_progress_percent"
             ),
-            *[
-                models.CheckConstraint(
-                    condition=Q(**{f"{f}__isnull": True}) | Q(**{f"{f}__gte": 0, f"{f}__lte": 1}),
-                    name=f"submission_{f}_in_unit_range",
-                )
-                for f in _SCORE_FIELDS
-            ],
-            models.CheckConstraint(
-                condition=~Q(status=Status.SCORED) | Q(recall__isnull=False),
-                name="submission_scored_has_recall",
-            ),
         ]
         indexes = [models.Index(fields=["status", "visibility", "modality"])]
 
@@ -263,6 +259,103 @@ class Submission(models.Model):
     def is_finished(self) -> bool:
         return self.status in (Status.SCORED, Status.FAILED)
 
+    def score_for(self, rules: str = DEFAULT_RULES) -> Score | None:
+        """Its score under these rules, if it has one."""
+        return next((s for s in self.scores.all() if s.rules == rules), None)
+
+    @property
+    def owner_only(self) -> bool:
+        """Train and validation scores are never public: only the owner (and admins) see them."""
+        return self.split not in BOARD_SPLITS
+
+
+class Score(models.Model):
+    """A submission's figures under one rules version of the reference scorer. Text
+    submissions have both versions, vision ones 2025-05 only, and the paper's rows the
+    2025-05 figures it reports."""
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="scores")
+    rules = models.CharField(max_length=7, choices=Rules.choices)
+    # Macro-averages over the answers counted (n_questions of them); null where the modality
+    # has no such figure, or the paper gives none (nor any n).
+    n_questions = models.PositiveIntegerField(null=True, blank=True)
+    excluded = models.PositiveIntegerField(
+        default=0, help_text="Answers left out of every average (2025-10: no answer, error)."
+    )
+    coverage = models.FloatField(null=True, blank=True)
+    precision = models.FloatField(null=True, blank=True)
+    precision_low = models.FloatField(null=True, blank=True)
+    precision_high = models.FloatField(null=True, blank=True)
+    recall = models.FloatField(null=True, blank=True)
+    recall_low = models.FloatField(null=True, blank=True)
+    recall_high = models.FloatField(null=True, blank=True)
+    f1 = models.FloatField(null=True, blank=True)
+    cc = models.FloatField(null=True, blank=True)
+    cc_low = models.FloatField(null=True, blank=True)
+    cc_high = models.FloatField(null=True, blank=True)
+    recall_psa = models.FloatField(null=True, blank=True)
+    recall_pak = models.FloatField(null=True, blank=True)
+    recall_census = models.FloatField(null=True, blank=True)
+    recall_arxiv = models.FloatField(null=True, blank=True)
+    by_source = models.JSONField(default=dict, blank=True)
+    # Every group, each marked "withheld" when the public may not see it (see
+    # hctqa.core.disclosure); the owner sees them all.
+    breakdowns = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["submission_id", "rules"]
+        constraints = [
+            models.UniqueConstraint(fields=["submission", "rules"], name="one_score_per_rules"),
+            models.CheckConstraint(condition=Q(rules__in=Rules.values), name="score_rules_valid"),
+            *[
+                models.CheckConstraint(
+                    condition=Q(**{f"{f}__isnull": True}) | Q(**{f"{f}__gte": 0, f"{f}__lte": 1}),
+                    name=f"score_{f}_in_unit_range",
+                )
+                for f in _SCORE_FIELDS
+            ],
+        ]
+        indexes = [models.Index(fields=["rules", "-recall"])]
+
+    def __str__(self) -> str:
+        return f"submission {self.submission_id} under {self.rules}"
+
+
+class Rescore(models.Model):
+    """Submissions scored again together because the questions or gold answers they were
+    scored on changed: an import that moved splits or changed gold answers, the gold pool,
+    a new rules version. A task on the scoring queue works through them; its progress is
+    read off the submissions themselves."""
+
+    reason = models.TextField()
+    status = models.CharField(
+        max_length=9, choices=RunStatus.choices, default=RunStatus.QUEUED, db_index=True
+    )
+    total = models.PositiveIntegerField(default=0, help_text="Submissions it took up.")
+    # The task slice holding it: a requeued or duplicate message finds another and stops.
+    lease = models.CharField(max_length=32, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    # Null: never handed to the queue (a data migration made it); the sweeper does that.
+    queued_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=RunStatus.values), name="rescore_status_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"re-scoring {self.pk}: {self.total} submissions ({self.status})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in (RunStatus.QUEUED, RunStatus.RUNNING)
+
 
 class QuestionResult(models.Model):
     """One question's answer and scores in one submission: every breakdown is computed from
@@ -273,10 +366,18 @@ class QuestionResult(models.Model):
     # None: the file answered JSON null ("no answer"); "" with answered=False: no row at all.
     prediction = models.TextField(null=True, blank=True)
     answered = models.BooleanField(default=True, help_text="False: no prediction, scored as empty.")
+    # Under the 2025-05 rules.
     precision = models.FloatField(null=True, blank=True)
     recall = models.FloatField()
     f1 = models.FloatField(null=True, blank=True)
     cc = models.BooleanField()
+    # Under the 2025-10 rules (text only; null for vision): whether the answer counted, and
+    # its scores when it did (with the GPT label:number split, as in the overall figures).
+    counted_2025_10 = models.BooleanField(null=True, blank=True)
+    precision_2025_10 = models.FloatField(null=True, blank=True)
+    recall_2025_10 = models.FloatField(null=True, blank=True)
+    f1_2025_10 = models.FloatField(null=True, blank=True)
+    cc_2025_10 = models.BooleanField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -288,6 +389,15 @@ class QuestionResult(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(cc=False) | Q(recall=1), name="result_cc_means_full_recall"
+            ),
+            models.CheckConstraint(
+                condition=Q(counted_2025_10=True, recall_2025_10__gte=0, recall_2025_10__lte=1)
+                & (Q(cc_2025_10=False) | Q(recall_2025_10=1))
+                | (
+                    ~Q(counted_2025_10=True)
+                    & Q(recall_2025_10__isnull=True, cc_2025_10__isnull=True)
+                ),
+                name="result_2025_10_scored_when_counted",
             ),
         ]
         indexes = [models.Index(fields=["question", "submission"])]

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 
-def rescore_after_gold_pool_change(sender: Any, *, question_ids: list[str], **kwargs: Any) -> None:
-    from leaderboard.services import submissions_rescore_for_questions
+def rescore_after_question_set_change(sender: Any, *, reason: str, **kwargs: Any) -> int:
+    """Submissions scored on questions or gold answers that changed are marked stale and
+    queued to be scored again; the sender learns how many."""
+    from leaderboard.services import submissions_invalidate
 
-    submissions_rescore_for_questions(question_ids=question_ids)
+    return len(submissions_invalidate(reason=reason))

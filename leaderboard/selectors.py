@@ -20,14 +20,20 @@ from hctqa.core.render import to_html
 from hctqa.core.stats import PairedComparison, paired_bootstrap
 from hctqa.core.tables import TableFormatError, parse_table
 from leaderboard.models import (
+    BOARD_SPLITS,
+    DEFAULT_RULES,
     DataScope,
     EvalSplit,
     InferenceResponse,
     InferenceRun,
     Kind,
+    Modality,
     PropertyRegression,
     QuestionResult,
+    Rescore,
     ResponseStatus,
+    Rules,
+    Score,
     Status,
     Submission,
     Visibility,
@@ -42,15 +48,27 @@ def scope_filter(data_scope: str) -> Q:
     return Q(table__source__in=REAL_SOURCES)
 
 
+def scored_questions() -> QuerySet[Question]:
+    """Every question a submission may be scored on: verified, and not in the private gold
+    pool, which is not part of the benchmark (its questions are never scored, nor shown)."""
+    return Question.objects.filter(status=QuestionStatus.VERIFIED, in_gold_pool=False)
+
+
 def benchmark_questions(*, split: str, data_scope: str) -> QuerySet[Question]:
-    """The verified questions a submission for this split and scope is scored on. The private
-    gold pool is not part of the benchmark: its questions are never scored (nor shown)."""
-    questions = Question.objects.filter(
-        scope_filter(data_scope), status=QuestionStatus.VERIFIED, in_gold_pool=False
-    )
+    """The questions a submission for this split and scope is scored on."""
+    questions = scored_questions().filter(scope_filter(data_scope))
     if split != EvalSplit.ALL:
         questions = questions.filter(table__split=split)
     return questions
+
+
+def test_questions_scored(*, split: str, data_scope: str) -> set[str]:
+    """The test-split questions a submission for this split and scope is scored on: those
+    whose gold answers are hidden (none for train and validation)."""
+    if not includes_test_questions(split):
+        return set()
+    questions = benchmark_questions(split=split, data_scope=data_scope)
+    return set(questions.filter(table__split=Split.TEST).values_list("id", flat=True))
 
 
 def gold_answers(*, split: str, data_scope: str) -> dict[str, str]:
@@ -115,10 +133,11 @@ def includes_test_questions(split: str) -> bool:
 # --- The board -----------------------------------------------------------------------------
 
 
+# Sort keys and the Score columns (or its submission's) they sort on.
 SORTABLE = {
-    "model": "model_name",
-    "organisation": "organisation",
-    "parameters": "parameters_billions",
+    "model": "submission__model_name",
+    "organisation": "submission__organisation",
+    "parameters": "submission__parameters_billions",
     "precision": "precision",
     "recall": "recall",
     "f1": "f1",
@@ -127,13 +146,16 @@ SORTABLE = {
     "pak": "recall_pak",
     "census": "recall_census",
     "arxiv": "recall_arxiv",
-    "submitted": "created_at",
+    "submitted": "submission__created_at",
 }
 
 
 @dataclass(frozen=True)
 class BoardFilters:
     modality: str = "text"
+    # all (the paper's Table 1 protocol) or test: a board ranks one question set only.
+    split: str = EvalSplit.ALL
+    rules: str = DEFAULT_RULES
     size_class: str = ""
     weights: str = ""
     data_scope: str = "real"
@@ -142,28 +164,76 @@ class BoardFilters:
     sort: str = "-recall"
 
 
-def board(*, filters: BoardFilters) -> QuerySet[Submission]:
-    """Public scored submissions and the paper's reported rows, filtered and sorted; missing
-    figures sort last whichever the direction."""
-    rows = Submission.objects.filter(
-        Q(kind=Kind.REPORTED) | Q(status=Status.SCORED, visibility=Visibility.PUBLIC),
-        modality=filters.modality,
-    )
+def _board_submissions(filters: BoardFilters, prefix: str = "") -> Q:
+    """The submissions a board with these filters holds, as a condition on ``prefix``."""
+    if filters.split not in BOARD_SPLITS:
+        raise ValueError("train and validation scores are not ranked publicly")
+    p = prefix
+    condition = Q(**{f"{p}modality": filters.modality, f"{p}split": filters.split})
     for field in ("size_class", "weights", "data_scope", "table_format"):
         value = getattr(filters, field)
         if value:
-            rows = rows.filter(**{field: value})
+            condition &= Q(**{f"{p}{field}": value})
     if filters.search:
         text = filters.search
-        rows = rows.filter(
-            Q(model_name__icontains=text)
-            | Q(organisation__icontains=text)
-            | Q(description__icontains=text)
+        condition &= (
+            Q(**{f"{p}model_name__icontains": text})
+            | Q(**{f"{p}organisation__icontains": text})
+            | Q(**{f"{p}description__icontains": text})
         )
+    return condition
+
+
+def board(*, filters: BoardFilters) -> QuerySet[Score]:
+    """The ranked rows of a public board: the scores, under the chosen rules, of public
+    submissions scored on the chosen question set (all questions, or the test split) whose
+    scores are current, and the paper's reported rows (2025-05 figures on all questions, so
+    only on that board). Filtered and sorted; missing figures sort last whichever the
+    direction. One query per page, with the submission joined."""
+    rows = Score.objects.filter(
+        Q(submission__kind=Kind.REPORTED)
+        | Q(
+            submission__status=Status.SCORED,
+            submission__visibility=Visibility.PUBLIC,
+            submission__stale=False,
+        ),
+        _board_submissions(filters, "submission__"),
+        rules=filters.rules,
+    )
     descending = filters.sort.startswith("-")
     column = SORTABLE[filters.sort.lstrip("-")]
     order = F(column).desc(nulls_last=True) if descending else F(column).asc(nulls_last=True)
-    return rows.defer("breakdowns", "description").order_by(order, "model_name", "id")
+    return (
+        rows.select_related("submission")
+        .defer(
+            "breakdowns",
+            "by_source",
+            "submission__description",
+            "submission__gold_claims",
+            "submission__predictions",
+        )
+        .order_by(order, "submission__model_name", "submission_id")
+    )
+
+
+# How many submissions being scored again a board lists (beside its ranked rows).
+BEING_RESCORED_SHOWN = 50
+
+
+def board_being_rescored(*, filters: BoardFilters) -> list[Submission]:
+    """Public submissions of this board whose questions or gold answers changed since they
+    were scored, waiting to be scored again: listed apart, never ranked. One query."""
+    return list(
+        Submission.objects.filter(
+            _board_submissions(filters),
+            kind=Kind.SUBMISSION,
+            visibility=Visibility.PUBLIC,
+            stale=True,
+            status__in=[Status.QUEUED, Status.SCORING],
+        )
+        .only("id", "model_name", "organisation", "status", "progress", "split", "modality")
+        .order_by("model_name", "id")[:BEING_RESCORED_SHOWN]
+    )
 
 
 # --- One submission ------------------------------------------------------------------------
@@ -175,24 +245,54 @@ def can_manage(*, user: User, submission: Submission) -> bool:
     return submission.owner_id == user.pk or user.has_perm("leaderboard.change_submission")
 
 
+def is_public(submission: Submission) -> bool:
+    """Shown to everyone: the paper's rows, and public submissions on all questions or the
+    test split. Train and validation submissions are their owners' only."""
+    if submission.kind == Kind.REPORTED:
+        return True
+    return submission.visibility == Visibility.PUBLIC and not submission.owner_only
+
+
 def submission_for_viewer(*, submission_id: int, user: User) -> Submission:
-    """Public submissions and reported rows for everyone; private ones for owner and admins.
-    Anything else is a 404, so private submissions do not reveal that they exist."""
+    """Public submissions and reported rows for everyone; private ones, and train and
+    validation ones, for owner and admins. Anything else is a 404, so those do not reveal
+    that they exist."""
     try:
-        submission = Submission.objects.select_related("owner", "release").get(pk=submission_id)
+        submission = Submission.objects.select_related("owner", "release", "rescore").get(
+            pk=submission_id
+        )
     except Submission.DoesNotExist:
         raise Http404("no such submission") from None
-    public = submission.kind == Kind.REPORTED or submission.visibility == Visibility.PUBLIC
-    if not public and not can_manage(user=user, submission=submission):
+    if not is_public(submission) and not can_manage(user=user, submission=submission):
         raise Http404("no such submission")
     return submission
 
 
+def scores_of(*, submission: Submission) -> dict[str, Score]:
+    """Its scores, by rules version (from the prefetched ones, when they are)."""
+    return {s.rules: s for s in submission.scores.all()}
+
+
+def breakdowns_for_viewer(*, score: Score, user: User) -> dict[str, Any]:
+    """The breakdowns this user may see: all of them for the owner and admins; for anyone
+    else, without the groups withheld (they would give single hidden answers' scores)."""
+    breakdowns = score.breakdowns or {}
+    everything = can_manage(user=user, submission=score.submission)
+    out: dict[str, Any] = {"margin": breakdowns.get("margin", 0), "withheld": 0}
+    for kind in ("table_properties", "query_properties", "templates"):
+        rows = breakdowns.get(kind, [])
+        shown = [r for r in rows if everything or not r.get("withheld")]
+        out["withheld"] += len(rows) - len(shown)
+        out[kind] = shown
+    return out
+
+
 def submissions_of(*, user: User) -> QuerySet[Submission]:
+    """The user's submissions, newest first, each with its scores prefetched."""
     return (
         Submission.objects.filter(owner=user)
-        .select_related("release")
-        .defer("breakdowns")
+        .select_related("release", "rescore")
+        .prefetch_related("scores")
         .order_by("-created_at")
     )
 
@@ -219,14 +319,29 @@ class WrongAnswer:
         return max(0, self.prediction_length - PREDICTION_SHOWN_CHARS)
 
 
-def hardest_questions(*, submission: Submission, limit: int = 20) -> list[WrongAnswer]:
-    """The questions this submission got least right: lowest recall, then lowest F1.
+# Per-question figures of each rules version: (precision, recall, F1, CC) columns, and the
+# condition for an answer to count under it.
+RESULT_FIGURES: dict[str, tuple[tuple[str, str, str, str], Q]] = {
+    Rules.V2025_05: (("precision", "recall", "f1", "cc"), Q()),
+    Rules.V2025_10: (
+        ("precision_2025_10", "recall_2025_10", "f1_2025_10", "cc_2025_10"),
+        Q(counted_2025_10=True),
+    ),
+}
+
+
+def hardest_questions(
+    *, submission: Submission, rules: str = DEFAULT_RULES, limit: int = 20
+) -> list[WrongAnswer]:
+    """The questions this submission got least right under these rules: lowest recall, then
+    lowest F1 (answers the rules leave out are not listed).
 
     Test-split questions are left out: their per-question scores would tell a reader which
     answers match the hidden gold. So are gold-pool questions (scored before they joined it).
     """
+    (_, recall, f1, cc), counted = RESULT_FIGURES[rules]
     results = (
-        QuestionResult.objects.filter(submission=submission, cc=False)
+        QuestionResult.objects.filter(counted, submission=submission, **{cc: False})
         .exclude(question__table__split=Split.TEST)
         .exclude(question__in_gold_pool=True)
         .select_related("question__table")
@@ -234,17 +349,17 @@ def hardest_questions(*, submission: Submission, limit: int = 20) -> list[WrongA
             # Only the start of each answer leaves the database: one can be megabytes long.
             prediction_head=Substr("prediction", 1, PREDICTION_SHOWN_CHARS),
             prediction_length=Length("prediction"),
+            shown_recall=F(recall),
+            shown_f1=F(f1),
         )
         .only(
-            "recall",
-            "f1",
             "question__id",
             "question__text",
             "question__gold_answer",
             "question__table_id",
             "question__table__canonical_csv",
         )
-        .order_by("recall", F("f1").asc(nulls_first=True), "question_id")[:limit]
+        .order_by("shown_recall", F("shown_f1").asc(nulls_first=True), "question_id")[:limit]
     )
     rendered: dict[str, str] = {}
     out = []
@@ -262,8 +377,8 @@ def hardest_questions(*, submission: Submission, limit: int = 20) -> list[WrongA
                 text=r.question.text,
                 prediction=r.prediction_head,
                 gold_answer=r.question.gold_answer,
-                recall=r.recall,
-                f1=r.f1,
+                recall=r.shown_recall,
+                f1=r.shown_f1,
                 table_html=rendered[table.pk],
                 prediction_length=r.prediction_length or 0,
             )
@@ -271,11 +386,26 @@ def hardest_questions(*, submission: Submission, limit: int = 20) -> list[WrongA
     return out
 
 
+_RESULT_SCORES = (
+    "precision_2025_05",
+    "recall_2025_05",
+    "f1_2025_05",
+    "cc_2025_05",
+    "counted_2025_10",
+    "precision_2025_10",
+    "recall_2025_10",
+    "f1_2025_10",
+    "cc_2025_10",
+)
+
+
 def results_export(*, submission: Submission, user: User) -> list[dict[str, Any]]:
-    """Per-question results for the owner: predictions always; scores and gold answers only
-    where the gold may be shown to this user (never for test-split questions, admins aside).
-    Gold-pool questions are left out for everyone: a submission scored before a question
-    joined the pool still holds its row."""
+    """Per-question results for the owner, under both rules versions side by side
+    (``*_2025_05``, and ``*_2025_10`` with ``counted_2025_10``: null for vision, false for an
+    answer the 2025-10 rules leave out). Predictions always; scores and gold answers only
+    where the gold may be shown to this user (never for test-split questions, admins
+    aside). Gold-pool questions are left out for everyone: a submission scored before a
+    question joined the pool still holds its row."""
     rows = (
         QuestionResult.objects.filter(submission=submission)
         .exclude(question__in_gold_pool=True)
@@ -289,12 +419,15 @@ def results_export(*, submission: Submission, user: User) -> list[dict[str, Any]
             "recall",
             "f1",
             "cc",
+            "counted_2025_10",
+            "precision_2025_10",
+            "recall_2025_10",
+            "f1_2025_10",
+            "cc_2025_10",
         )
     )
     out = []
-    for qid, split, gold, prediction, answered, precision, recall, f1, cc in rows.order_by(
-        "question_id"
-    ):
+    for qid, split, gold, prediction, answered, *scores in rows.order_by("question_id"):
         visible = gold_answer_visible(user=user, split=split)
         out.append(
             {
@@ -303,10 +436,9 @@ def results_export(*, submission: Submission, user: User) -> list[dict[str, Any]
                 "prediction": prediction,
                 "answered": answered,
                 "gold_answer": gold if visible else None,
-                "precision": precision if visible else None,
-                "recall": recall if visible else None,
-                "f1": f1 if visible else None,
-                "cc": cc if visible else None,
+                **{
+                    k: (v if visible else None) for k, v in zip(_RESULT_SCORES, scores, strict=True)
+                },
             }
         )
     return out
@@ -319,20 +451,26 @@ def results_export(*, submission: Submission, user: User) -> list[dict[str, Any]
 class Comparison:
     a: Submission
     b: Submission
+    rules: str
     metrics: dict[str, PairedComparison]
 
 
-def compare(*, a: Submission, b: Submission) -> Comparison:
-    """Paired bootstrap on the questions both submissions answered for the same gold."""
+def compare(*, a: Submission, b: Submission, rules: str = DEFAULT_RULES) -> Comparison:
+    """Paired bootstrap, under these rules, on the questions both submissions answered for the
+    same gold and that both had counted (the 2025-10 rules leave some answers out)."""
+    if rules != Rules.V2025_05 and Modality.VISION in (a.modality, b.modality):
+        raise ValueError("vision answers have only the 2025-05 rules")
     metrics = ["recall", "cc"]
     if a.modality == b.modality == "text":
         metrics = ["precision", "recall", "f1", "cc"]
+    columns, counted = RESULT_FIGURES[rules]
+    named = dict(zip(("precision", "recall", "f1", "cc"), columns, strict=True))
     scores: dict[int, dict[str, tuple[float, ...]]] = {}
     for submission in (a, b):
         rows = (
-            QuestionResult.objects.filter(submission=submission)
+            QuestionResult.objects.filter(counted, submission=submission)
             .exclude(question__in_gold_pool=True)
-            .values_list("question_id", *metrics)
+            .values_list("question_id", *(named[m] for m in metrics))
         )
         scores[submission.pk] = {row[0]: tuple(float(v) for v in row[1:]) for row in rows}
     shared = sorted(set(scores[a.pk]) & set(scores[b.pk]))
@@ -344,13 +482,19 @@ def compare(*, a: Submission, b: Submission) -> Comparison:
             [scores[a.pk][q][position] for q in shared],
             [scores[b.pk][q][position] for q in shared],
         )
-    return Comparison(a=a, b=b, metrics=results)
+    return Comparison(a=a, b=b, rules=rules, metrics=results)
 
 
 def comparable_submissions() -> QuerySet[Submission]:
+    """The submissions the public boards rank: public, scored on all questions or the test
+    split, with current scores."""
     return (
         Submission.objects.filter(
-            kind=Kind.SUBMISSION, status=Status.SCORED, visibility=Visibility.PUBLIC
+            kind=Kind.SUBMISSION,
+            status=Status.SCORED,
+            visibility=Visibility.PUBLIC,
+            stale=False,
+            split__in=BOARD_SPLITS,
         )
         .only("id", "model_name", "modality", "split", "data_scope", "table_format")
         .order_by("model_name", "id")
@@ -359,6 +503,17 @@ def comparable_submissions() -> QuerySet[Submission]:
 
 def current_regression() -> PropertyRegression | None:
     return PropertyRegression.objects.order_by("-computed_at").first()
+
+
+# --- Re-scoring ----------------------------------------------------------------------------
+
+
+def can_watch_rescores(*, user: User) -> bool:
+    return user.has_perm("leaderboard.view_rescore")
+
+
+def rescores_recent(*, limit: int = 20) -> list[Rescore]:
+    return list(Rescore.objects.order_by("-created_at", "-id")[:limit])
 
 
 # --- Inference runs ------------------------------------------------------------------------

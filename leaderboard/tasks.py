@@ -26,12 +26,30 @@ def score_submission(self: object, submission_id: int) -> str:
     return submission_score(submission_id=submission_id)
 
 
+# On the "scoring" queue. Each run works for at most RESCORE_SLICE_SECONDS, then queues the
+# rest; the limits leave room for one long submission past the end of the slice.
+@app.task(
+    bind=True,
+    acks_late=True,
+    autoretry_for=(DatabaseError,),
+    retry_backoff=2,
+    retry_backoff_max=60,
+    max_retries=5,
+    soft_time_limit=settings.RESCORE_SLICE_SECONDS + settings.SUBMISSION_SCORING_TIME_LIMIT,
+    time_limit=settings.RESCORE_SLICE_SECONDS + settings.SUBMISSION_SCORING_TIME_LIMIT + 30,
+)
+def rescore_submissions(self: object, rescore_id: int) -> str:
+    from leaderboard.services import rescore_run
+
+    return rescore_run(rescore_id=rescore_id)
+
+
 @app.task(acks_late=True)
 def sweep_submissions() -> dict[str, list[int]]:
     from leaderboard.services import submission_sweep
 
     result = submission_sweep()
-    return {"requeued": result.requeued, "failed": result.failed}
+    return {"requeued": result.requeued, "failed": result.failed, "rescores": result.rescores}
 
 
 @app.task(acks_late=True)

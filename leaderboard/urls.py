@@ -30,4 +30,5 @@ urlpatterns = [
     path("inference/<int:pk>/resume/", views.inference_run_resume, name="inference_run_resume"),
     path("compare/", views.compare, name="compare"),
     path("regression/", views.regression, name="regression"),
+    path("rescores/", views.rescores, name="rescores"),
 ]

@@ -20,21 +20,22 @@ from leaderboard.forms import (
     CompareForm,
     InferenceResumeForm,
     InferenceRunForm,
+    RulesForm,
     SubmissionForm,
 )
-from leaderboard.models import InferenceRun, Modality
+from leaderboard.models import DEFAULT_RULES, InferenceRun, Modality
 
 BOARD_PAGE_SIZE = 100
 
 
 def board(request: HttpRequest, modality: str = Modality.TEXT) -> HttpResponse:
-    form = BoardFilterForm(request.GET)
-    page, status, sort = None, 200, "-recall"
+    form = BoardFilterForm(request.GET, modality=modality)
+    page, status, filters, being_rescored = None, 200, None, []
     if form.is_valid():
-        filters = form.filters(modality=modality)
+        filters = form.filters()
         rows = selectors.board(filters=filters)
         page = page_with_count(rows, number=form.cleaned_data["page"] or 1, size=BOARD_PAGE_SIZE)
-        sort = filters.sort
+        being_rescored = selectors.board_being_rescored(filters=filters)
     else:
         status = 400
     query = request.GET.copy()
@@ -44,7 +45,9 @@ def board(request: HttpRequest, modality: str = Modality.TEXT) -> HttpResponse:
         "form": form,
         "page": page,
         "modality": modality,
-        "sort": sort,
+        "filters": filters,
+        "sort": filters.sort if filters else "-recall",
+        "being_rescored": being_rescored,
         "query": query.urlencode(),
         "offset": (page.number - 1) * BOARD_PAGE_SIZE if page else 0,
     }
@@ -57,11 +60,14 @@ def board(request: HttpRequest, modality: str = Modality.TEXT) -> HttpResponse:
 def board_export(request: HttpRequest, modality: str, fmt: str) -> HttpResponse:
     if modality not in Modality.values:
         raise Http404("the boards are text and vision")
-    form = BoardFilterForm(request.GET)
+    form = BoardFilterForm(request.GET, modality=modality)
     if not form.is_valid():
         return HttpResponse(json.dumps(form.errors), status=400, content_type="application/json")
-    rows = exports.board_rows(selectors.board(filters=form.filters(modality=modality)))
-    return _download(rows, fmt, f"hctqa-leaderboard-{modality}", exports.BOARD_COLUMNS)
+    filters = form.filters()
+    # The ranked rows only: submissions being scored again are not ranked (see the board).
+    rows = exports.board_rows(selectors.board(filters=filters))
+    name = f"hctqa-leaderboard-{modality}-{filters.split}-{filters.rules}"
+    return _download(rows, fmt, name, exports.BOARD_COLUMNS)
 
 
 def _download(rows: list[dict], fmt: str, name: str, columns: tuple[str, ...]) -> HttpResponse:
@@ -109,17 +115,27 @@ def my_submissions(request: HttpRequest) -> HttpResponse:
 
 def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
     submission = selectors.submission_for_viewer(submission_id=pk, user=request.user)
+    form = RulesForm(request.GET, modality=submission.modality)
+    rules = form.cleaned_data["rules"] if form.is_valid() else DEFAULT_RULES
     context = {
         "submission": submission,
         "can_manage": selectors.can_manage(user=request.user, submission=submission),
+        "rules": rules,
+        "rules_form": form,
     }
     if request.htmx and request.GET.get("part") == "status":
         if submission.is_finished:
             # Scores or an error are in: show the whole page.
             return HttpResponseClientRefresh()
         return render(request, "leaderboard/partials/_submission_status.html", context)
+    scores = selectors.scores_of(submission=submission)
+    score = scores.get(rules)
+    context["scores"] = scores
+    context["score"] = score
+    if score is not None:
+        context["breakdowns"] = selectors.breakdowns_for_viewer(score=score, user=request.user)
     if submission.status == "scored" and not submission.is_reported:
-        context["hardest"] = selectors.hardest_questions(submission=submission)
+        context["hardest"] = selectors.hardest_questions(submission=submission, rules=rules)
     if not submission.is_reported:
         context["recipe"] = selectors.inference_recipe(submission=submission)
     return render(request, "leaderboard/submission_detail.html", context)
@@ -189,7 +205,7 @@ def compare(request: HttpRequest) -> HttpResponse:
             b = selectors.submission_for_viewer(
                 submission_id=form.cleaned_data["b"], user=request.user
             )
-            context["comparison"] = selectors.compare(a=a, b=b)
+            context["comparison"] = selectors.compare(a=a, b=b, rules=form.cleaned_data["rules"])
         except (ValueError, Http404) as exc:
             form.add_error(None, str(exc) if isinstance(exc, ValueError) else "no such submission")
             status = 400
@@ -202,6 +218,19 @@ def regression(request: HttpRequest) -> HttpResponse:
     return render(
         request, "leaderboard/regression.html", {"regression": selectors.current_regression()}
     )
+
+
+@login_required
+def rescores(request: HttpRequest) -> HttpResponse:
+    """Re-scorings after the questions or gold answers changed, with their progress
+    (admins)."""
+    if not selectors.can_watch_rescores(user=request.user):
+        raise PermissionDenied("re-scorings are for admins")
+    progress = services.rescore_progress(selectors.rescores_recent())
+    context = {"progress": progress, "any_active": any(p.rescore.is_active for p in progress)}
+    if request.htmx:
+        return render(request, "leaderboard/partials/_rescore_rows.html", context)
+    return render(request, "leaderboard/rescores.html", context)
 
 
 # --- Inference runs ------------------------------------------------------------------------

@@ -144,7 +144,12 @@ def release_for_question_set(
     release holds them (the dataset changed since the last release, or none was cut)."""
     if not gold:
         return None
-    digest = question_set_sha256(gold)
+    return release_for_digest(split=split, data_scope=data_scope, digest=question_set_sha256(gold))
+
+
+def release_for_digest(*, split: str, data_scope: str, digest: str) -> Release | None:
+    """The newest release whose questions for this split and data scope have this
+    ``question_set_sha256``, or None."""
     key = f"{split}/{data_scope}"
     for release_id, digests in Release.objects.order_by("-created_at", "-id").values_list(
         "id", "question_set_digests"

@@ -88,8 +88,34 @@ class ModelQuestionFactory(QuestionFactory):
             verification_slots_open(questions=[self])
 
 
+# A submission's figures, kept on its Score rows (one per rules version).
+SCORE_FIELDS = (
+    "n_questions",
+    "excluded",
+    "coverage",
+    "precision",
+    "precision_low",
+    "precision_high",
+    "recall",
+    "recall_low",
+    "recall_high",
+    "f1",
+    "cc",
+    "cc_low",
+    "cc_high",
+    "recall_psa",
+    "recall_pak",
+    "recall_census",
+    "recall_arxiv",
+    "by_source",
+    "breakdowns",
+)
+
+
 class SubmissionFactory(factory.django.DjangoModelFactory):
-    """A scored public text submission by a researcher."""
+    """A scored public text submission by a researcher. The figures given become its score
+    under each rules version in ``rules`` (default: both for text, 2025-05 for vision); a
+    submission with no recall has no score."""
 
     class Meta:
         model = "leaderboard.Submission"
@@ -101,7 +127,7 @@ class SubmissionFactory(factory.django.DjangoModelFactory):
     weights = "open"
     modality = "text"
     table_format = "paper"
-    split = "test"
+    split = "all"
     data_scope = "real"
     visibility = "public"
     status = "scored"
@@ -116,6 +142,21 @@ class SubmissionFactory(factory.django.DjangoModelFactory):
     recall_pak = 0.5
     recall_census = 0.3
     recall_arxiv = 0.6
+    rules = None
+
+    @classmethod
+    def _create(cls, model_class: type, *args: object, **kwargs: object) -> object:
+        from leaderboard.models import Score
+
+        figures = {f: kwargs.pop(f) for f in SCORE_FIELDS if f in kwargs}
+        rules = kwargs.pop("rules")
+        submission = super()._create(model_class, *args, **kwargs)
+        if figures.get("recall") is not None:
+            if rules is None:
+                rules = ("2025-05", "2025-10") if submission.modality == "text" else ("2025-05",)
+            for version in rules:
+                Score.objects.create(submission=submission, rules=version, **figures)
+        return submission
 
 
 class InferenceRunFactory(factory.django.DjangoModelFactory):

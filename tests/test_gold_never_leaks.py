@@ -79,18 +79,22 @@ def crawl(
         "api-schema": ["/api/schema/"],
         "api-docs": ["/api/docs/"],
         "accounts:account": ["/accounts/"],
-        "leaderboard:board": ["/leaderboard/", "/leaderboard/?sort=recall"],
+        "leaderboard:board": [
+            "/leaderboard/",
+            "/leaderboard/?sort=recall",
+            "/leaderboard/?split=test&rules=2025-10",
+        ],
         "leaderboard:board_vision": ["/leaderboard/vision/"],
         "leaderboard:board_export": [
             "/leaderboard/text/export.csv",
-            "/leaderboard/text/export.json",
+            "/leaderboard/text/export.json?rules=2025-10",
         ],
         "leaderboard:submit": ["/leaderboard/submit/"],
         "leaderboard:my_submissions": ["/leaderboard/submissions/"],
         "leaderboard:submission_detail": [
             f"/leaderboard/submissions/{pk}/{suffix}"
             for pk in (mine, theirs)
-            for suffix in ("", "?part=status")
+            for suffix in ("", "?part=status", "?rules=2025-10")
         ],
         "leaderboard:submission_results": [
             f"/leaderboard/submissions/{pk}/results.{fmt}"
@@ -99,6 +103,7 @@ def crawl(
         ],
         "leaderboard:compare": [f"/leaderboard/compare/?a={mine}&b={theirs}"],
         "leaderboard:regression": ["/leaderboard/regression/"],
+        "leaderboard:rescores": ["/leaderboard/rescores/"],
         "leaderboard:inference_runs": ["/leaderboard/inference/"],
         "leaderboard:inference_run_new": ["/leaderboard/inference/new/"],
         "leaderboard:inference_run_detail": [
@@ -110,7 +115,7 @@ def crawl(
         "api-inference-run-detail": [f"/api/inference-runs/{pk}/" for pk in runs],
         "api-endpoint-list": ["/api/endpoints/"],
         "api-endpoint-detail": ["/api/endpoints/gpu-host/"],
-        "api-leaderboard": ["/api/leaderboard/"],
+        "api-leaderboard": ["/api/leaderboard/", "/api/leaderboard/?split=test&rules=2025-10"],
         "api-submission-list": ["/api/submissions/"],
         "api-submission-detail": [f"/api/submissions/{mine}/", f"/api/submissions/{theirs}/"],
         "api-submission-results": [

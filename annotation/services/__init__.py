@@ -10,7 +10,7 @@ from annotation.services.annotating import (
     question_write,
     table_properties_resolve,
 )
-from annotation.services.dataset import ImportSummary, release_import
+from annotation.services.dataset import ImportSummary, release_import, release_splits
 from annotation.services.flags import flag_raise, flag_resolve
 from annotation.services.generation import (
     demo_generated_questions_ensure,
@@ -75,6 +75,7 @@ __all__ = [
     "question_draft_save",
     "question_write",
     "release_import",
+    "release_splits",
     "table_properties_resolve",
     "verification_change",
     "verification_claim",

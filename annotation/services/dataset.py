@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from django.db import transaction
+from django.db.models import Count
 from django.utils import timezone
 
 from annotation.models import (
@@ -15,9 +17,10 @@ from annotation.models import (
     SyntheticTable,
     Table,
 )
+from annotation.signals import announce_question_set_change
 from hctqa.core import taxonomy
 from hctqa.core.release import ReleaseQuestion, ReleaseTable
-from hctqa.core.splits import split_for_table
+from hctqa.core.splits import SPLITS, SplitRow, assign_splits
 
 # Called as progress(done, total) while rows are written.
 Progress = Callable[[int, int], None]
@@ -37,6 +40,19 @@ class ImportSummary:
     # (a resolved table keeps its resolution as its properties, so only these show it).
     release_labels_written: int = 0
     inconsistent_tables: list[str] = field(default_factory=list)
+    # Tables already here whose split changes, by "from → to", and the questions on them.
+    split_moves: dict[str, int] = field(default_factory=dict)
+    questions_moved: int = 0
+    moved_examples: list[str] = field(default_factory=list)
+    # Questions already here whose gold answer changes.
+    gold_changed: int = 0
+    gold_examples: list[str] = field(default_factory=list)
+    # Scored leaderboard submissions whose questions or gold answers this changes (told by
+    # the receivers of question_set_changed): marked stale and queued to be scored again.
+    affected_submissions: int = 0
+    # The imported tables by split afterwards: split → (tables, questions).
+    splits: dict[str, tuple[int, int]] = field(default_factory=dict)
+    dry_run: bool = False
 
     @property
     def changed(self) -> bool:
@@ -63,10 +79,10 @@ _QUESTION_FIELDS = (
 _SYNTHETIC_FIELDS = ("family", "hct_csv", "hct_html", "relational_csv")
 
 
-def _table_values(record: ReleaseTable) -> dict[str, object]:
+def _table_values(record: ReleaseTable, split: str) -> dict[str, object]:
     return {
         "source": record.source,
-        "split": record.split or split_for_table(record.id),
+        "split": split,
         "canonical_csv": record.canonical_csv,
         "image_url": record.image_url,
         "table_properties": record.table_properties,
@@ -108,17 +124,82 @@ def _plan(
     return to_create, to_update, unchanged
 
 
+# How many ids a summary names as examples.
+_EXAMPLES = 5
+
+
+def release_splits(
+    tables: Sequence[ReleaseTable], split_rows: Sequence[SplitRow] | None = None
+) -> dict[str, str]:
+    """Each table's split: from the splits file's rows if given, else the input's own
+    ``split``, else the stable hash (``hctqa.core.splits.assign_splits``). Raises
+    ``SplitsFileError`` for a file that does not fit the tables."""
+    return assign_splits(
+        {t.id: [q.id for q in t.questions] for t in tables},
+        given={t.id: t.split for t in tables},
+        rows=split_rows,
+    )
+
+
+def _record_changes(
+    summary: ImportSummary, table_rows: dict[str, dict], question_rows: dict[str, dict]
+) -> list[str]:
+    """Note the tables moving split and the gold answers changing, before they are written;
+    the ids of the questions whose split or gold answer changes."""
+    current = dict(Table.objects.filter(pk__in=list(table_rows)).values_list("pk", "split"))
+    moved = {
+        t: (current[t], row["split"])
+        for t, row in table_rows.items()
+        if t in current and current[t] != row["split"]
+    }
+    summary.split_moves = dict(sorted(Counter(f"{a} → {b}" for a, b in moved.values()).items()))
+    summary.moved_examples = sorted(moved)[:_EXAMPLES]
+    moved_questions = list(
+        Question.objects.filter(table_id__in=list(moved)).values_list("pk", flat=True)
+    )
+    summary.questions_moved = len(moved_questions)
+    gold_now = Question.objects.filter(pk__in=list(question_rows)).values_list("pk", "gold_answer")
+    regold = sorted(q for q, gold in gold_now if question_rows[q]["gold_answer"] != gold)
+    summary.gold_changed = len(regold)
+    summary.gold_examples = regold[:_EXAMPLES]
+    return moved_questions + regold
+
+
+def _reason(summary: ImportSummary) -> str:
+    parts = []
+    if summary.split_moves:
+        moves = ", ".join(f"{n:,} {move}" for move, n in summary.split_moves.items())
+        parts.append(f"tables moved split ({moves})")
+    if summary.gold_changed:
+        parts.append(f"{summary.gold_changed:,} gold answers changed")
+    if summary.questions_created:
+        parts.append(f"{summary.questions_created:,} questions added")
+    if summary.questions_updated and not parts:
+        parts.append(f"{summary.questions_updated:,} questions updated")
+    return "release import: " + ("; ".join(parts) or "tables updated")
+
+
 @transaction.atomic
 def release_import(
-    *, tables: Sequence[ReleaseTable], progress: Progress | None = None
+    *,
+    tables: Sequence[ReleaseTable],
+    split_rows: Sequence[SplitRow] | None = None,
+    dry_run: bool = False,
+    progress: Progress | None = None,
 ) -> ImportSummary:
     """Create or update release tables and their questions, all or nothing.
 
     Records already in the database with the same content are left alone, so importing the
     same release twice changes nothing. Tables and questions not in ``tables`` are kept.
+    ``split_rows`` (a splits file) assigns splits (see ``release_splits``). When the import
+    changes which questions are scored or their gold answers, ``question_set_changed`` is
+    sent in the same transaction and the summary says how many scored submissions that
+    affects. ``dry_run`` does all of it and then rolls it back: the summary says what would
+    change, and nothing is written.
     """
-    summary = ImportSummary()
-    table_rows = {t.id: _table_values(t) for t in tables}
+    summary = ImportSummary(dry_run=dry_run)
+    splits = release_splits(tables, split_rows)
+    table_rows = {t.id: _table_values(t, splits[t.id]) for t in tables}
     # An adjudicated resolution, not the release, decides the properties of a resolved table.
     for table_id, resolved in PropertyAnnotation.objects.filter(
         source=AnnotationSource.RESOLUTION, table_id__in=list(table_rows)
@@ -133,6 +214,7 @@ def release_import(
     summary.inconsistent_tables = [
         t.id for t in tables if taxonomy.check(taxonomy.TABLE_PROPERTIES, t.table_properties)
     ]
+    changed_questions = _record_changes(summary, table_rows, question_rows)
 
     t_create, t_update, summary.tables_unchanged = _plan(Table, table_rows, _TABLE_FIELDS)
     q_create, q_update, summary.questions_unchanged = _plan(
@@ -170,6 +252,25 @@ def release_import(
     summary.release_labels_written = _release_annotations_sync(
         {t.id: t.table_properties for t in tables}
     )
+    if summary.split_moves or summary.gold_changed or q_create or q_update:
+        summary.affected_submissions = announce_question_set_change(
+            sender=Table, reason=_reason(summary), question_ids=changed_questions
+        )
+    counts = (
+        Question.objects.filter(table_id__in=list(table_rows))
+        .values("table__split")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    questions_by_split = {row["table__split"]: row["n"] for row in counts}
+    tables_by_split = Counter(row["split"] for row in table_rows.values())
+    summary.splits = {
+        split: (tables_by_split[split], questions_by_split.get(split, 0))
+        for split in SPLITS
+        if tables_by_split[split]
+    }
+    if dry_run:
+        transaction.set_rollback(True)
     return summary
 
 

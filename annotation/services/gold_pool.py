@@ -18,7 +18,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 
 from annotation.models import Question, QuestionOrigin, QuestionStatus, Split
-from annotation.signals import gold_pool_changed
+from annotation.signals import announce_question_set_change
 from hctqa.core.answers import AnswerFormatError, canonical_answer
 from hctqa.errors import ApplicationError
 
@@ -70,12 +70,16 @@ def _refuse(problems: list[str]) -> None:
     raise ApplicationError(f"nothing changed: {shown}", field="question_ids")
 
 
-def _announce(changed: list[str]) -> None:
+def _announce(changed: list[str], *, joined: bool) -> None:
     # Scores computed with (or without) these questions are out of date: the leaderboard
-    # listens and scores the affected submissions again.
+    # listens, in this transaction, and queues the affected submissions to be scored again.
     if changed:
-        transaction.on_commit(
-            lambda: gold_pool_changed.send(sender=Question, question_ids=list(changed))
+        where = "joined" if joined else "left"
+        questions = "1 question" if len(changed) == 1 else f"{len(changed)} questions"
+        announce_question_set_change(
+            sender=Question,
+            reason=f"{questions} {where} the gold pool",
+            question_ids=list(changed),
         )
 
 
@@ -109,7 +113,7 @@ def gold_pool_add(*, admin: Any, question_ids: Sequence[str]) -> PoolChange:
         _refuse(problems)
     changed = [q for q in wanted if not found[q].in_gold_pool]
     Question.objects.filter(pk__in=changed).update(in_gold_pool=True)
-    _announce(changed)
+    _announce(changed, joined=True)
     return PoolChange(changed, [q for q in wanted if q not in changed])
 
 
@@ -125,5 +129,5 @@ def gold_pool_remove(*, admin: Any, question_ids: Sequence[str]) -> PoolChange:
         _refuse([f"{q}: no such question" for q in missing])
     changed = [q for q in wanted if members[q]]
     Question.objects.filter(pk__in=changed).update(in_gold_pool=False)
-    _announce(changed)
+    _announce(changed, joined=False)
     return PoolChange(changed, [q for q in wanted if q not in changed])

@@ -1038,6 +1038,11 @@ class _Execution:
                 + (f"; the endpoint said: {rejected.error}" if rejected else ""),
             )
         predictions = _predictions(run, rows)
+        # A prompt the endpoint refused (over the context length, say) is the system's
+        # answer too: submitted as the empty answer, so the run answers every question, as
+        # a submission scored against test gold answers must (the 2025-10 rules count it).
+        for qid in rejected.values_list("question_id", flat=True):
+            predictions.setdefault(qid, "")
         asked = sorted(questions.values_list("id", flat=True))
         config = {
             **run.config,

@@ -88,24 +88,27 @@ def test_unknown_ids_and_non_admins_are_refused(admin) -> None:
             gold_pool_add(admin=UserFactory(role=role), question_ids=[written_here().pk])
 
 
-def test_a_change_is_announced_after_commit(admin, django_capture_on_commit_callbacks) -> None:
-    from annotation.signals import gold_pool_changed
+def test_a_change_is_announced_in_its_transaction(admin) -> None:
+    from annotation.signals import question_set_changed
 
-    heard: list[list[str]] = []
+    heard: list[tuple[str, list[str]]] = []
 
-    def listener(sender, question_ids, **kwargs) -> None:
-        heard.append(question_ids)
+    def listener(sender, reason, question_ids, **kwargs) -> int:
+        heard.append((reason, question_ids))
+        return 0
 
-    gold_pool_changed.connect(listener)
+    question_set_changed.connect(listener)
     try:
         question = written_here()
-        with django_capture_on_commit_callbacks(execute=True):
-            gold_pool_add(admin=admin, question_ids=[question.pk])
-        with django_capture_on_commit_callbacks(execute=True):
-            gold_pool_add(admin=admin, question_ids=[question.pk])  # nothing changed
+        gold_pool_add(admin=admin, question_ids=[question.pk])
+        gold_pool_add(admin=admin, question_ids=[question.pk])  # nothing changed
+        gold_pool_remove(admin=admin, question_ids=[question.pk])
     finally:
-        gold_pool_changed.disconnect(listener)
-    assert heard == [[question.pk]]
+        question_set_changed.disconnect(listener)
+    assert heard == [
+        ("1 question joined the gold pool", [question.pk]),
+        ("1 question left the gold pool", [question.pk]),
+    ]
 
 
 # --- The attack: looking a claimed item up -------------------------------------------------

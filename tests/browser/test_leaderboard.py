@@ -58,3 +58,42 @@ def test_the_vision_board_is_separate(live_server, page: Page, board: None) -> N
     names = page.locator("table.board tbody tr td:nth-child(2) > a")
     expect(names).to_have_text(["seeing-eye"])
     expect(page.locator("table.board thead")).not_to_contain_text("Precision")
+
+
+def test_a_reader_chooses_the_question_set_and_the_rules_version(
+    live_server, page: Page, board: None
+) -> None:
+    SubmissionFactory(
+        kind="reported", owner=None, model_name="paper-row", recall=0.5, rules=("2025-05",)
+    )
+    SubmissionFactory(model_name="on-the-test-split", split="test", recall=0.7)
+    newer = SubmissionFactory(model_name="newer-rules", recall=0.1, rules=("2025-05",))
+    newer.scores.create(rules="2025-10", recall=0.95)
+    page.set_viewport_size({"width": 390, "height": 844})  # a phone
+    page.goto(f"{live_server.url}/leaderboard/")
+    names = page.locator("table.board tbody tr td:nth-child(2) > a")
+    shows = page.locator("#board-shows")
+    expect(shows).to_contain_text("All questions, scored with the 2025-05 rules")
+    expect(names).to_have_text(
+        ["beta-closed", "paper-row", "gamma-medium", "alpha-small", "newer-rules"]
+    )
+    expect(page.locator("tr.reported-row")).to_contain_text("reported in paper · 2025-05")
+
+    # The 2025-10 rules: the same question set, its own figures, and no paper rows.
+    page.select_option("#id_rules", "2025-10")
+    expect(shows).to_contain_text("scored with the 2025-10 rules")
+    expect(shows).to_contain_text("The paper's rows are 2025-05 figures")
+    expect(names).to_have_text(["newer-rules", "beta-closed", "gamma-medium", "alpha-small"])
+    expect(page).to_have_url(re.compile(r"rules=2025-10"))
+
+    # The test split: only rows scored on it.
+    page.select_option("#id_split", "test")
+    expect(shows).to_contain_text("Test split, scored with the 2025-10 rules")
+    expect(names).to_have_text(["on-the-test-split"])
+    # The exports follow the choice.
+    expect(page.get_by_role("link", name="CSV")).to_have_attribute(
+        "href", re.compile(r"split=test.*rules=2025-10|rules=2025-10.*split=test")
+    )
+    # A model page opened from the board shows the version it was chosen under.
+    names.first.click()
+    expect(page.locator("#rules-shown")).to_contain_text("under the 2025-10 rules")

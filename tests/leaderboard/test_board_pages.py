@@ -11,7 +11,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from leaderboard import exports, services
-from leaderboard.models import Kind, Status, Submission
+from leaderboard.models import Kind, Score, Status, Submission
 from tests.factories import SubmissionFactory, UserFactory
 from tests.leaderboard.conftest import answers, upload
 
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db
 
 
 def rows(response) -> list[str]:
-    return [s.model_name for s in response.context["page"].object_list]
+    return [s.submission.model_name for s in response.context["page"].object_list]
 
 
 def test_the_board_shows_public_scored_submissions_and_paper_rows(
@@ -35,7 +35,7 @@ def test_the_board_shows_public_scored_submissions_and_paper_rows(
     assert names[0] == "mine" and "gpt-o1-mini" in names and "secret" not in names
     assert "waiting" not in names and "broken" not in names
     assert all(
-        s.modality == "text" and s.data_scope == "real"
+        s.submission.modality == "text" and s.submission.data_scope == "real"
         for s in response.context["page"].object_list
     )
     html = response.content.decode()
@@ -92,7 +92,10 @@ def test_the_board_exports_as_csv_and_json(client: Client) -> None:
     assert [r["model"] for r in body] == ["a", "b"]
     assert body[0]["rank"] == 1 and body[0]["recall_ci_low"] == 0.55
     response = client.get("/leaderboard/text/export.csv?sort=recall")
-    assert response["Content-Disposition"] == 'attachment; filename="hctqa-leaderboard-text.csv"'
+    assert (
+        response["Content-Disposition"]
+        == 'attachment; filename="hctqa-leaderboard-text-all-2025-05.csv"'
+    )
     exported = list(csv.DictReader(io.StringIO(response.content.decode())))
     assert [r["model"] for r in exported] == ["b", "a"]
     assert client.get("/leaderboard/audio/export.csv").status_code == 404
@@ -209,10 +212,15 @@ def test_owners_download_per_question_results_without_test_gold(
     csv_rows = client.get(f"/leaderboard/submissions/{submission.pk}/results.csv").content
     assert len(list(csv.DictReader(io.StringIO(csv_rows.decode())))) == 12
     test_rows = [r for r in body if r["split"] == "test"]
-    assert test_rows and all(r["gold_answer"] is None and r["recall"] is None for r in test_rows)
+    assert test_rows and all(
+        r["gold_answer"] is None and r["recall_2025_05"] is None and r["recall_2025_10"] is None
+        for r in test_rows
+    )
     assert all(r["prediction"] for r in test_rows)
     train = next(r for r in body if r["question_id"] == "psa--1--1--M0")
-    assert train["gold_answer"] == "{psa--1--1-answer-0}" and train["recall"] is not None
+    assert train["gold_answer"] == "{psa--1--1-answer-0}"
+    assert train["recall_2025_05"] == train["recall_2025_10"] == 0.0  # answered "wrong"
+    assert train["counted_2025_10"] is True
     api = client.get(f"/api/submissions/{submission.pk}/results/").json()
     assert api["count"] == 12
 
@@ -302,8 +310,13 @@ def test_paper_rows_import_idempotently(data_dir: Path) -> None:
     assert "54 reported rows: 0 created, 0 updated, 54 unchanged." in out.getvalue()
     assert Submission.objects.filter(kind=Kind.REPORTED).count() == 54
     # A figure changed by hand is put back, and counted.
-    Submission.objects.filter(
-        kind=Kind.REPORTED, model_name="gpt-4o", modality="text", data_scope="real"
+    Score.objects.filter(
+        submission__kind=Kind.REPORTED,
+        submission__model_name="gpt-4o",
+        submission__modality="text",
+        submission__data_scope="real",
     ).update(recall=0.5)
+    # The paper's figures are 2025-05's: never a 2025-10 row.
+    assert not Score.objects.filter(submission__kind=Kind.REPORTED, rules="2025-10").exists()
     call_command("import_paper_results", str(data_dir / "paper-table1.csv"), stdout=out)
     assert "54 reported rows: 0 created, 1 updated, 53 unchanged." in out.getvalue()

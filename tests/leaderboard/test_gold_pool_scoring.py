@@ -15,8 +15,8 @@ from annotation.selectors import one_shot_example_ids
 from annotation.services import gold_pool_add, gold_pool_remove
 from hctqa.errors import ApplicationError
 from leaderboard import selectors, services
-from leaderboard.models import Kind, QuestionResult, Status, Submission
-from tests.factories import UserFactory
+from leaderboard.models import Kind, QuestionResult, Rescore, Status, Submission
+from tests.factories import SubmissionFactory, UserFactory
 from tests.leaderboard.conftest import answers, upload
 
 pytestmark = pytest.mark.django_db
@@ -52,7 +52,8 @@ def test_pool_questions_are_not_scored(dataset, researcher) -> None:
     to_pool()
     without = {q: a for q, a in answers(dataset).items() if q != POOL_Q}
     submission = scored(researcher, without)
-    assert submission.n_questions == len(dataset) - 1 and submission.coverage == 1
+    score = submission.score_for()
+    assert score.n_questions == len(dataset) - 1 and score.coverage == 1
     assert POOL_Q not in selectors.gold_answers(split="train", data_scope="real")
 
 
@@ -99,37 +100,46 @@ def test_joining_and_leaving_the_pool_scores_the_affected_submissions_again(
     dataset, researcher, monkeypatch, django_capture_on_commit_callbacks
 ) -> None:
     sent: list[int] = []
-    monkeypatch.setattr("leaderboard.tasks.score_submission.delay", sent.append)
+    monkeypatch.setattr("leaderboard.tasks.rescore_submissions.delay", sent.append)
     every = answers(dataset)
     covering = [scored(researcher, every), scored(researcher, _split(every, "train"), "train")]
     others = [
         scored(researcher, _split(every, "test"), "test"),
         scored(researcher, _split(every, "validation"), "validation"),
     ]
-    reported = Submission.objects.create(
-        kind=Kind.REPORTED, model_name="paper", weights="closed", modality="text",
-        table_format="paper", split="all", data_scope="real", status=Status.SCORED, recall=0.3,
+    reported = SubmissionFactory(
+        kind=Kind.REPORTED, owner=None, model_name="paper", weights="closed",
+        parameters_billions=None, recall=0.3,
     )  # fmt: skip
+    counted = {s.pk: s.score_for().n_questions for s in covering}
     QuestionAuthoring.objects.create(
         question_id=POOL_Q, annotator=UserFactory(role="annotator"), client_key=uuid.uuid4()
     )
     admin = UserFactory(role="admin")
-    sent.clear()
     with django_capture_on_commit_callbacks(execute=True):
         gold_pool_add(admin=admin, question_ids=[POOL_Q])
-    assert sorted(sent) == sorted(s.pk for s in covering)
+    # One re-scoring, of the submissions whose question set held the question.
+    rescore = Rescore.objects.get()
+    assert sent == [rescore.pk] and rescore.total == len(covering)
+    assert "1 question joined the gold pool" in rescore.reason
     for submission in covering:
-        assert Submission.objects.get(pk=submission.pk).status == Status.QUEUED
-        assert services.submission_score(submission_id=submission.pk) == "scored"
-        again = Submission.objects.get(pk=submission.pk)
-        assert again.n_questions == submission.n_questions - 1
+        current = Submission.objects.get(pk=submission.pk)
+        assert current.status == Status.QUEUED and current.stale
     for untouched in [*others, reported]:
-        assert Submission.objects.get(pk=untouched.pk).status == Status.SCORED
+        current = Submission.objects.get(pk=untouched.pk)
+        assert current.status == Status.SCORED and not current.stale
+    assert services.rescore_run(rescore_id=rescore.pk) == "2 scored; done"
+    for submission in covering:
+        again = Submission.objects.get(pk=submission.pk)
+        assert again.status == Status.SCORED and not again.stale
+        assert again.score_for().n_questions == counted[submission.pk] - 1
     # Out of the pool again: the same submissions count it once more.
     sent.clear()
     with django_capture_on_commit_callbacks(execute=True):
         gold_pool_remove(admin=admin, question_ids=[POOL_Q])
-    assert sorted(sent) == sorted(s.pk for s in covering)
+    latest = Rescore.objects.order_by("-pk").first()
+    assert sent == [latest.pk]
+    assert set(latest.submissions.values_list("pk", flat=True)) == {s.pk for s in covering}
 
 
 def _split(predictions: dict[str, str], split: str) -> dict[str, str]:

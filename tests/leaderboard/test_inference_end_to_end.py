@@ -59,8 +59,8 @@ def test_a_run_goes_from_the_api_through_the_worker_to_the_board(
     assert run.answered == 30 and len(server.requests) == 30
     # The worker read the endpoint's key from its own environment and sent it there only.
     assert set(server.authorizations()) == {"Bearer sk-worker"}
-    assert run.submission.status == Status.SCORED and run.submission.recall == 1.0
-    board = client.get("/leaderboard/?table_format=html")
-    assert [s.model_name for s in board.context["page"].object_list] == ["fake-e2e-7b"]
+    assert run.submission.status == Status.SCORED and run.submission.score_for().recall == 1.0
+    board = client.get("/leaderboard/?split=test&table_format=html")
+    assert [s.submission.model_name for s in board.context["page"].object_list] == ["fake-e2e-7b"]
     detail = client.get(f"/api/inference-runs/{pk}/").json()
     assert detail["status"] == "done" and detail["submission"] == run.submission.pk

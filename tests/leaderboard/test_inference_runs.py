@@ -31,6 +31,7 @@ from leaderboard.models import (
     DailyLimitEntry,
     InferenceResponse,
     InferenceRun,
+    QuestionResult,
     ResponseStatus,
     RunStatus,
     Status,
@@ -104,7 +105,8 @@ def test_a_run_answers_every_question_and_becomes_a_scored_submission(
     assert len(queued) == 1 and submission.status == Status.QUEUED
     assert submission_score(submission_id=submission.pk) == "scored"
     submission.refresh_from_db()
-    assert submission.recall == 1.0 and submission.coverage == 1.0
+    score = submission.score_for()
+    assert score.recall == 1.0 and score.coverage == 1.0
     assert (submission.model_name, submission.owner, submission.table_format) == (
         "fake-7b",
         researcher,
@@ -216,7 +218,7 @@ def test_retry_after_is_read_in_every_form() -> None:
     assert 4 <= policy.delay(10, None) <= 8
 
 
-def test_a_request_the_endpoint_rejects_counts_as_an_empty_answer(researcher, server) -> None:
+def test_a_request_the_endpoint_rejects_is_submitted_as_an_empty_answer(researcher, server) -> None:
     make_questions(3)
     server.queue(Reply(status=400, error="prompt is longer than the context"))
     run = execute(start(researcher, server.base_url, concurrency=1))
@@ -225,8 +227,13 @@ def test_a_request_the_endpoint_rejects_counts_as_an_empty_answer(researcher, se
     assert rejected.error == "HTTP 400: prompt is longer than the context"
     assert rejected.attempts == 1  # never retried
     submission_score(submission_id=run.submission_id)
-    run.submission.refresh_from_db()
-    assert run.submission.coverage == pytest.approx(2 / 3)
+    # The refused prompt is the system's answer: empty, scored 0 under both rules versions,
+    # so the run answers every question (as one on the test split must).
+    for rules in ("2025-05", "2025-10"):
+        score = run.submission.score_for(rules)
+        assert (score.coverage, score.n_questions, score.excluded) == (1.0, 3, 0)
+    empty = QuestionResult.objects.get(submission=run.submission, question=rejected.question)
+    assert (empty.prediction, empty.recall, empty.recall_2025_10) == ("", 0, 0)
 
 
 def test_a_run_the_endpoint_mostly_refused_stays_off_the_board_until_resumed(

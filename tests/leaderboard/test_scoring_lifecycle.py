@@ -6,13 +6,16 @@ import pytest
 from django.core.exceptions import PermissionDenied
 from django.utils import timezone
 
+from hctqa.core.disclosure import DISCLOSURE_MARGIN
 from hctqa.core.scoring import evaluate
+from hctqa.core.snapshots import question_set_sha256
 from hctqa.errors import ApplicationError
 from leaderboard import services
 from leaderboard.models import (
     DailyLimitEntry,
     PropertyRegression,
     QuestionResult,
+    Score,
     Status,
     Submission,
 )
@@ -44,24 +47,62 @@ def test_scoring_stores_every_question_and_the_reference_scores(dataset, researc
     submission = submit(researcher, dataset, right=6)
     assert services.submission_score(submission_id=submission.pk) == "scored"
     submission.refresh_from_db()
-    expected = evaluate(dataset, answers(dataset, right=6), "text")
     assert submission.status == Status.SCORED and submission.progress == 100
-    assert submission.recall == pytest.approx(expected.overall.recall) == 0.5
-    assert (submission.recall_low, submission.recall_high) == pytest.approx(
-        (expected.overall.ci["recall"].low, expected.overall.ci["recall"].high)
-    )
-    assert submission.recall_pak == expected.by_source["pak"].recall
+    for rules in ("2025-05", "2025-10"):
+        expected = evaluate(dataset, answers(dataset, right=6), "text", rules=rules)
+        score = Score.objects.get(submission=submission, rules=rules)
+        assert score.recall == pytest.approx(expected.overall.recall) == 0.5
+        assert (score.recall_low, score.recall_high) == pytest.approx(
+            (expected.overall.ci["recall"].low, expected.overall.ci["recall"].high)
+        )
+        assert score.recall_pak == expected.by_source["pak"].recall
     assert QuestionResult.objects.filter(submission=submission).count() == 12
     assert QuestionResult.objects.filter(submission=submission, cc=True).count() == 6
+    assert QuestionResult.objects.filter(submission=submission, cc_2025_10=True).count() == 6
+    # The question set it was scored on: the sorted ids and their gold answers.
+    assert submission.question_set_sha256 == question_set_sha256(dataset)
 
 
-def test_unanswered_questions_count_as_empty_and_coverage_is_kept(dataset, researcher) -> None:
-    gold = dict(list(dataset.items())[:4])
-    submission = submit(researcher, gold)
+def test_both_versions_are_scored_in_one_pass_and_a_null_answer_counts_only_under_2025_05(
+    dataset, researcher
+) -> None:
+    predictions = answers(dataset)
+    predictions["psa--1--1--M0"] = "Answer: psa--1--1-answer-0"
+    predictions["arxiv--1--1--M0"] = "No answer found"
+    data = services.SubmissionInput(
+        model_name="m",
+        weights="open",
+        parameters_billions=7,
+        modality="text",
+        table_format="paper",
+        split="all",
+        data_scope="real",
+    )
+    submission = services.submission_create(
+        owner=researcher, data=data, predictions=upload(predictions)
+    )
     services.submission_score(submission_id=submission.pk)
-    submission.refresh_from_db()
-    assert submission.coverage == pytest.approx(4 / 12)
-    assert QuestionResult.objects.filter(submission=submission, answered=False).count() == 8
+    old = Score.objects.get(submission=submission, rules="2025-05")
+    new = Score.objects.get(submission=submission, rules="2025-10")
+    assert (old.n_questions, old.excluded, old.recall) == (12, 0, pytest.approx(10 / 12))
+    assert (new.n_questions, new.excluded, new.recall) == (11, 1, 1.0)
+    left_out = QuestionResult.objects.get(submission=submission, question_id="arxiv--1--1--M0")
+    assert left_out.counted_2025_10 is False and left_out.recall_2025_10 is None
+    assert left_out.recall == 0.0
+
+
+def test_unanswered_train_questions_count_as_empty_and_coverage_is_kept(
+    dataset, researcher
+) -> None:
+    gold = {q: a for q, a in dataset.items() if not q.startswith("pak")}  # pak: the test table
+    submission = submit(
+        researcher,
+        dict(list(gold.items())[:4]) | {q: a for q, a in dataset.items() if q.startswith("pak")},
+    )
+    services.submission_score(submission_id=submission.pk)
+    score = Score.objects.get(submission=submission, rules="2025-05")
+    assert score.coverage == pytest.approx(7 / 12)
+    assert QuestionResult.objects.filter(submission=submission, answered=False).count() == 5
 
 
 def test_scoring_twice_does_the_work_once(dataset, researcher) -> None:
@@ -108,26 +149,31 @@ def test_breakdowns_by_table_property_query_property_and_template(researcher) ->
         owner=researcher, data=data, predictions=upload(predictions)
     )
     services.submission_score(submission_id=submission.pk)
-    submission.refresh_from_db()
-    by_table = {row["key"]: row for row in submission.breakdowns["table_properties"]}
+    breakdowns = Score.objects.get(submission=submission, rules="2025-05").breakdowns
+    by_table = {row["key"]: row for row in breakdowns["table_properties"]}
     assert by_table["multi_level_column"] == {
         "key": "multi_level_column",
         "label": "Multi-level columns",
         "recall": 0.0,
         "n": 12,
+        "withheld": False,
     }
     assert by_table["standard_relational_table"]["recall"] == 1.0
-    by_query = {row["key"]: row["n"] for row in submission.breakdowns["query_properties"]}
+    by_query = {row["key"]: row["n"] for row in breakdowns["query_properties"]}
     assert by_query == {"aggregation": 12, "rank": 12}
 
 
-def test_small_groups_are_hidden_when_test_questions_are_included(dataset, researcher) -> None:
+def test_small_groups_are_withheld_from_the_public_when_test_questions_are_included(
+    dataset, researcher
+) -> None:
     submission = submit(researcher, dataset, split="test")
     services.submission_score(submission_id=submission.pk)
-    submission.refresh_from_db()
-    # Three test questions: every group is under the minimum, so none is shown.
-    assert submission.breakdowns["table_properties"] == []
-    assert submission.breakdowns["min_group"] == services.MIN_GROUP_WITH_TEST_QUESTIONS
+    breakdowns = Score.objects.get(submission=submission, rules="2025-05").breakdowns
+    # Three test questions: every group is within the margin of the empty one, so all are
+    # kept for the owner and withheld from the public.
+    assert breakdowns["table_properties"]
+    assert all(row["withheld"] for row in breakdowns["table_properties"])
+    assert breakdowns["margin"] == DISCLOSURE_MARGIN
 
 
 def test_owners_rescore_and_delete_others_cannot(dataset, researcher) -> None:

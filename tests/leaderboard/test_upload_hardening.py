@@ -192,11 +192,16 @@ def test_a_null_answer_is_stored_as_null_and_scored_as_empty(dataset, researcher
     records[1]["response"] = ""
     submission = submit(researcher, jsonl(*records))
     assert services.submission_score(submission_id=submission.pk) == "scored"
-    submission.refresh_from_db()
-    assert submission.coverage == 1.0 and submission.recall == pytest.approx(10 / 12)
+    score = submission.score_for("2025-05")
+    assert score.coverage == 1.0 and score.recall == pytest.approx(10 / 12)
     null, empty = (QuestionResult.objects.get(question_id=r["id"]) for r in records[:2])
     assert (null.prediction, null.answered, null.recall) == (None, True, 0)
     assert (empty.prediction, empty.answered, empty.recall) == ("", True, 0)
+    # The 2025-10 rules leave the null answer out of the averages; the empty one counts.
+    newer = submission.score_for("2025-10")
+    assert (newer.n_questions, newer.excluded) == (11, 1)
+    assert newer.recall == pytest.approx(10 / 11)
+    assert (null.counted_2025_10, empty.counted_2025_10) == (False, True)
 
 
 # --- Issue 11, item 3: the release's result files and their gt -------------------------------
@@ -218,7 +223,7 @@ def test_a_release_result_file_is_scored_on_the_platforms_gold_with_a_warning(
     submission = submit(researcher, release_file(dataset, differ))
     services.submission_score(submission_id=submission.pk)
     submission.refresh_from_db()
-    assert submission.recall == 1.0  # the platform's gold, not the file's
+    assert submission.score_for().recall == 1.0  # the platform's gold, not the file's
     # Train and validation questions are compared; the 3 test-split rows are not.
     assert submission.gold_claims == {
         "compared": 9,
@@ -280,12 +285,12 @@ def test_a_scoring_task_past_its_time_limit_fails_its_submission_with_the_reason
 
     assert score_submission.soft_time_limit == settings.SUBMISSION_SCORING_TIME_LIMIT
     assert score_submission.time_limit > score_submission.soft_time_limit
-    submission = submit(researcher, jsonl({"id": "psa--1--1--M0", "response": "a"}))
+    submission = submit(researcher, jsonl({"id": "psa--1--1--M0", "response": "a"}), split="train")
 
     def too_slow(*args, **kwargs):
         raise SoftTimeLimitExceeded()  # what Celery raises in the task at the soft limit
 
-    monkeypatch.setattr(services.submissions, "evaluate", too_slow)
+    monkeypatch.setattr(services.scoring, "evaluate_all", too_slow)
     assert score_submission.apply(args=[submission.pk]).get() == "failed: time limit"
     submission.refresh_from_db()
     assert submission.status == Status.FAILED
@@ -297,8 +302,8 @@ def test_the_sweeper_requeues_a_scoring_whose_heartbeat_stopped_a_minute_ago(
 ) -> None:
     settings.SUBMISSION_HEARTBEAT_TIMEOUT_SECONDS = 60
     now = timezone.now()
-    dead = submit(researcher, jsonl({"id": "psa--1--1--M0", "response": "a"}))
-    alive = submit(researcher, jsonl({"id": "psa--1--1--M0", "response": "a"}))
+    dead = submit(researcher, jsonl({"id": "psa--1--1--M0", "response": "a"}), split="train")
+    alive = submit(researcher, jsonl({"id": "psa--1--1--M0", "response": "a"}), split="train")
     # Both started long ago; only the dead one's worker stopped beating.
     long_ago = now - timedelta(minutes=5)
     Submission.objects.filter(pk=dead.pk).update(
@@ -315,10 +320,10 @@ def test_the_sweeper_requeues_a_scoring_whose_heartbeat_stopped_a_minute_ago(
 
 @pytest.mark.django_db(transaction=True)
 def test_scoring_beats_while_it_works(dataset, researcher, monkeypatch) -> None:
-    monkeypatch.setattr(services.submissions, "HEARTBEAT_EVERY_SECONDS", 0.05)
-    submission = submit(researcher, jsonl({"id": "psa--1--1--M0", "response": "a"}))
+    monkeypatch.setattr(services.scoring, "HEARTBEAT_EVERY_SECONDS", 0.05)
+    submission = submit(researcher, jsonl({"id": "psa--1--1--M0", "response": "a"}), split="train")
     beats = []
-    real_evaluate = services.submissions.evaluate
+    real_evaluate = services.scoring.evaluate_all
 
     def slow_evaluate(*args, **kwargs):
         import time
@@ -328,16 +333,16 @@ def test_scoring_beats_while_it_works(dataset, researcher, monkeypatch) -> None:
         beats.append((first, Submission.objects.get(pk=submission.pk).heartbeat_at))
         return real_evaluate(*args, **kwargs)
 
-    monkeypatch.setattr(services.submissions, "evaluate", slow_evaluate)
+    monkeypatch.setattr(services.scoring, "evaluate_all", slow_evaluate)
     assert services.submission_score(submission_id=submission.pk) == "scored"
     first, later = beats[0]
     assert first is not None and later > first
 
 
 def test_a_run_that_lost_its_claim_cannot_save_over_the_next_one(dataset, researcher) -> None:
-    submission = submit(researcher, jsonl({"id": "psa--1--1--M0", "response": "a"}))
+    submission = submit(researcher, jsonl({"id": "psa--1--1--M0", "response": "a"}), split="train")
     # The first run claimed it (attempt 1), then went silent; the sweeper requeued it and a
     # second run claimed it (attempt 2). The first run comes back to save.
     Submission.objects.filter(pk=submission.pk).update(status=Status.SCORING, attempts=2)
-    services.submissions._fail(submission.pk, "stale run", attempt=1)
+    services.scoring._fail(submission.pk, "stale run", attempt=1)
     assert Submission.objects.get(pk=submission.pk).status == Status.SCORING

@@ -39,9 +39,9 @@ class Command(BaseCommand):
         self.stdout.write(
             "Demo submissions: "
             + ", ".join(
-                f"{s.model_name} (recall {s.recall:.2f})"
+                f"{s.model_name} (recall {score.recall:.2f})"
                 for s in submissions
-                if s.recall is not None
+                if (score := s.score_for()) is not None and score.recall is not None
             )
         )
         self.stdout.write("Demo logins (username / password, role):")

@@ -246,11 +246,12 @@ class Command(BaseCommand):
         # The web's worker may have scored it already; scoring twice does the work once.
         submission_score(submission_id=submission.pk)
         submission.refresh_from_db()
-        if submission.status == Status.SCORED:
+        score = submission.score_for()
+        if submission.status == Status.SCORED and score is not None:
             self.stdout.write(
                 self.style.SUCCESS(
-                    f"Submission {submission.pk} scored: recall {submission.recall:.3f}, "
-                    f"CC {submission.cc:.3f} over {submission.n_questions} questions."
+                    f"Submission {submission.pk} scored: recall {score.recall:.3f}, CC "
+                    f"{score.cc:.3f} over {score.n_questions} questions (2025-05 rules)."
                 )
             )
         else:

@@ -22,7 +22,7 @@ from hctqa.core.scoring import (
 )
 from leaderboard import selectors
 from leaderboard.models import DataScope, EvalSplit
-from leaderboard.services.submissions import check_matches_split, gold_claims_check
+from leaderboard.services import check_matches_split, gold_claims_check
 
 
 class Command(BaseCommand):

@@ -1,0 +1,470 @@
+"""Scoring a submission: under every rules version that applies, in one pass, with its
+breakdowns (those the public may see marked) and the question set it was scored on.
+
+``ScoringContext`` holds what scoring reads from the dataset. A task that scores one
+submission makes one; a re-scoring of a thousand shares one, so the gold answers, the
+question facts and the digests are read once.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import defaultdict
+from collections.abc import Collection, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
+from django.db import DatabaseError, connection, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from annotation.models import QuestionOrigin
+from hctqa.core import taxonomy
+from hctqa.core.disclosure import DISCLOSURE_MARGIN, withheld_groups
+from hctqa.core.predictions import PredictionsError, read_predictions
+from hctqa.core.scoring import Evaluation, evaluate_all, source_of
+from hctqa.core.snapshots import question_set_sha256
+from hctqa.core.stats import group_means
+from leaderboard import selectors
+from leaderboard.models import BOARD_SOURCES, QuestionResult, Score, Status, Submission
+from leaderboard.services.submissions import (
+    _enqueue_regression,
+    check_answers_every_test_question,
+    check_matches_split,
+)
+from releases.models import Release
+from releases.selectors import release_for_digest
+
+logger = logging.getLogger(__name__)
+
+
+class ScoringContext:
+    """The gold answers, question facts and digests scoring reads, each read once."""
+
+    def __init__(self) -> None:
+        self._gold: dict[tuple[str, str], dict[str, str]] = {}
+        self._releases: dict[tuple[str, str], Release | None] = {}
+        self._digests: dict[tuple[str, str], str] = {}
+        self._hidden: dict[tuple[str, str], frozenset[str]] = {}
+        self._facts: dict[str, selectors.QuestionFacts] = {}
+        self._known: set[str] | None = None
+        self._test: frozenset[str] | None = None
+
+    def gold(self, split: str, data_scope: str) -> dict[str, str]:
+        key = (split, data_scope)
+        if key not in self._gold:
+            self._gold[key] = selectors.gold_answers(split=split, data_scope=data_scope)
+        return self._gold[key]
+
+    def digest(self, split: str, data_scope: str) -> str:
+        key = (split, data_scope)
+        if key not in self._digests:
+            self._digests[key] = question_set_sha256(self.gold(split, data_scope))
+        return self._digests[key]
+
+    def release(self, split: str, data_scope: str) -> Release | None:
+        key = (split, data_scope)
+        if key not in self._releases:
+            self._releases[key] = release_for_digest(
+                split=split, data_scope=data_scope, digest=self.digest(split, data_scope)
+            )
+        return self._releases[key]
+
+    def known_ids(self) -> set[str]:
+        # Answers to questions that joined the gold pool since the upload are ignored, not
+        # refused: the file was checked when it came in.
+        if self._known is None:
+            self._known = selectors.known_question_ids(include_gold_pool=True)
+        return self._known
+
+    def test_ids(self) -> frozenset[str]:
+        if self._test is None:
+            self._test = frozenset(selectors.test_question_ids())
+        return self._test
+
+    def hidden(self, split: str, data_scope: str) -> frozenset[str]:
+        """The questions scored for this split whose gold answers are hidden (test split)."""
+        key = (split, data_scope)
+        if key not in self._hidden:
+            gold = self.gold(split, data_scope)
+            if selectors.includes_test_questions(split):
+                self._hidden[key] = frozenset(q for q in gold if q in self.test_ids())
+            else:
+                self._hidden[key] = frozenset()
+        return self._hidden[key]
+
+    def facts(self, question_ids: Collection[str]) -> dict[str, selectors.QuestionFacts]:
+        missing = [q for q in question_ids if q not in self._facts]
+        if missing:
+            self._facts.update(selectors.question_facts(question_ids=missing))
+        return {q: self._facts[q] for q in question_ids if q in self._facts}
+
+
+# --- One submission ------------------------------------------------------------------------
+
+
+def _set_progress(submission_id: int, percent: int) -> None:
+    Submission.objects.filter(pk=submission_id, status=Status.SCORING).update(progress=percent)
+
+
+def _fail(submission_id: int, reason: str, attempt: int | None = None) -> None:
+    mine = {} if attempt is None else {"attempts": attempt}
+    Submission.objects.filter(pk=submission_id, status=Status.SCORING, **mine).update(
+        status=Status.FAILED, error=reason, progress=100
+    )
+
+
+# How often scoring writes its heartbeat; SUBMISSION_HEARTBEAT_TIMEOUT_SECONDS is well above.
+HEARTBEAT_EVERY_SECONDS = 5.0
+
+
+@contextmanager
+def _heartbeat(submission_id: int, attempt: int) -> Iterator[None]:
+    """Beat from a thread while the block runs, so a long scoring keeps its claim and a dead
+    worker's submission is requeued within a minute. The claim wrote the first beat."""
+    stop = threading.Event()
+
+    def beat() -> None:
+        try:
+            while not stop.wait(HEARTBEAT_EVERY_SECONDS):
+                Submission.objects.filter(
+                    pk=submission_id, status=Status.SCORING, attempts=attempt
+                ).update(heartbeat_at=timezone.now())
+        except DatabaseError:
+            logger.warning("scoring heartbeat of submission %s failed", submission_id)
+        finally:
+            connection.close()  # this thread's own connection
+
+    thread = threading.Thread(target=beat, name=f"heartbeat-{submission_id}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+def claim(submission_id: int) -> int | None:
+    """Move a queued submission to scoring; the attempt number it gets identifies this run
+    (a requeued submission's next run gets another), or None if it was not queued."""
+    with transaction.atomic():
+        claimed = Submission.objects.filter(pk=submission_id, status=Status.QUEUED).update(
+            status=Status.SCORING,
+            started_at=timezone.now(),
+            heartbeat_at=timezone.now(),
+            attempts=F("attempts") + 1,
+            progress=5,
+            error="",
+        )
+        if not claimed:
+            return None
+        return Submission.objects.values_list("attempts", flat=True).get(pk=submission_id)
+
+
+def submission_score(*, submission_id: int) -> str:
+    """Score a queued submission. Safe to run twice: only the run that moves it from queued to
+    scoring does the work, and only that run (its attempt) may save or fail it. Returns what
+    happened, for the task log."""
+    attempt = claim(submission_id)
+    if attempt is None:
+        return "not queued"
+    return score_claimed(submission_id, attempt, ScoringContext())
+
+
+def score_claimed(
+    submission_id: int, attempt: int, context: ScoringContext, *, in_batch: bool = False
+) -> str:
+    """Score a submission this caller has claimed (as ``attempt``), and save or fail it.
+    ``in_batch``: one of many scored together, whose caller refreshes the regression once
+    at the end and shows progress by the batch."""
+    submission = Submission.objects.get(pk=submission_id)
+    try:
+        with _heartbeat(submission_id, attempt):
+            _score(submission, attempt, context, in_batch=in_batch)
+    except PredictionsError as exc:
+        _fail(submission_id, str(exc), attempt)
+        return "failed: " + str(exc)
+    except FileNotFoundError:
+        _fail(submission_id, "the predictions file is missing", attempt)
+        return "failed: file missing"
+    except SoftTimeLimitExceeded:
+        limit = settings.SUBMISSION_SCORING_TIME_LIMIT
+        _fail(
+            submission_id,
+            f"scoring took longer than the {limit:,} s limit and was stopped; an admin can "
+            "look into the file and re-score it",
+            attempt,
+        )
+        return "failed: time limit"
+    except DatabaseError:
+        # Transient: put it back in the queue for the task's retry (or the sweeper).
+        Submission.objects.filter(pk=submission_id, status=Status.SCORING, attempts=attempt).update(
+            status=Status.QUEUED, queued_at=timezone.now()
+        )
+        raise
+    except Exception:
+        logger.exception("scoring submission %s failed", submission_id)
+        _fail(
+            submission_id,
+            "scoring failed because of an internal error; an admin can re-score it",
+            attempt,
+        )
+        return "failed: internal error"
+    return "scored"
+
+
+def _score(
+    submission: Submission, attempt: int, context: ScoringContext, *, in_batch: bool
+) -> None:
+    submission_id = submission.pk
+    split, scope = submission.split, submission.data_scope
+    if not submission.predictions:
+        raise PredictionsError("the predictions file is missing")
+    with submission.predictions.open("rb") as handle:
+        # Checked when it was uploaded (the answer limit included); read again as a stream.
+        read = read_predictions(
+            handle, max_bytes=settings.SUBMISSION_MAX_BYTES, known_ids=context.known_ids()
+        )
+    gold = context.gold(split, scope)
+    if not gold:
+        raise PredictionsError(
+            f"there are no {submission.get_data_scope_display().lower()} questions in "
+            f"the {submission.get_split_display().lower()} split to score against"
+        )
+    check_matches_split(read.answers, split=split, data_scope=scope, gold_ids=gold)
+    hidden = context.hidden(split, scope)
+    # Checked at upload; checked again because the test questions may have changed since.
+    check_answers_every_test_question(read.answers, hidden, stored=True)
+    if not in_batch:
+        _set_progress(submission_id, 30)
+    # Null answers stay None: the empty answer under 2025-05, left out under 2025-10.
+    evaluations = evaluate_all(
+        gold, read.answers, submission.modality, model_name=submission.model_name
+    )
+    if not in_batch:
+        _set_progress(submission_id, 60)
+    breakdowns = compute_breakdowns(evaluations, context.facts(gold), hidden=hidden)
+    claims = gold_claims_check(read.claimed_gold, gold, test_ids=context.test_ids())
+    _save_scores(
+        submission_id,
+        attempt,
+        evaluations,
+        read.answers,
+        breakdowns,
+        claims,
+        digest=context.digest(split, scope),
+        release=context.release(split, scope),
+        refresh_regression=not in_batch,
+    )
+
+
+# How many question ids a gold-claims warning names.
+GOLD_CLAIM_EXAMPLES = 5
+
+
+def gold_claims_check(
+    claimed: Mapping[str, str], gold: Mapping[str, str], *, test_ids: Collection[str]
+) -> dict[str, Any]:
+    """Compare a file's own gold answers (``gt``) with the platform's, on the questions
+    scored, spacing aside. Never on a test-split question (``test_ids``): a count of
+    mismatches would tell a researcher whether a guessed ``gt`` is the hidden gold answer.
+    Empty when the file gives no ``gt`` for a scored question."""
+    compared = differ = hidden = 0
+    examples: list[str] = []
+    for qid in sorted(claimed):
+        if qid not in gold:
+            continue
+        if qid in test_ids:
+            hidden += 1
+            continue
+        compared += 1
+        if " ".join(claimed[qid].split()) != " ".join(gold[qid].split()):
+            differ += 1
+            if len(examples) < GOLD_CLAIM_EXAMPLES:
+                examples.append(qid)
+    if not compared and not hidden:
+        return {}
+    return {"compared": compared, "differ": differ, "examples": examples, "not_compared": hidden}
+
+
+def _score_row(submission_id: int, evaluation: Evaluation, breakdowns: dict[str, Any]) -> Score:
+    overall = evaluation.overall
+    ci = overall.ci
+    row = Score(
+        submission_id=submission_id,
+        rules=evaluation.rules,
+        n_questions=overall.n,
+        excluded=evaluation.excluded,
+        coverage=evaluation.coverage,
+        precision=overall.precision,
+        precision_low=ci["precision"].low if "precision" in ci else None,
+        precision_high=ci["precision"].high if "precision" in ci else None,
+        recall=overall.recall,
+        recall_low=ci["recall"].low,
+        recall_high=ci["recall"].high,
+        f1=overall.f1,
+        cc=overall.cc,
+        cc_low=ci["cc"].low,
+        cc_high=ci["cc"].high,
+        by_source={k: v.as_dict() for k, v in evaluation.by_source.items()},
+        breakdowns=breakdowns,
+    )
+    for source in BOARD_SOURCES:
+        summary = evaluation.by_source.get(source)
+        setattr(row, f"recall_{source}", summary.recall if summary else None)
+    return row
+
+
+@transaction.atomic
+def _save_scores(
+    submission_id: int,
+    attempt: int,
+    evaluations: Mapping[str, Evaluation],
+    answers: Mapping[str, str | None],
+    breakdowns: Mapping[str, dict[str, Any]],
+    gold_claims: dict[str, Any],
+    *,
+    digest: str,
+    release: Release | None,
+    refresh_regression: bool = True,
+) -> None:
+    # Still ours? The sweeper, a delete or a later attempt may have moved on meanwhile.
+    if (
+        not Submission.objects.select_for_update()
+        .filter(pk=submission_id, status=Status.SCORING, attempts=attempt)
+        .exists()
+    ):
+        return
+    old = evaluations["2025-05"]
+    new = evaluations.get("2025-10")
+    rows = []
+    for qid, s in old.scores.items():
+        counted = new.scores.get(qid) if new is not None else None
+        rows.append(
+            QuestionResult(
+                submission_id=submission_id,
+                question_id=qid,
+                prediction=answers.get(qid, ""),
+                answered=qid in answers,
+                precision=s.precision,
+                recall=s.recall,
+                f1=s.f1,
+                cc=bool(s.cc),
+                counted_2025_10=None if new is None else counted is not None,
+                precision_2025_10=counted.precision if counted else None,
+                recall_2025_10=counted.recall if counted else None,
+                f1_2025_10=counted.f1 if counted else None,
+                cc_2025_10=bool(counted.cc) if counted else None,
+            )
+        )
+    QuestionResult.objects.filter(submission_id=submission_id).delete()
+    QuestionResult.objects.bulk_create(rows, batch_size=2000)
+    Score.objects.filter(submission_id=submission_id).delete()
+    Score.objects.bulk_create(
+        [_score_row(submission_id, ev, breakdowns[rules]) for rules, ev in evaluations.items()]
+    )
+    Submission.objects.filter(pk=submission_id).update(
+        status=Status.SCORED,
+        progress=100,
+        scored_at=timezone.now(),
+        gold_claims=gold_claims,
+        release=release,
+        question_set_sha256=digest,
+        stale=False,
+    )
+    if refresh_regression:
+        _enqueue_regression()
+
+
+# --- Breakdowns ----------------------------------------------------------------------------
+
+
+def _groups(
+    facts: Mapping[str, selectors.QuestionFacts],
+) -> dict[str, tuple[dict[str, list[str]], dict[str, str]]]:
+    """The question ids of each group, in display order, with the groups' labels: per table
+    property, per query property (human-written questions only, the only ones labelled) and
+    per synthetic template."""
+    by_table: dict[str, list[str]] = defaultdict(list)
+    by_query: dict[str, list[str]] = defaultdict(list)
+    by_template: dict[str, list[str]] = defaultdict(list)
+    for qid, fact in facts.items():
+        for code, value in (fact.table_properties or {}).items():
+            if value is True:
+                by_table[code].append(qid)
+        if fact.origin == QuestionOrigin.HUMAN:
+            for code, value in (fact.query_properties or {}).items():
+                if value is True:
+                    by_query[code].append(qid)
+        if fact.template_number is not None:
+            by_template[str(fact.template_number)].append(qid)
+
+    def in_taxonomy(
+        groups: dict[str, list[str]], tax: taxonomy.Taxonomy
+    ) -> tuple[dict[str, list[str]], dict[str, str]]:
+        labels = {}
+        for p in tax.properties:
+            parent = tax.get(p.parent).label + ": " if p.parent else ""
+            labels[p.code] = parent + p.label
+        return {p.code: groups[p.code] for p in tax.properties if p.code in groups}, labels
+
+    templates = dict(sorted(by_template.items(), key=lambda kv: int(kv[0])))
+    return {
+        "table_properties": in_taxonomy(by_table, taxonomy.TABLE_PROPERTIES),
+        "query_properties": in_taxonomy(by_query, taxonomy.QUERY_PROPERTIES),
+        "templates": (templates, {k: f"Template {k}" for k in templates}),
+    }
+
+
+def compute_breakdowns(
+    evaluations: Mapping[str, Evaluation],
+    facts: Mapping[str, selectors.QuestionFacts],
+    *,
+    hidden: Collection[str] = frozenset(),
+) -> dict[str, dict[str, Any]]:
+    """Mean recall per group, under each rules version (over the answers that version
+    counts), by rules version. Every group is kept; those the public may not see are marked
+    ``withheld``: on questions with hidden gold (``hidden``), a group within
+    DISCLOSURE_MARGIN hidden questions of a published group (the overall and per-source
+    figures of either version, or a group published before it) would give single questions'
+    scores by subtraction (hctqa.core.disclosure)."""
+    groups = _groups(facts)
+    out: dict[str, dict[str, Any]] = {}
+    candidates: list[tuple[dict[str, Any], frozenset[str]]] = []
+    published: list[frozenset[str]] = []
+    for rules, evaluation in evaluations.items():
+        counted = evaluation.scores
+        recall = {qid: s.recall for qid, s in counted.items()}
+        shown_hidden = frozenset(q for q in hidden if q in counted)
+        if hidden:
+            published.append(shown_hidden)
+            by_source: dict[str, set[str]] = defaultdict(set)
+            for q in shown_hidden:
+                by_source[source_of(q)].add(q)
+            published.extend(frozenset(ids) for ids in by_source.values())
+        figures: dict[str, Any] = {}
+        for kind, (members, labels) in groups.items():
+            rows = []
+            for group in group_means(recall, members, labels):
+                row = {
+                    "key": group.key,
+                    "label": group.label,
+                    "recall": group.mean,
+                    "n": group.n,
+                    "withheld": False,
+                }
+                rows.append(row)
+                if hidden:
+                    candidates.append(
+                        (row, frozenset(q for q in members[group.key] if q in shown_hidden))
+                    )
+            figures[kind] = rows
+        figures["margin"] = DISCLOSURE_MARGIN if hidden else 0
+        out[rules] = figures
+    flags = withheld_groups([group for _, group in candidates], published=published)
+    for (row, _), withheld in zip(candidates, flags, strict=True):
+        row["withheld"] = withheld
+    return out
