@@ -30,9 +30,13 @@ def main() -> None:
     from django.db.models import Count
     from django.utils import timezone
 
+    from leaderboard import tasks
     from leaderboard.models import Rescore, Status, Submission
     from leaderboard.services import current_question_sets, rescore_run
     from tests.factories import UserFactory
+
+    # This process is the one worker: nothing is sent to a queue.
+    tasks.rescore_submissions.delay = tasks.refresh_property_regression.delay = lambda *a: None
 
     start = time.perf_counter()
     import_release(args.data)  # the hash split
@@ -80,19 +84,19 @@ def main() -> None:
     print(f"import_hctqa --splits: {time.perf_counter() - start:.1f} s")
     print("  " + next(line for line in out.getvalue().splitlines() if "affected" in line))
     rescore = Rescore.objects.get()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     slices = 0
     while Rescore.objects.filter(pk=rescore.pk, status="queued").exists():
         rescore_run(rescore_id=rescore.pk)
         slices += 1
-    took = time.perf_counter() - start
+    took, cpu = time.perf_counter() - start, time.process_time() - cpu
     states = dict(Submission.objects.values_list("status").annotate(n=Count("pk")).order_by())
     one = Submission.objects.filter(status=Status.SCORED).first()
     score = one.score_for() if one else None
     print(
         f"re-scored {count:,} submissions on the official test split in {took:.1f} s "
-        f"({took / count * 1000:.0f} ms each, {slices} slices of "
-        f"{settings.RESCORE_SLICE_SECONDS} s); states: {states}; goal: under 120 s"
+        f"({took / count * 1000:.0f} ms each; CPU of this process {cpu:.1f} s), {slices} "
+        f"slices of {settings.RESCORE_SLICE_SECONDS} s; states: {states}; goal: under 120 s"
     )
     if score:
         newer = one.score_for("2025-10")

@@ -22,6 +22,7 @@ from leaderboard.models import (
     BOARD_SPLITS,
     INFERENCE_FORMATS,
     INFERENCE_STYLES,
+    SCORE_FIGURES,
     DataScope,
     EvalSplit,
     InferenceRun,
@@ -111,28 +112,10 @@ class SubmissionOutput(serializers.ModelSerializer):
         for rules, score in selectors.scores_of(submission=submission).items():
             score.submission = submission
             out[rules] = {
-                **{f: getattr(score, f) for f in _SCORE_FIELDS},
+                **{f: getattr(score, f) for f in SCORE_FIGURES},
                 "breakdowns": selectors.breakdowns_for_viewer(score=score, user=user),
             }
         return out
-
-
-_SCORE_FIELDS = (
-    "n_questions",
-    "excluded",
-    "coverage",
-    "precision",
-    "precision_low",
-    "precision_high",
-    "recall",
-    "recall_low",
-    "recall_high",
-    "f1",
-    "cc",
-    "cc_low",
-    "cc_high",
-    "by_source",
-)
 
 
 class LeaderboardApi(APIView):

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from leaderboard.models import BOARD_SOURCES, Score, Submission
+from leaderboard.selectors import RESULT_EXPORT_FIGURES
 
 BOARD_COLUMNS = (
     "rank",
@@ -44,15 +45,7 @@ RESULT_COLUMNS = (
     "prediction",
     "answered",
     "gold_answer",
-    "precision_2025_05",
-    "recall_2025_05",
-    "f1_2025_05",
-    "cc_2025_05",
-    "counted_2025_10",
-    "precision_2025_10",
-    "recall_2025_10",
-    "f1_2025_10",
-    "cc_2025_10",
+    *RESULT_EXPORT_FIGURES,
 )
 
 

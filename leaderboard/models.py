@@ -100,6 +100,36 @@ BOARD_SPLITS = (EvalSplit.ALL, EvalSplit.TEST)
 # The sources with their own recall column on the board, in the paper's order.
 BOARD_SOURCES = ("psa", "pak", "census", "arxiv")
 _SCORE_FIELDS = ("precision", "recall", "f1", "cc", *(f"recall_{s}" for s in BOARD_SOURCES))
+# A Score's figures, breakdowns aside.
+SCORE_FIGURES = (
+    "n_questions",
+    "excluded",
+    "coverage",
+    "precision",
+    "precision_low",
+    "precision_high",
+    "recall",
+    "recall_low",
+    "recall_high",
+    "f1",
+    "cc",
+    "cc_low",
+    "cc_high",
+    *(f"recall_{s}" for s in BOARD_SOURCES),
+    "by_source",
+)
+# A QuestionResult's figures: the 2025-05 ones, then whether 2025-10 counted it and its.
+RESULT_FIGURES = (
+    "precision",
+    "recall",
+    "f1",
+    "cc",
+    "counted_2025_10",
+    "precision_2025_10",
+    "recall_2025_10",
+    "f1_2025_10",
+    "cc_2025_10",
+)
 
 
 class Submission(models.Model):

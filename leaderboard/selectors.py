@@ -22,6 +22,7 @@ from hctqa.core.tables import TableFormatError, parse_table
 from leaderboard.models import (
     BOARD_SPLITS,
     DEFAULT_RULES,
+    RESULT_FIGURES,
     DataScope,
     EvalSplit,
     InferenceResponse,
@@ -321,7 +322,7 @@ class WrongAnswer:
 
 # Per-question figures of each rules version: (precision, recall, F1, CC) columns, and the
 # condition for an answer to count under it.
-RESULT_FIGURES: dict[str, tuple[tuple[str, str, str, str], Q]] = {
+FIGURES_UNDER_RULES: dict[str, tuple[tuple[str, str, str, str], Q]] = {
     Rules.V2025_05: (("precision", "recall", "f1", "cc"), Q()),
     Rules.V2025_10: (
         ("precision_2025_10", "recall_2025_10", "f1_2025_10", "cc_2025_10"),
@@ -339,7 +340,7 @@ def hardest_questions(
     Test-split questions are left out: their per-question scores would tell a reader which
     answers match the hidden gold. So are gold-pool questions (scored before they joined it).
     """
-    (_, recall, f1, cc), counted = RESULT_FIGURES[rules]
+    (_, recall, f1, cc), counted = FIGURES_UNDER_RULES[rules]
     results = (
         QuestionResult.objects.filter(counted, submission=submission, **{cc: False})
         .exclude(question__table__split=Split.TEST)
@@ -386,16 +387,9 @@ def hardest_questions(
     return out
 
 
-_RESULT_SCORES = (
-    "precision_2025_05",
-    "recall_2025_05",
-    "f1_2025_05",
-    "cc_2025_05",
-    "counted_2025_10",
-    "precision_2025_10",
-    "recall_2025_10",
-    "f1_2025_10",
-    "cc_2025_10",
+# The per-question figures as the downloads name them: every one with its rules version.
+RESULT_EXPORT_FIGURES = tuple(
+    f if f.endswith("2025_10") else f"{f}_2025_05" for f in RESULT_FIGURES
 )
 
 
@@ -415,15 +409,7 @@ def results_export(*, submission: Submission, user: User) -> list[dict[str, Any]
             "question__gold_answer",
             "prediction",
             "answered",
-            "precision",
-            "recall",
-            "f1",
-            "cc",
-            "counted_2025_10",
-            "precision_2025_10",
-            "recall_2025_10",
-            "f1_2025_10",
-            "cc_2025_10",
+            *RESULT_FIGURES,
         )
     )
     out = []
@@ -437,7 +423,8 @@ def results_export(*, submission: Submission, user: User) -> list[dict[str, Any]
                 "answered": answered,
                 "gold_answer": gold if visible else None,
                 **{
-                    k: (v if visible else None) for k, v in zip(_RESULT_SCORES, scores, strict=True)
+                    k: (v if visible else None)
+                    for k, v in zip(RESULT_EXPORT_FIGURES, scores, strict=True)
                 },
             }
         )
@@ -463,7 +450,7 @@ def compare(*, a: Submission, b: Submission, rules: str = DEFAULT_RULES) -> Comp
     metrics = ["recall", "cc"]
     if a.modality == b.modality == "text":
         metrics = ["precision", "recall", "f1", "cc"]
-    columns, counted = RESULT_FIGURES[rules]
+    columns, counted = FIGURES_UNDER_RULES[rules]
     named = dict(zip(("precision", "recall", "f1", "cc"), columns, strict=True))
     scores: dict[int, dict[str, tuple[float, ...]]] = {}
     for submission in (a, b):

@@ -88,30 +88,6 @@ class ModelQuestionFactory(QuestionFactory):
             verification_slots_open(questions=[self])
 
 
-# A submission's figures, kept on its Score rows (one per rules version).
-SCORE_FIELDS = (
-    "n_questions",
-    "excluded",
-    "coverage",
-    "precision",
-    "precision_low",
-    "precision_high",
-    "recall",
-    "recall_low",
-    "recall_high",
-    "f1",
-    "cc",
-    "cc_low",
-    "cc_high",
-    "recall_psa",
-    "recall_pak",
-    "recall_census",
-    "recall_arxiv",
-    "by_source",
-    "breakdowns",
-)
-
-
 class SubmissionFactory(factory.django.DjangoModelFactory):
     """A scored public text submission by a researcher. The figures given become its score
     under each rules version in ``rules`` (default: both for text, 2025-05 for vision); a
@@ -146,9 +122,9 @@ class SubmissionFactory(factory.django.DjangoModelFactory):
 
     @classmethod
     def _create(cls, model_class: type, *args: object, **kwargs: object) -> object:
-        from leaderboard.models import Score
+        from leaderboard.models import SCORE_FIGURES, Score
 
-        figures = {f: kwargs.pop(f) for f in SCORE_FIELDS if f in kwargs}
+        figures = {f: kwargs.pop(f) for f in (*SCORE_FIGURES, "breakdowns") if f in kwargs}
         rules = kwargs.pop("rules")
         submission = super()._create(model_class, *args, **kwargs)
         if figures.get("recall") is not None:

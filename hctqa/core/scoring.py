@@ -470,7 +470,7 @@ def evaluate(
     under 2025-10. ``model_name`` decides 2025-10's GPT rule. Predictions for questions not in
     ``gold_answers`` are ignored here (the predictions reader rejects unknown ids)."""
     check_rules(rules, modality)
-    with _collector_paused():
+    with collector_paused():
         return _evaluate(gold_answers, predictions, modality, (rules,), model_name)[rules]
 
 
@@ -483,12 +483,12 @@ def evaluate_all(
 ) -> dict[Rules, Evaluation]:
     """``evaluate`` under every rules version that applies to the modality (both for text,
     2025-05 for vision), keyed by version, in one pass that shares the work."""
-    with _collector_paused():
+    with collector_paused():
         return _evaluate(gold_answers, predictions, modality, rules_for(modality), model_name)
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
     # Scoring a file allocates a few containers per question and no reference cycles. In a
     # worker holding many live objects, the cycle collector's passes over them cost more than
     # the scoring itself (and make timings swing by half), so it waits until the end.

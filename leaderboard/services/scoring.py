@@ -29,7 +29,14 @@ from hctqa.core.scoring import Evaluation, evaluate_all, source_of
 from hctqa.core.snapshots import question_set_sha256
 from hctqa.core.stats import group_means
 from leaderboard import selectors
-from leaderboard.models import BOARD_SOURCES, QuestionResult, Score, Status, Submission
+from leaderboard.models import (
+    BOARD_SOURCES,
+    RESULT_FIGURES,
+    QuestionResult,
+    Score,
+    Status,
+    Submission,
+)
 from leaderboard.services.submissions import (
     _enqueue_regression,
     check_answers_every_test_question,
@@ -344,24 +351,24 @@ def _save_scores(
     for qid, s in old.scores.items():
         counted = new.scores.get(qid) if new is not None else None
         rows.append(
-            QuestionResult(
-                submission_id=submission_id,
-                question_id=qid,
-                prediction=answers.get(qid, ""),
-                answered=qid in answers,
-                precision=s.precision,
-                recall=s.recall,
-                f1=s.f1,
-                cc=bool(s.cc),
-                counted_2025_10=None if new is None else counted is not None,
-                precision_2025_10=counted.precision if counted else None,
-                recall_2025_10=counted.recall if counted else None,
-                f1_2025_10=counted.f1 if counted else None,
-                cc_2025_10=bool(counted.cc) if counted else None,
+            (
+                submission_id,
+                qid,
+                answers.get(qid, ""),
+                qid in answers,
+                s.precision,
+                s.recall,
+                s.f1,
+                bool(s.cc),
+                None if new is None else counted is not None,
+                counted.precision if counted else None,
+                counted.recall if counted else None,
+                counted.f1 if counted else None,
+                bool(counted.cc) if counted else None,
             )
         )
     QuestionResult.objects.filter(submission_id=submission_id).delete()
-    QuestionResult.objects.bulk_create(rows, batch_size=2000)
+    _insert_results(rows)
     Score.objects.filter(submission_id=submission_id).delete()
     Score.objects.bulk_create(
         [_score_row(submission_id, ev, breakdowns[rules]) for rules, ev in evaluations.items()]
@@ -377,6 +384,24 @@ def _save_scores(
     )
     if refresh_regression:
         _enqueue_regression()
+
+
+_RESULT_COLUMNS = ("submission", "question", "prediction", "answered", *RESULT_FIGURES)
+
+
+def _insert_results(rows: list[tuple[Any, ...]]) -> None:
+    """Insert per-question results, one tuple per row in ``_RESULT_COLUMNS`` order. Plain
+    numbers, strings and booleans go to the database as they are: bulk_create would spend
+    more time preparing a thousand rows than scoring them (a re-scoring does a thousand
+    submissions)."""
+    meta = QuestionResult._meta
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(meta.get_field(f).column) for f in _RESULT_COLUMNS)
+    places = ", ".join(["%s"] * len(_RESULT_COLUMNS))
+    sql = f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES ({places})"  # noqa: S608
+    with connection.cursor() as cursor:
+        for start in range(0, len(rows), 2000):
+            cursor.executemany(sql, rows[start : start + 2000])
 
 
 # --- Breakdowns ----------------------------------------------------------------------------
