@@ -25,7 +25,8 @@ from tests.leaderboard.conftest import answers, upload
 pytestmark = pytest.mark.django_db
 
 
-def submit(owner, gold, *, right=None, **fields) -> Submission:
+def submit(owner, gold, *, right=None, predictions=None, **fields) -> Submission:
+    """Answers to every question of ``gold`` (the first ``right`` right), or ``predictions``."""
     data = services.SubmissionInput(
         **{
             "model_name": "m",
@@ -38,9 +39,9 @@ def submit(owner, gold, *, right=None, **fields) -> Submission:
             **fields,
         }
     )
-    return services.submission_create(
-        owner=owner, data=data, predictions=upload(answers(gold, right=right))
-    )
+    if predictions is None:
+        predictions = answers(gold, right=right)
+    return services.submission_create(owner=owner, data=data, predictions=upload(predictions))
 
 
 def test_scoring_stores_every_question_and_the_reference_scores(dataset, researcher) -> None:
@@ -63,24 +64,13 @@ def test_scoring_stores_every_question_and_the_reference_scores(dataset, researc
     assert submission.question_set_sha256 == question_set_sha256(dataset)
 
 
-def test_both_versions_are_scored_in_one_pass_and_a_null_answer_counts_only_under_2025_05(
+def test_both_versions_are_scored_in_one_pass_and_no_answer_counts_only_under_2025_05(
     dataset, researcher
 ) -> None:
     predictions = answers(dataset)
     predictions["psa--1--1--M0"] = "Answer: psa--1--1-answer-0"
     predictions["arxiv--1--1--M0"] = "No answer found"
-    data = services.SubmissionInput(
-        model_name="m",
-        weights="open",
-        parameters_billions=7,
-        modality="text",
-        table_format="paper",
-        split="all",
-        data_scope="real",
-    )
-    submission = services.submission_create(
-        owner=researcher, data=data, predictions=upload(predictions)
-    )
+    submission = submit(researcher, dataset, predictions=predictions)
     services.submission_score(submission_id=submission.pk)
     old = Score.objects.get(submission=submission, rules="2025-05")
     new = Score.objects.get(submission=submission, rules="2025-10")
