@@ -10,7 +10,7 @@ from django.db.migrations.executor import MigrationExecutor
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-BEFORE = [("leaderboard", "0007_inferencerun_drop_key_variable")]
+BEFORE = [("leaderboard", "0008_daily_limit_entries_plural")]
 
 
 def migrate(targets):

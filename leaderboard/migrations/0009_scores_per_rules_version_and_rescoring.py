@@ -69,7 +69,7 @@ def scores_to_their_own_table(apps, schema_editor):
 class Migration(migrations.Migration):
     dependencies = [
         ("annotation", "0011_gold_pool_and_shown_answers"),
-        ("leaderboard", "0007_inferencerun_drop_key_variable"),
+        ("leaderboard", "0008_daily_limit_entries_plural"),
     ]
 
     operations = [
