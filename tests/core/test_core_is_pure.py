@@ -39,6 +39,13 @@ CORE_MODULES = [
     "hctqa.core.synthgen.nonsense",
     "hctqa.core.synthgen.pipeline",
     "hctqa.core.synthgen.output",
+    "hctqa.core.extraction.grid",
+    "hctqa.core.extraction.aligned",
+    "hctqa.core.extraction.html",
+    "hctqa.core.extraction.pdf",
+    "hctqa.core.extraction.documents",
+    "hctqa.core.extraction.worker",
+    "hctqa.core.extraction.metrics",
 ]
 
 

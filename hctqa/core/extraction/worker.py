@@ -1,0 +1,229 @@
+"""Pages in a child process, so that a page that takes too long can be stopped.
+
+pdfminer and PDFium cannot be interrupted from another thread, and a hostile or broken PDF
+can keep them busy for minutes. ``PageRunner`` keeps one child process
+(``python -m hctqa.core.extraction.worker``) and sends it one request at a time; when a
+reply does not come within the time limit, the child is killed and the request fails with
+``PageTimeout``. The next request starts a fresh child. The child also runs under a memory
+limit, and reads files only: it writes nothing and reaches no network.
+
+Requests and replies are pickles, each preceded by its length (8 bytes, big endian), on the
+child's stdin and stdout; both ends are this module. A request is a dict with ``op``:
+
+- ``{"op": "pdf_pages", "path"}`` → the page count (``documents.pdf_page_count``);
+- ``{"op": "page", "path", "page"}`` → ``pdf.PageExtraction`` with crops and page image;
+- ``{"op": "region", "path", "page", "bbox", "strategy"}`` → ``(Candidate, crop PNG)``;
+- ``{"op": "html", "path"}`` → ``list[html.HtmlTable]``.
+
+A reply is ``("ok", value)`` or ``("error", code, message)``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import select
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import IO, Any
+
+_HEADER = struct.Struct(">Q")
+_STARTUP_SECONDS = 60.0
+_REPO = Path(__file__).resolve().parents[3]
+
+
+class PageTimeout(Exception):
+    """The child took longer than the limit; it was stopped."""
+
+
+class WorkerFailed(Exception):
+    """The child died (out of memory, a crash in a PDF library)."""
+
+
+class PageError(Exception):
+    """The child reported a problem it understood (``code``, ``message``)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _frame(value: object) -> bytes:
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    return _HEADER.pack(len(data)) + data
+
+
+class PageRunner:
+    """One child process at a time, each request limited to ``seconds``."""
+
+    def __init__(self, *, seconds: float, memory_mb: int = 0) -> None:
+        self.seconds = seconds
+        self.memory_mb = memory_mb
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> PageRunner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        env = {**os.environ, "PYTHONPATH": str(_REPO)}
+        proc = subprocess.Popen(  # noqa: S603 - this interpreter, our own module
+            [sys.executable, "-m", "hctqa.core.extraction.worker", str(self.memory_mb)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            cwd=_REPO,
+            env=env,
+        )
+        self.proc = proc
+        reply = self._read(proc, _STARTUP_SECONDS)
+        if reply != ("ready",):
+            self.close()
+            raise WorkerFailed("the extraction process did not start")
+        return proc
+
+    def _read_exact(self, proc: subprocess.Popen[bytes], size: int, deadline: float) -> bytes:
+        assert proc.stdout is not None
+        fd = proc.stdout.fileno()
+        chunks: list[bytes] = []
+        remaining = size
+        while remaining:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise PageTimeout
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                raise PageTimeout
+            chunk = os.read(fd, min(remaining, 1 << 20))
+            if not chunk:
+                raise WorkerFailed(f"the extraction process stopped (exit code {proc.poll()})")
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(chunks)
+
+    def _read(self, proc: subprocess.Popen[bytes], seconds: float) -> Any:
+        deadline = time.monotonic() + seconds
+        size = _HEADER.unpack(self._read_exact(proc, _HEADER.size, deadline))[0]
+        return pickle.loads(self._read_exact(proc, size, deadline))  # noqa: S301 - our child
+
+    def call(self, request: dict[str, Any]) -> Any:
+        """The child's answer to ``request``; ``PageTimeout``, ``WorkerFailed`` or
+        ``PageError`` otherwise. After a timeout or a failure the child is gone."""
+        proc = self.proc if self.proc is not None and self.proc.poll() is None else self._start()
+        assert proc.stdin is not None
+        try:
+            proc.stdin.write(_frame(request))
+            proc.stdin.flush()
+            reply = self._read(proc, self.seconds)
+        except (PageTimeout, WorkerFailed, BrokenPipeError) as exc:
+            self.close()
+            if isinstance(exc, BrokenPipeError):
+                raise WorkerFailed("the extraction process stopped") from None
+            raise
+        if reply[0] == "ok":
+            return reply[1]
+        raise PageError(reply[1], reply[2])
+
+    def close(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        with contextlib.suppress(OSError):
+            proc.kill()
+        proc.wait()
+        for stream in (proc.stdin, proc.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+
+
+# --- The child ------------------------------------------------------------------------------
+
+
+def _handle(request: dict[str, Any], documents: dict[str, Any]) -> Any:
+    from hctqa.core.extraction import documents as docs
+    from hctqa.core.extraction import pdf
+
+    op = request["op"]
+    if op == "pdf_pages":
+        return docs.pdf_page_count(Path(request["path"]))
+    if op == "html":
+        from hctqa.core.extraction.html import html_tables
+
+        return html_tables(Path(request["path"]).read_bytes())
+    path = request["path"]
+    if path not in documents:
+        import pdfplumber
+
+        for old in documents.values():
+            old.close()
+        documents.clear()
+        documents[path] = pdfplumber.open(path)
+    page = documents[path].pages[request["page"] - 1]
+    try:
+        if op == "page":
+            return pdf.extract_page(page, request["page"])
+        if op == "region":
+            candidate = pdf.region_candidate(
+                page, request["page"], tuple(request["bbox"]), request["strategy"]
+            )
+            image, dpi = pdf.render_page(page)
+            return candidate, pdf.crop_png(image, dpi, candidate.bbox)
+    finally:
+        page.close()
+    raise ValueError(f"unknown request {op!r}")
+
+
+def _serve(requests: IO[bytes], replies: IO[bytes]) -> None:
+    from hctqa.core.extraction.documents import DocumentError
+    from hctqa.core.extraction.html import HtmlTableError
+
+    documents: dict[str, Any] = {}
+    replies.write(_frame(("ready",)))
+    replies.flush()
+    while True:
+        header = requests.read(_HEADER.size)
+        if len(header) < _HEADER.size:
+            return
+        body = requests.read(_HEADER.unpack(header)[0])
+        request = pickle.loads(body)  # noqa: S301 - from the process that started us
+        reply: tuple[Any, ...]
+        try:
+            reply = ("ok", _handle(request, documents))
+        except DocumentError as exc:
+            reply = ("error", exc.code, exc.message)
+        except HtmlTableError as exc:
+            reply = ("error", "html_no_table", str(exc))
+        except MemoryError:
+            documents.clear()
+            reply = ("error", "memory", "it needs more memory than extraction may use")
+        except Exception as exc:  # noqa: BLE001 - a broken PDF raises anything; say what
+            reply = ("error", "unreadable", f"it cannot be read ({type(exc).__name__}: {exc})")
+        replies.write(_frame(reply))
+        replies.flush()
+
+
+def main() -> None:
+    memory_mb = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+    if memory_mb > 0:
+        import resource
+
+        limit = memory_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    # Replies go to the original stdout; anything printed by a library goes to stderr.
+    replies = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    import pdfplumber  # noqa: F401 - imported before "ready", so no request pays for it
+
+    _serve(sys.stdin.buffer, replies)
+
+
+if __name__ == "__main__":
+    main()
