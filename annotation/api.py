@@ -91,7 +91,7 @@ class QuestionOutput(serializers.ModelSerializer):
 table_filter_parameters = [
     OpenApiParameter("q", str, description="Text in the table id, its cells or its questions"),
     OpenApiParameter(
-        "source", str, enum=["psa", "pak", "census", "arxiv", "synthetic", "uploaded"]
+        "source", str, description="A collection's code (psa, pak, census, arxiv, …) or synthetic"
     ),
     OpenApiParameter("split", str, enum=["train", "validation", "test"]),
     OpenApiParameter("table_property", str, description="A table-property code"),

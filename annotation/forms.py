@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from django import forms
 
-from annotation.models import QuestionOrigin, QuestionStatus, Source, Split
-from annotation.selectors import QuestionFilters, TableFilters
+from annotation.models import QuestionOrigin, QuestionStatus, Split
+from annotation.selectors import QuestionFilters, TableFilters, source_choices
 from hctqa.core.render import FORMATS
 from hctqa.core.taxonomy import TABLE_PROPERTIES
 
@@ -12,6 +12,12 @@ _PROPERTY_CHOICES = _ANY + [
     (p.code, p.label if p.parent is None else f"{TABLE_PROPERTIES.get(p.parent).label} › {p.label}")
     for p in TABLE_PROPERTIES.properties
 ]
+
+
+def _source_choices() -> list[tuple[str, str]]:
+    return _ANY + source_choices()
+
+
 _YES_NO = [("", "Any"), ("yes", "Yes"), ("no", "No")]
 
 
@@ -19,7 +25,7 @@ class TableFilterForm(forms.Form):
     label_suffix = ""
 
     q = forms.CharField(required=False, max_length=200, label="Search")
-    source = forms.ChoiceField(required=False, choices=_ANY + list(Source.choices))
+    source = forms.ChoiceField(required=False, choices=_source_choices)
     split = forms.ChoiceField(required=False, choices=_ANY + list(Split.choices))
     table_property = forms.ChoiceField(
         required=False, choices=_PROPERTY_CHOICES, label="Table property"
@@ -43,7 +49,7 @@ class TableFilterForm(forms.Form):
 
 class QuestionFilterForm(forms.Form):
     table = forms.CharField(required=False, max_length=160)
-    source = forms.ChoiceField(required=False, choices=_ANY + list(Source.choices))
+    source = forms.ChoiceField(required=False, choices=_source_choices)
     split = forms.ChoiceField(required=False, choices=_ANY + list(Split.choices))
     origin = forms.ChoiceField(required=False, choices=_ANY + list(QuestionOrigin.choices))
     status = forms.ChoiceField(required=False, choices=_ANY + list(QuestionStatus.choices))

@@ -5,18 +5,62 @@ from __future__ import annotations
 import uuid
 
 from django.conf import settings
+from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Q
 from django.urls import reverse
 
 
 class Source(models.TextChoices):
+    """The release's four sources and the synthetic tables. A table's ``source`` is the code
+    of its ``Collection`` (these four are collections too), or ``synthetic``."""
+
     PSA = "psa", "QNPC"
     PAK = "pak", "Pakistan Bureau of Statistics"
     CENSUS = "census", "US Census"
     ARXIV = "arxiv", "arXiv"
     SYNTHETIC = "synthetic", "Synthetic"
-    UPLOADED = "uploaded", "Uploaded"
+
+
+# A collection's code starts its tables' ids (``<code>--<document>--<n>``), so it holds no
+# "--" and no character a URL or a file name would need to escape.
+SOURCE_CODE_PATTERN = r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$"
+SOURCE_CODE_MAX_LENGTH = 16
+
+
+class Collection(models.Model):
+    """Where real tables come from: a publisher's series of documents, e.g. "QNPC Statistical
+    Abstract 2024". Its code is the source of its tables and the prefix of their ids, which is
+    how per-source figures group them."""
+
+    code = models.CharField(
+        max_length=SOURCE_CODE_MAX_LENGTH,
+        unique=True,
+        validators=[
+            RegexValidator(
+                SOURCE_CODE_PATTERN,
+                "lower-case letters and digits, words joined by single hyphens (e.g. qnpc-2024)",
+            )
+        ],
+        help_text="Starts the ids of its tables: <code>--<document>--<n>.",
+    )
+    name = models.CharField(max_length=200, unique=True)
+    publisher = models.CharField(max_length=200, blank=True)
+    url = models.URLField("URL", max_length=500, blank=True)
+    licence = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(code__regex=SOURCE_CODE_PATTERN) & ~Q(code=Source.SYNTHETIC),
+                name="collection_code_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.code})"
 
 
 class Split(models.TextChoices):
@@ -33,7 +77,11 @@ class Table(models.Model):
     """
 
     id = models.CharField(primary_key=True, max_length=160)
-    source = models.CharField(max_length=16, choices=Source.choices, db_index=True)
+    source = models.CharField(
+        max_length=SOURCE_CODE_MAX_LENGTH,
+        db_index=True,
+        help_text="The code of its collection, or 'synthetic'.",
+    )
     split = models.CharField(max_length=10, choices=Split.choices, db_index=True)
     canonical_csv = models.TextField(help_text="Canonical CSV: '__' marks a merged cell.")
     image = models.ImageField(upload_to="tables/", blank=True)
@@ -48,7 +96,7 @@ class Table(models.Model):
         ordering = ["id"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(source__in=Source.values), name="table_source_valid"
+                condition=Q(source__regex=SOURCE_CODE_PATTERN), name="table_source_valid"
             ),
             models.CheckConstraint(condition=Q(split__in=Split.values), name="table_split_valid"),
             models.CheckConstraint(condition=~Q(canonical_csv=""), name="table_csv_not_empty"),
@@ -63,6 +111,18 @@ class Table(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("annotation:table_detail", args=[self.id])
+
+    @property
+    def is_synthetic(self) -> bool:
+        return self.source == Source.SYNTHETIC
+
+    @property
+    def source_label(self) -> str:
+        """The collection's name (one query), "Synthetic", or the code itself."""
+        if self.is_synthetic:
+            return Source.SYNTHETIC.label
+        name = Collection.objects.filter(code=self.source).values_list("name", flat=True).first()
+        return name or self.source
 
 
 class SyntheticTable(models.Model):

@@ -19,7 +19,7 @@ from django.views.decorators.http import require_POST
 
 from annotation import selectors, services, shortcuts
 from annotation.annotate_api import table_payload
-from annotation.models import Rating, Source
+from annotation.models import Rating
 from annotation.verify_api import release_and_skip, skipped_questions
 from endpoints.selectors import endpoint_choices
 from hctqa.errors import ApplicationError, ConflictError
@@ -263,7 +263,9 @@ def _require_generation(request: HttpRequest) -> None:
 def generation(request: HttpRequest) -> HttpResponse:
     _require_generation(request)
     status = 200
-    source = request.GET.get("source", "") if request.GET.get("source") in Source.values else ""
+    sources = selectors.source_choices()
+    source = request.GET.get("source", "")
+    source = source if source in dict(sources) else ""
     try:
         count = max(1, min(int(request.GET.get("count", "10")), 2000))
     except ValueError:
@@ -304,7 +306,7 @@ def generation(request: HttpRequest) -> HttpResponse:
     context = {
         "form": form,
         "endpoints": endpoints,
-        "sources": Source.choices,
+        "sources": sources,
         "source": source,
         "count": count,
         "runs": selectors.generation_runs(limit=20),

@@ -94,6 +94,7 @@ INSTALLED_APPS = [
     "annotation",
     "releases",
     "leaderboard",
+    "ingest",
     # Last: its post_migrate hook assigns the other apps' permissions to the role groups.
     "hctqa.accounts",
 ]
@@ -196,6 +197,20 @@ MEDIA_URL = "media/"
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
 # Files that are never served (uploaded predictions).
 PRIVATE_FILES_ROOT = Path(env_str("PRIVATE_FILES_ROOT", str(VAR_DIR / "private")))
+
+# --- Ingesting new tables from PDFs and web pages (the ingest app). Uploaded documents,
+# page images and crops live under INGEST_FILES_ROOT and are never served as files.
+INGEST_FILES_ROOT = Path(env_str("INGEST_FILES_ROOT", str(PRIVATE_FILES_ROOT / "ingest")))
+INGEST_MAX_BYTES = env_int("INGEST_MAX_BYTES", 50 * 1024 * 1024)
+INGEST_MAX_PAGES = env_int("INGEST_MAX_PAGES", 500)
+# A page (or a region re-extracted from the review page) that takes longer is stopped: its
+# child process is killed and the page says so; the other pages go on.
+INGEST_PAGE_SECONDS = env_int("INGEST_PAGE_SECONDS", 30)
+# Address space of the child process that reads a document (0: no limit).
+INGEST_WORKER_MEMORY_MB = env_int("INGEST_WORKER_MEMORY_MB", 2048)
+# An extraction without a heartbeat this long lost its worker: beat queues it again.
+INGEST_STALE_SECONDS = env_int("INGEST_STALE_SECONDS", 300)
+INGEST_MAX_ATTEMPTS = env_int("INGEST_MAX_ATTEMPTS", 3)
 
 # --- Dataset releases: each is written once into RELEASES_ROOT/<version>/ and never changed.
 # Not under MEDIA_ROOT: the full edition holds the test split's gold answers, and every file
@@ -451,10 +466,11 @@ CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 3300)
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 3600)
 CELERY_BROKER_CONNECTION_TIMEOUT = 3
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-# Three queues, each with its own worker process, so that one kind of work never waits
+# Four queues, each with its own worker process, so that one kind of work never waits
 # behind another: "scoring" (submissions and the property regression), "inference" (runs
-# and question generation, which wait on model endpoints: on the GPU host in production)
-# and "default" (the sweepers, every minute).
+# and question generation, which wait on model endpoints: on the GPU host in production),
+# "ingest" (table extraction from uploaded PDFs and web pages, page by page) and "default"
+# (the sweepers, every minute).
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ROUTES = {
     "leaderboard.tasks.score_submission": {"queue": "scoring"},
@@ -462,8 +478,9 @@ CELERY_TASK_ROUTES = {
     "leaderboard.tasks.rescore_submissions": {"queue": "scoring"},
     "leaderboard.tasks.run_inference": {"queue": "inference"},
     "annotation.tasks.generate_questions": {"queue": "inference"},
+    "ingest.tasks.extract_document": {"queue": "ingest"},
 }
-WORKER_QUEUES = ("default", "scoring", "inference")
+WORKER_QUEUES = ("default", "scoring", "inference", "ingest")
 CELERY_BEAT_SCHEDULE = {
     "sweep-stuck-submissions": {
         "task": "leaderboard.tasks.sweep_submissions",
@@ -471,6 +488,10 @@ CELERY_BEAT_SCHEDULE = {
     },
     "resume-stale-inference-runs": {
         "task": "leaderboard.tasks.sweep_inference_runs",
+        "schedule": 60,
+    },
+    "requeue-stale-ingest-extractions": {
+        "task": "ingest.tasks.sweep_documents",
         "schedule": 60,
     },
     "release-expired-verification-leases": {

@@ -15,7 +15,7 @@ from django.http import Http404
 
 from annotation.models import Question, QuestionStatus, Source, Split
 from annotation.selectors import gold_answer_visible
-from hctqa.core.release import REAL_SOURCES
+from annotation.selectors import scope_filter as annotation_scope_filter
 from hctqa.core.render import to_html
 from hctqa.core.stats import PairedComparison, paired_bootstrap
 from hctqa.core.tables import TableFormatError, parse_table
@@ -44,9 +44,9 @@ User = AbstractBaseUser | AnonymousUser
 
 
 def scope_filter(data_scope: str) -> Q:
-    if data_scope == DataScope.SYNTHETIC:
-        return Q(table__source=Source.SYNTHETIC)
-    return Q(table__source__in=REAL_SOURCES)
+    """Real tables are every collection's, ingested ones included; see
+    ``annotation.selectors.scope_filter``."""
+    return annotation_scope_filter(data_scope)
 
 
 def scored_questions() -> QuerySet[Question]:

@@ -34,6 +34,7 @@ from annotation.selectors.dataset import (
     _human_questions,
     _question_order,
     questions_visible,
+    real_tables,
     table_get,
 )
 from annotation.selectors.verification import verdict_change_allowed
@@ -45,8 +46,6 @@ User = AbstractBaseUser | AnonymousUser
 
 # --- Annotation work -----------------------------------------------------------------------
 
-# Synthetic tables get their properties from the generator; people annotate the others.
-_ANNOTATED_SOURCES = ("psa", "pak", "census", "arxiv", "uploaded")
 # Someone else's draft this recent means the table is being annotated right now.
 _ACTIVE_DRAFT = timedelta(minutes=30)
 
@@ -69,7 +68,7 @@ def _queue_next(
     their finished work; ``weight``: one of the table's load). Skipped tables come last,
     longest skipped first."""
     candidates = (
-        Table.objects.filter(source__in=_ANNOTATED_SOURCES)
+        Table.objects.filter(real_tables())
         .exclude(Exists(done))
         .exclude(pk=after or "")
         .defer("canonical_csv")
@@ -188,7 +187,7 @@ def property_progress(*, annotator: User) -> Progress:
     counts = saved.aggregate(
         total=Count("pk"), today=Count("pk", filter=Q(saved_at__gte=_start_of_day()))
     )
-    tables = Table.objects.filter(source__in=_ANNOTATED_SOURCES).count()
+    tables = Table.objects.filter(real_tables()).count()
     return Progress(counts["today"], counts["total"], max(0, tables - counts["total"]))
 
 
@@ -240,7 +239,7 @@ def question_progress(*, annotator: User) -> QuestionProgress:
     mine = QuestionAuthoring.objects.filter(annotator=annotator).aggregate(
         total=Count("pk"), today=Count("pk", filter=Q(created_at__gte=_start_of_day()))
     )
-    tables = Table.objects.filter(source__in=_ANNOTATED_SOURCES)
+    tables = Table.objects.filter(real_tables())
     covered = tables.filter(Exists(_human_questions())).count()
     return QuestionProgress(mine["today"], mine["total"], covered, tables.count())
 

@@ -14,9 +14,11 @@ from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404
 
 from annotation.models import (
+    Collection,
     Question,
     QuestionOrigin,
     QuestionStatus,
+    Source,
     Split,
     Table,
 )
@@ -31,6 +33,26 @@ class TableFilters:
     table_property: str = ""
     has_human_question: bool | None = None
     search: str = ""
+
+
+def source_choices() -> list[tuple[str, str]]:
+    """Every source a table can have, as (code, label): the collections, then synthetic."""
+    codes = list(Collection.objects.order_by("name").values_list("code", "name"))
+    return codes + [(Source.SYNTHETIC.value, Source.SYNTHETIC.label)]
+
+
+def real_tables(prefix: str = "") -> Q:
+    """Real tables: every collection's, so the four release sources and every table ingested
+    since. Synthetic tables are the only other kind. ``prefix`` reaches the table from
+    another model (``"table__"``)."""
+    return ~Q(**{f"{prefix}source": Source.SYNTHETIC})
+
+
+def scope_filter(data_scope: str, prefix: str = "table__") -> Q:
+    """The tables of a data scope, ``"real"`` or ``"synthetic"``, as the scorer selects them."""
+    if data_scope == "synthetic":
+        return Q(**{f"{prefix}source": Source.SYNTHETIC})
+    return real_tables(prefix)
 
 
 def can_see_private_questions(user: User) -> bool:
@@ -245,11 +267,14 @@ class DatasetOverview:
     by_origin: list[tuple[str, str, int]]
 
 
+def _source_order(labels: dict[str, str]):  # type: ignore[no-untyped-def]
+    order = {code: i for i, code in enumerate(labels)}
+    return lambda item: (order.get(item[0], len(order)), item[0])
+
+
 def dataset_overview(*, viewer: User) -> DatasetOverview:
     """Counts for the home page, of what this viewer may see: three small GROUP BY queries."""
-    from annotation.models import Source
-
-    sources = dict(Source.choices)
+    sources = dict(source_choices())
     splits = dict(Split.choices)
     origins = dict(QuestionOrigin.choices)
     by_source = {
@@ -265,7 +290,10 @@ def dataset_overview(*, viewer: User) -> DatasetOverview:
     return DatasetOverview(
         tables=sum(by_source.values()),
         questions=sum(by_origin.values()),
-        by_source=[(k, sources[k], by_source[k]) for k in sources if k in by_source],
+        by_source=[
+            (k, sources.get(k, k), n)
+            for k, n in sorted(by_source.items(), key=_source_order(sources))
+        ],
         by_split=[(k, splits[k], by_split[k]) for k in splits if k in by_split],
         by_origin=[(k, origins[k], by_origin[k]) for k in origins if k in by_origin],
     )

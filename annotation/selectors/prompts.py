@@ -6,10 +6,11 @@ import io
 from collections import defaultdict
 from collections.abc import Iterator
 
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.db.models.functions import Length
 
-from annotation.models import Question, QuestionStatus, Source, Table
+from annotation.models import Question, QuestionStatus, Table
+from annotation.selectors.dataset import scope_filter
 from hctqa.core.prompts import (
     PromptError,
     PromptRecord,
@@ -18,7 +19,6 @@ from hctqa.core.prompts import (
     check_format_and_style,
     table_prompt_records,
 )
-from hctqa.core.release import REAL_SOURCES
 
 PROMPT_SPLITS = ("test", "validation", "train", "all")
 PROMPT_SCOPES = ("real", "synthetic")
@@ -33,12 +33,9 @@ def prompt_questions(*, split: str, data_scope: str) -> QuerySet[Question]:
         raise PromptError(f"unknown split {split!r}; choose one of {', '.join(PROMPT_SPLITS)}")
     if data_scope not in PROMPT_SCOPES:
         raise PromptError(f"unknown scope {data_scope!r}; choose one of {', '.join(PROMPT_SCOPES)}")
-    scope = (
-        Q(table__source=Source.SYNTHETIC)
-        if data_scope == "synthetic"
-        else Q(table__source__in=REAL_SOURCES)
+    questions = Question.objects.filter(
+        scope_filter(data_scope), status=QuestionStatus.VERIFIED, in_gold_pool=False
     )
-    questions = Question.objects.filter(scope, status=QuestionStatus.VERIFIED, in_gold_pool=False)
     if split != "all":
         questions = questions.filter(table__split=split)
     return questions

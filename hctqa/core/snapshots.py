@@ -24,16 +24,20 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hctqa.core.release import REAL_SOURCES
 from hctqa.core.splits import SPLITS
 
 _CALENDAR = re.compile(r"\d{4}\.(0[1-9]|1[0-2])(\.[1-9]\d*)?")
 _SEMVER = re.compile(r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z]+(\.[0-9A-Za-z]+)*)?")
 VERSION_MAX_LENGTH = 40
-# The splits and data scopes a leaderboard submission is scored on; "real" is the four
-# release sources, as the scorer selects them (leaderboard.selectors.benchmark_questions).
+# The splits and data scopes a leaderboard submission is scored on; "real" is every source
+# but "synthetic" (the release's four and every collection ingested since), as the scorer
+# selects them (leaderboard.selectors.benchmark_questions).
 SCORING_SPLITS = (*SPLITS, "all")
-SCORING_SCOPES: dict[str, tuple[str, ...]] = {"real": REAL_SOURCES, "synthetic": ("synthetic",)}
+SCORING_SCOPES = ("real", "synthetic")
+
+
+def scope_of(source: str) -> str:
+    return "synthetic" if source == "synthetic" else "real"
 
 
 class VersionError(ValueError):
@@ -85,11 +89,9 @@ def question_set_digests(questions: Iterable[FrozenQuestion]) -> dict[str, str]:
     keyed ``"<split>/<scope>"``, e.g. ``"test/real"``."""
     sets: dict[str, dict[str, str]] = {}
     for q in questions:
-        for scope, sources in SCORING_SCOPES.items():
-            if q.source not in sources:
-                continue
-            for split in (q.split, "all"):
-                sets.setdefault(f"{split}/{scope}", {})[q.id] = q.gold_answer
+        scope = scope_of(q.source)
+        for split in (q.split, "all"):
+            sets.setdefault(f"{split}/{scope}", {})[q.id] = q.gold_answer
     return {key: question_set_sha256(gold) for key, gold in sorted(sets.items())}
 
 

@@ -86,7 +86,7 @@ def test_digests_follow_the_scorer_splits_and_scopes() -> None:
         q("a", "t1", "{1}", "test"),
         q("b", "t2", "{2}", "train"),
         q("c", "s1", "{3}", "test", source="synthetic"),
-        q("d", "u1", "{4}", "test", source="uploaded"),  # in neither scored scope
+        q("d", "u1", "{4}", "test", source="qnpc-2024"),  # an ingested collection: real
     ]
     digests = question_set_digests(questions)
     assert set(digests) == {
@@ -96,8 +96,8 @@ def test_digests_follow_the_scorer_splits_and_scopes() -> None:
         "test/synthetic",
         "all/synthetic",
     }
-    assert digests["test/real"] == question_set_sha256({"a": "{1}"})
-    assert digests["all/real"] == question_set_sha256({"a": "{1}", "b": "{2}"})
+    assert digests["test/real"] == question_set_sha256({"a": "{1}", "d": "{4}"})
+    assert digests["all/real"] == question_set_sha256({"a": "{1}", "b": "{2}", "d": "{4}"})
 
 
 def test_counts_per_source_split_and_origin() -> None:

@@ -1,0 +1,249 @@
+"""Documents uploaded to find new tables in, their pages, and the table candidates found.
+
+A document belongs to a collection (``annotation.Collection``). Its file, page images and
+candidates' crops are kept under ``INGEST_FILES_ROOT`` and never served as files. A candidate
+is accepted as a ``Table`` (id ``<collection code>--<document number>--<candidate number>``)
+or rejected with a reason; the machine extraction is kept beside the accepted version, with
+how close it was (TEDS, exact match, cell precision and recall).
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+from django.urls import reverse
+
+from annotation.models import Collection, Table
+
+
+class DocumentKind(models.TextChoices):
+    PDF = "pdf", "PDF"
+    HTML = "html", "Web page"
+
+
+class DocumentStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    EXTRACTING = "extracting", "Extracting"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+
+
+class Document(models.Model):
+    collection = models.ForeignKey(Collection, on_delete=models.PROTECT, related_name="documents")
+    number = models.PositiveIntegerField(help_text="Its number in the collection's table ids.")
+    kind = models.CharField(max_length=4, choices=DocumentKind.choices)
+    file_name = models.CharField(max_length=255)
+    sha256 = models.CharField(max_length=64, unique=True)
+    size_bytes = models.BigIntegerField()
+    page_count = models.PositiveIntegerField()
+    stored_path = models.CharField(max_length=300, help_text="Under INGEST_FILES_ROOT.")
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        on_delete=models.SET_NULL,
+        related_name="ingested_documents",
+    )
+    uploaded_at = models.DateTimeField(auto_now_add=True)
+    status = models.CharField(
+        max_length=10, choices=DocumentStatus.choices, default=DocumentStatus.QUEUED
+    )
+    message = models.TextField(blank=True)
+    pages_done = models.PositiveIntegerField(default=0)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-uploaded_at", "-pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["collection", "number"], name="document_number_unique_in_collection"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=DocumentStatus.values), name="document_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(kind__in=DocumentKind.values), name="document_kind_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(pages_done__lte=F("page_count")), name="document_pages_done_in_range"
+            ),
+            models.CheckConstraint(condition=Q(number__gte=1), name="document_number_positive"),
+        ]
+        permissions = [
+            ("ingest_document", "Can upload documents and review the tables found in them"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.collection.code}--{self.number} ({self.file_name})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("ingest:document", args=[self.pk])
+
+    @property
+    def is_working(self) -> bool:
+        return self.status in (DocumentStatus.QUEUED, DocumentStatus.EXTRACTING)
+
+    @property
+    def percent_done(self) -> int:
+        return round(100 * self.pages_done / self.page_count) if self.page_count else 0
+
+
+class PageStatus(models.TextChoices):
+    PENDING = "pending", "Waiting"
+    DONE = "done", "Done"
+    NO_TEXT = "no_text", "No text layer"
+    FAILED = "failed", "Failed"
+
+
+class DocumentPage(models.Model):
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="pages")
+    number = models.PositiveIntegerField()  # 1-based
+    status = models.CharField(max_length=8, choices=PageStatus.choices, default=PageStatus.PENDING)
+    message = models.TextField(blank=True)
+    width = models.FloatField(null=True, blank=True)  # PDF points
+    height = models.FloatField(null=True, blank=True)
+    seconds = models.FloatField(null=True, blank=True)
+    image_path = models.CharField(max_length=300, blank=True)
+
+    class Meta:
+        ordering = ["document", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["document", "number"], name="page_number_unique"),
+            models.CheckConstraint(
+                condition=Q(status__in=PageStatus.values), name="page_status_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.document} page {self.number}"
+
+
+class Strategy(models.TextChoices):
+    LINES = "lines", "Ruled lines"
+    TEXT = "text", "Text alignment"
+    HTML = "html", "HTML table"
+    MANUAL = "manual", "Typed by hand"
+
+
+class CandidateStatus(models.TextChoices):
+    PENDING = "pending", "To review"
+    ACCEPTED = "accepted", "Accepted"
+    REJECTED = "rejected", "Rejected"
+
+
+class Candidate(models.Model):
+    """A table found (or drawn) in a document, until it is accepted or rejected.
+
+    ``machine_grid``/``machine_csv`` are what extraction gave (the last extraction of its
+    box); ``version`` counts changes to them, so a draft started from an older extraction is
+    recognised. Accepting stores the corrected table beside them, with the scores.
+    """
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="candidates")
+    number = models.PositiveIntegerField(help_text="Its number in the table id.")
+    page = models.PositiveIntegerField(null=True, blank=True)
+    strategy = models.CharField(max_length=6, choices=Strategy.choices)
+    bbox = models.JSONField(null=True, blank=True, help_text="[x0, top, x1, bottom] in points.")
+    cell_boxes = models.JSONField(default=list, blank=True)
+    machine_grid = models.JSONField()
+    machine_csv = models.TextField()
+    box_adjusted = models.BooleanField(
+        default=False, help_text="Its box was drawn or moved by a person before extraction."
+    )
+    crop_path = models.CharField(max_length=300, blank=True)
+    version = models.PositiveIntegerField(default=1)
+    status = models.CharField(
+        max_length=8, choices=CandidateStatus.choices, default=CandidateStatus.PENDING
+    )
+    table = models.OneToOneField(
+        Table,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="ingest_candidate",
+    )
+    accepted_csv = models.TextField(blank=True)
+    header_rows = models.PositiveSmallIntegerField(null=True, blank=True)
+    header_columns = models.PositiveSmallIntegerField(null=True, blank=True)
+    reject_reason = models.TextField(blank=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="decided_candidates",
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    seconds_spent = models.PositiveIntegerField(default=0)
+    exact = models.BooleanField(null=True, blank=True)
+    teds = models.FloatField(null=True, blank=True)
+    cell_precision = models.FloatField(null=True, blank=True)
+    cell_recall = models.FloatField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["document", "number"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["document", "number"], name="candidate_number_unique_in_document"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=CandidateStatus.values), name="candidate_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(strategy__in=Strategy.values), name="candidate_strategy_valid"
+            ),
+            # Accepted exactly when it has its table and the version accepted; a rejection
+            # says why; neither is undone silently.
+            models.CheckConstraint(
+                condition=(
+                    Q(status="accepted", decided_at__isnull=False, exact__isnull=False)
+                    & ~Q(accepted_csv="")
+                )
+                | (~Q(status="accepted") & Q(accepted_csv="", table__isnull=True)),
+                name="candidate_accepted_has_its_table",
+            ),
+            models.CheckConstraint(
+                condition=~Q(status="rejected")
+                | (~Q(reject_reason="") & Q(decided_at__isnull=False)),
+                name="candidate_rejection_has_a_reason",
+            ),
+        ]
+        indexes = [models.Index(fields=["status", "decided_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.table_id_for()} ({self.get_status_display()})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("ingest:candidate", args=[self.pk])
+
+    def table_id_for(self) -> str:
+        return f"{self.document.collection.code}--{self.document.number}--{self.number}"
+
+
+class CandidateDraft(models.Model):
+    """One person's unsaved corrections to a candidate, as in the annotation tools: kept with
+    the candidate version they started from and the client's clock, so a draft from a stale
+    tab, or one arriving late, never overwrites newer work."""
+
+    candidate = models.ForeignKey(Candidate, on_delete=models.CASCADE, related_name="drafts")
+    editor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="candidate_drafts"
+    )
+    state = models.JSONField()
+    base_version = models.PositiveIntegerField()
+    client_ms = models.BigIntegerField()
+    seconds_spent = models.PositiveIntegerField(default=0)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["candidate", "editor"], name="one_draft_per_editor")
+        ]
+
+    def __str__(self) -> str:
+        return f"draft of {self.candidate_id} by {self.editor_id}"

@@ -1,0 +1,200 @@
+"""Reads of the ingest app: documents, candidates, the review page and extraction quality."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import Avg, Count, Q, QuerySet
+from django.db.models.functions import TruncMonth
+from django.shortcuts import get_object_or_404
+
+from annotation.models import Collection
+from hctqa.core.render import to_html
+from hctqa.core.tables import TableFormatError, parse_table
+from ingest.models import (
+    Candidate,
+    CandidateDraft,
+    CandidateStatus,
+    Document,
+    DocumentPage,
+    Strategy,
+)
+
+
+def collections() -> QuerySet[Collection]:
+    return Collection.objects.order_by("name")
+
+
+def documents_recent(*, limit: int = 50) -> QuerySet[Document]:
+    return (
+        Document.objects.select_related("collection", "uploaded_by")
+        .annotate(
+            n_candidates=Count("candidates"),
+            n_pending=Count("candidates", filter=Q(candidates__status=CandidateStatus.PENDING)),
+        )
+        .order_by("-uploaded_at", "-pk")[:limit]
+    )
+
+
+def document_get(*, document_id: int) -> Document:
+    return get_object_or_404(
+        Document.objects.select_related("collection", "uploaded_by"), pk=document_id
+    )
+
+
+@dataclass(frozen=True)
+class DocumentView:
+    document: Document
+    pages: list[DocumentPage]
+    candidates: list[Candidate]
+
+
+def document_view(*, document_id: int) -> DocumentView:
+    document = document_get(document_id=document_id)
+    pages = list(document.pages.order_by("number"))
+    candidates = list(document.candidates.select_related("decided_by", "table").order_by("number"))
+    return DocumentView(document, pages, candidates)
+
+
+def candidate_get(*, candidate_id: int) -> Candidate:
+    return get_object_or_404(
+        Candidate.objects.select_related("document__collection", "decided_by", "table"),
+        pk=candidate_id,
+    )
+
+
+def page_get(*, document: Document, number: int) -> DocumentPage:
+    return get_object_or_404(DocumentPage, document=document, number=number)
+
+
+def preview(canonical_csv: str) -> dict[str, Any]:
+    """The table as the dataset will show it: the project's parser and HTML rendering."""
+    try:
+        table = parse_table(canonical_csv)
+    except TableFormatError as exc:
+        return {"html": "", "error": str(exc), "header_rows": 0, "header_columns": 0}
+    return {
+        "html": to_html(table),
+        "error": "",
+        "header_rows": table.header_rows,
+        "header_columns": table.header_columns,
+        "canonical_csv": canonical_csv,
+    }
+
+
+@dataclass(frozen=True)
+class Review:
+    candidate: Candidate
+    page: DocumentPage | None
+    boxes: list[dict[str, Any]]  # every candidate on the same page
+    draft: CandidateDraft | None
+    next_pending: int | None
+
+
+def candidate_review(*, candidate_id: int, editor: Any) -> Review:
+    candidate = candidate_get(candidate_id=candidate_id)
+    document = candidate.document
+    page = None
+    boxes: list[dict[str, Any]] = []
+    if candidate.page is not None:
+        page = document.pages.filter(number=candidate.page).first()
+        for other in document.candidates.filter(page=candidate.page).order_by("number"):
+            boxes.append(
+                {
+                    "id": other.pk,
+                    "number": other.number,
+                    "bbox": other.bbox,
+                    "status": other.status,
+                    "current": other.pk == candidate.pk,
+                }
+            )
+    draft = CandidateDraft.objects.filter(candidate=candidate, editor=editor).first()
+    next_pending = (
+        Candidate.objects.filter(status=CandidateStatus.PENDING)
+        .filter(Q(document=document, number__gt=candidate.number) | Q(document__pk__gt=document.pk))
+        .order_by("document_id", "number")
+        .values_list("pk", flat=True)
+        .first()
+    )
+    return Review(candidate, page, boxes, draft, next_pending)
+
+
+# --- Quality ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class QualityRow:
+    label: str
+    tables: int
+    exact: float
+    teds: float
+    cell_precision: float
+    cell_recall: float
+    adjusted: int
+
+
+_FIGURES = {
+    "n": Count("pk"),
+    "n_exact": Count("pk", filter=Q(exact=True)),
+    "teds_mean": Avg("teds"),
+    "precision": Avg("cell_precision"),
+    "recall": Avg("cell_recall"),
+    "n_adjusted": Count("pk", filter=Q(box_adjusted=True)),
+}
+
+
+def _row(label: str, figures: Mapping[str, Any]) -> QualityRow:
+    return QualityRow(
+        label=label,
+        tables=figures["n"],
+        exact=figures["n_exact"] / figures["n"] if figures["n"] else 0.0,
+        teds=figures["teds_mean"] or 0.0,
+        cell_precision=figures["precision"] or 0.0,
+        cell_recall=figures["recall"] or 0.0,
+        adjusted=figures["n_adjusted"],
+    )
+
+
+def _rows(accepted: QuerySet[Candidate], key: str, label: Any) -> list[QualityRow]:
+    grouped = accepted.values(key).annotate(**_FIGURES).order_by(key)
+    return [_row(label(row[key]), row) for row in grouped]
+
+
+@dataclass(frozen=True)
+class QualityReport:
+    overall: list[QualityRow]
+    by_collection: list[QualityRow]
+    by_strategy: list[QualityRow]
+    by_month: list[QualityRow]
+    rejected: int
+    pending: int
+
+
+def quality_report() -> QualityReport:
+    """How close the machine extraction was to what people accepted: per collection, per
+    strategy (ruled lines, text alignment, HTML) and per month. Tables typed by hand on
+    scanned pages are not an extraction and are left out."""
+    accepted = Candidate.objects.filter(status=CandidateStatus.ACCEPTED).exclude(
+        strategy=Strategy.MANUAL
+    )
+    names = dict(Collection.objects.values_list("pk", "name"))
+    strategies = dict(Strategy.choices)
+    totals = accepted.aggregate(**_FIGURES)
+    counts = Candidate.objects.aggregate(
+        rejected=Count("pk", filter=Q(status=CandidateStatus.REJECTED)),
+        pending=Count("pk", filter=Q(status=CandidateStatus.PENDING)),
+    )
+    return QualityReport(
+        overall=[_row("All", totals)] if totals["n"] else [],
+        by_collection=_rows(accepted, "document__collection", lambda pk: names.get(pk, pk)),
+        by_strategy=_rows(accepted, "strategy", lambda code: strategies.get(code, code)),
+        by_month=_rows(
+            accepted.annotate(month=TruncMonth("decided_at")),
+            "month",
+            lambda month: month.strftime("%Y-%m"),
+        ),
+        rejected=counts["rejected"],
+        pending=counts["pending"],
+    )

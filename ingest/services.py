@@ -1,0 +1,805 @@
+"""Writes of the ingest app: collections, uploads, extraction, and the review of candidates.
+
+The web pages, the API, the ``ingest`` command and the Celery task all go through these.
+Extraction itself (``hctqa.core.extraction``) runs in a child process per document
+(``PageRunner``), each page under ``INGEST_PAGE_SECONDS``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.files.base import ContentFile
+from django.db import IntegrityError, transaction
+from django.db.models import F, Max, Q
+from django.utils import timezone
+
+from annotation.models import Collection, Source, Table
+from hctqa.core.extraction import documents as docs
+from hctqa.core.extraction.grid import Grid, GridCell, clean_text
+from hctqa.core.extraction.metrics import compare
+from hctqa.core.extraction.pdf import STRATEGY_LINES, STRATEGY_MANUAL, STRATEGY_TEXT
+from hctqa.core.extraction.worker import PageError, PageRunner, PageTimeout, WorkerFailed
+from hctqa.core.splits import split_for_table
+from hctqa.core.tables import TableFormatError, parse_table
+from hctqa.errors import ApplicationError, ConflictError
+from ingest import files
+from ingest.models import (
+    Candidate,
+    CandidateDraft,
+    CandidateStatus,
+    Document,
+    DocumentKind,
+    DocumentPage,
+    DocumentStatus,
+    PageStatus,
+    Strategy,
+)
+
+PERMISSION = "ingest.ingest_document"
+NO_TABLE_MESSAGE = (
+    "No table was found in this document. To add one, open a page below, draw a box around "
+    "the table on the page image (drag with the mouse, or press n and move it with the arrow "
+    "keys), then extract it."
+)
+NO_TEXT_MESSAGE = (
+    "This page has no text layer (it is a scanned image), so nothing can be read from it. "
+    "Draw a box around the table on the page image and type the table in the editor."
+)
+# What the review page may send: a grid of this size at most, cells of this length.
+MAX_EDIT_POSITIONS = 100_000
+MAX_CELL_CHARS = 5_000
+_MAX_INT = 2**53
+
+
+class UploadRefused(ApplicationError):
+    """An upload that is not ingested; ``code`` names the case (``duplicate``, ``encrypted``,
+    ``too_large``, …)."""
+
+    def __init__(self, code: str, message: str, *, document: Document | None = None) -> None:
+        super().__init__(message, field="file")
+        self.code = code
+        self.document = document
+
+
+def _require(user: Any) -> None:
+    """``None`` is the ``ingest`` command, run by whoever runs the server."""
+    if user is not None and not user.has_perm(PERMISSION):
+        raise PermissionDenied("ingesting documents needs the ingest permission")
+
+
+def _runner() -> PageRunner:
+    return PageRunner(
+        seconds=settings.INGEST_PAGE_SECONDS, memory_mb=settings.INGEST_WORKER_MEMORY_MB
+    )
+
+
+# --- Collections ------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def collection_create(
+    *, user: Any, code: str, name: str, publisher: str = "", url: str = "", licence: str = ""
+) -> Collection:
+    if not user.has_perm("annotation.add_collection"):
+        raise PermissionDenied("only admins create collections")
+    collection = Collection(
+        code=code.strip(),
+        name=name.strip(),
+        publisher=publisher.strip(),
+        url=url.strip(),
+        licence=licence.strip(),
+    )
+    if collection.code == Source.SYNTHETIC:
+        raise ApplicationError("'synthetic' is kept for the synthetic tables", field="code")
+    try:
+        collection.full_clean()
+    except ValidationError as exc:
+        field, problems = next(iter(exc.message_dict.items()))
+        raise ApplicationError(f"{field}: {' '.join(problems)}", field=field) from None
+    collection.save()
+    return collection
+
+
+def collection_find(*, name: str) -> Collection:
+    """A collection by its code or its name (as the command takes it)."""
+    found = Collection.objects.filter(Q(code=name) | Q(name__iexact=name)).first()
+    if found is None:
+        known = ", ".join(Collection.objects.order_by("code").values_list("code", flat=True))
+        raise ApplicationError(
+            f"no collection {name!r}; collections: {known or 'none'}. Create one at "
+            "/ingest/collections/new/ or in the admin.",
+            field="collection",
+        )
+    return found
+
+
+# --- Uploads ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Received:
+    path: Path
+    sha256: str
+    size: int
+    head: bytes
+
+
+def _receive(chunks: Iterable[bytes]) -> Received:
+    """The upload written to a private temporary file, at most INGEST_MAX_BYTES of it."""
+    limit = settings.INGEST_MAX_BYTES
+    path = files.incoming()
+    digest = hashlib.sha256()
+    size = 0
+    head = b""
+    try:
+        with open(path, "wb") as out:
+            for chunk in chunks:
+                size += len(chunk)
+                if size > limit:
+                    raise UploadRefused(
+                        "too_large",
+                        f"This file is larger than the limit of {limit:,} bytes "
+                        "(INGEST_MAX_BYTES); split the document, or ask an admin to raise it.",
+                    )
+                if len(head) < 4096:
+                    head += chunk[: 4096 - len(head)]
+                digest.update(chunk)
+                out.write(chunk)
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+    if size == 0:
+        path.unlink(missing_ok=True)
+        raise UploadRefused("empty", "This file is empty.")
+    return Received(path, digest.hexdigest(), size, head)
+
+
+def _duplicate(sha256: str) -> None:
+    existing = Document.objects.select_related("collection").filter(sha256=sha256).first()
+    if existing is not None:
+        raise UploadRefused(
+            "duplicate",
+            f"This file was already ingested as document {existing.collection.code}--"
+            f"{existing.number} ({existing.file_name}, {existing.collection.name}); it is not "
+            "ingested again.",
+            document=existing,
+        )
+
+
+def _pages_of(received: Received, kind: str) -> int:
+    """The page count of a PDF, or 1 for a web page with a table; refused otherwise."""
+    request: dict[str, Any] = {"path": str(received.path)}
+    request["op"] = "pdf_pages" if kind == DocumentKind.PDF else "html"
+    try:
+        with _runner() as runner:
+            answer = runner.call(request)
+    except PageError as exc:
+        raise UploadRefused(exc.code, exc.message) from None
+    except PageTimeout:
+        raise UploadRefused(
+            "too_slow",
+            f"Opening this file took longer than {settings.INGEST_PAGE_SECONDS} s, so it was "
+            "stopped; it may be damaged.",
+        ) from None
+    except WorkerFailed as exc:
+        raise UploadRefused("corrupt", f"This file could not be read: {exc}.") from None
+    if kind == DocumentKind.HTML:
+        return 1
+    if answer > settings.INGEST_MAX_PAGES:
+        raise UploadRefused(
+            "too_many_pages",
+            f"This PDF has {answer:,} pages, more than the limit of "
+            f"{settings.INGEST_MAX_PAGES:,} (INGEST_MAX_PAGES); split it into parts.",
+        )
+    return int(answer)
+
+
+def _next_document_number(collection: Collection) -> int:
+    """After the collection's documents and the document numbers of its existing table ids
+    (the release's tables are ``psa--<document>--<n>`` too)."""
+    used = Document.objects.filter(collection=collection).aggregate(n=Max("number"))["n"] or 0
+    prefix = f"{collection.code}--"
+    for table_id in Table.objects.filter(id__startswith=prefix).values_list("id", flat=True):
+        number = table_id[len(prefix) :].split("--", 1)[0]
+        if number.isdigit():
+            used = max(used, int(number))
+    return used + 1
+
+
+def _enqueue(document_id: int) -> None:
+    from ingest.tasks import extract_document
+
+    extract_document.delay(document_id)
+
+
+def document_upload(
+    *,
+    user: Any,
+    collection: Collection,
+    file_name: str,
+    chunks: Iterable[bytes],
+    enqueue: bool = True,
+) -> Document:
+    """Check an uploaded file and keep it for extraction; or refuse it, keeping nothing.
+
+    Refused, each with its own message (``UploadRefused.code``): over the byte or page
+    limits, empty, neither PDF nor HTML by content, an encrypted, truncated or damaged PDF, a
+    web page without a table, and a file already ingested (which says which document it is).
+    """
+    _require(user)
+    received = _receive(chunks)
+    stored = ""
+    try:
+        _duplicate(received.sha256)
+        try:
+            kind = docs.sniff(received.head)
+        except docs.DocumentError as exc:
+            raise UploadRefused(exc.code, exc.message) from None
+        pages = _pages_of(received, kind)
+        name = Path(file_name or "document").name[:255] or "document"
+        stored = f"documents/{received.sha256}.{kind}"
+        target = files.path_of(stored)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(received.path, target)
+        with transaction.atomic():
+            locked = Collection.objects.select_for_update().get(pk=collection.pk)
+            document = Document.objects.create(
+                collection=locked,
+                number=_next_document_number(locked),
+                kind=kind,
+                file_name=name,
+                sha256=received.sha256,
+                size_bytes=received.size,
+                page_count=pages,
+                stored_path=stored,
+                uploaded_by=user,
+            )
+            DocumentPage.objects.bulk_create(
+                DocumentPage(document=document, number=n) for n in range(1, pages + 1)
+            )
+            if enqueue:
+                transaction.on_commit(lambda: _enqueue(document.pk))
+    except IntegrityError:
+        # The same file, uploaded at the same moment by someone else, won the race.
+        files.remove(stored)
+        _duplicate(received.sha256)
+        raise
+    except BaseException:
+        received.path.unlink(missing_ok=True)
+        if stored:
+            files.remove(stored)
+        raise
+    return document
+
+
+# --- Extraction -------------------------------------------------------------------------------
+
+
+def _claim(document_id: int) -> bool:
+    """Take the document for extraction: queued, or extracting with a stale heartbeat (its
+    worker died). Two workers never extract the same document at once."""
+    now = timezone.now()
+    stale = now - timedelta(seconds=settings.INGEST_STALE_SECONDS)
+    return bool(
+        Document.objects.filter(pk=document_id)
+        .filter(
+            Q(status=DocumentStatus.QUEUED)
+            | Q(status=DocumentStatus.EXTRACTING, heartbeat_at__lt=stale)
+        )
+        .update(
+            status=DocumentStatus.EXTRACTING,
+            started_at=now,
+            heartbeat_at=now,
+            attempts=F("attempts") + 1,
+        )
+    )
+
+
+def _grid_json(grid: Grid) -> dict[str, Any]:
+    return grid.as_json()
+
+
+def _new_candidates(document: Document, page: int | None, found: list[tuple[Any, bytes]]) -> int:
+    """Create candidates numbered after the document's last (its row must be locked)."""
+    last = document.candidates.aggregate(n=Max("number"))["n"] or 0
+    for k, (candidate, crop) in enumerate(found, start=1):
+        number = last + k
+        crop_path = ""
+        if crop:
+            crop_path = f"crops/{document.pk}/{number}-1.png"
+            files.write(crop_path, crop)
+        Candidate.objects.create(
+            document=document,
+            number=number,
+            page=page,
+            strategy=candidate.strategy,
+            bbox=list(candidate.bbox) if candidate.bbox else None,
+            cell_boxes=[list(b) for b in candidate.cell_boxes],
+            machine_grid=_grid_json(candidate.grid),
+            machine_csv=candidate.grid.to_canonical(),
+            crop_path=crop_path,
+        )
+    return len(found)
+
+
+def _finish_page(document_id: int, number: int, **fields: Any) -> None:
+    DocumentPage.objects.filter(document_id=document_id, number=number).update(**fields)
+    Document.objects.filter(pk=document_id).update(
+        pages_done=F("pages_done") + 1, heartbeat_at=timezone.now()
+    )
+
+
+def _extract_pdf_page(runner: PageRunner, document: Document, page: DocumentPage) -> None:
+    started = time.monotonic()
+    path = str(files.path_of(document.stored_path))
+    try:
+        result = runner.call({"op": "page", "path": path, "page": page.number})
+    except PageTimeout:
+        message = (
+            f"Page {page.number} took longer than {settings.INGEST_PAGE_SECONDS} s "
+            "(INGEST_PAGE_SECONDS) and was stopped; draw a box on it to extract a region."
+        )
+        result = None
+    except WorkerFailed as exc:
+        message = f"Page {page.number} stopped the PDF reader ({exc})."
+        result = None
+    except PageError as exc:
+        message = f"Page {page.number} could not be read: {exc.message}."
+        result = None
+    seconds = time.monotonic() - started
+    if result is None:
+        with transaction.atomic():
+            Document.objects.select_for_update().get(pk=document.pk)
+            if DocumentPage.objects.filter(pk=page.pk, status=PageStatus.PENDING).exists():
+                _finish_page(
+                    document.pk,
+                    page.number,
+                    status=PageStatus.FAILED,
+                    message=message,
+                    seconds=seconds,
+                )
+        return
+    image_path = f"pages/{document.pk}/{page.number}.jpg"
+    files.write(image_path, result.page_image)
+    with transaction.atomic():
+        locked = Document.objects.select_for_update().get(pk=document.pk)
+        if not DocumentPage.objects.filter(pk=page.pk, status=PageStatus.PENDING).exists():
+            return  # done by an earlier attempt
+        found = list(zip(result.candidates, result.crops, strict=True))
+        _new_candidates(locked, page.number, found)
+        if not result.has_text:
+            status, message = PageStatus.NO_TEXT, NO_TEXT_MESSAGE
+        else:
+            status = PageStatus.DONE
+            message = "" if found else "No table found on this page."
+        _finish_page(
+            document.pk,
+            page.number,
+            status=status,
+            message=message,
+            width=result.width,
+            height=result.height,
+            seconds=seconds,
+            image_path=image_path,
+        )
+
+
+def _extract_html(runner: PageRunner, document: Document) -> None:
+    page = document.pages.get(number=1)
+    if page.status != PageStatus.PENDING:
+        return
+    started = time.monotonic()
+    notes: list[str] = []
+    found: list[tuple[Any, bytes]] = []
+    status, message = PageStatus.DONE, ""
+    try:
+        tables = runner.call({"op": "html", "path": str(files.path_of(document.stored_path))})
+    except (PageTimeout, WorkerFailed, PageError) as exc:
+        status = PageStatus.FAILED
+        message = getattr(exc, "message", "") or (
+            f"Reading the page took longer than {settings.INGEST_PAGE_SECONDS} s and was stopped."
+        )
+        tables = []
+    for table in tables:
+        if table.skipped_reason:
+            notes.append(table.skipped_reason)
+            continue
+        found.append((_HtmlCandidate(table.grid), b""))
+    message = message or " ".join(notes)
+    with transaction.atomic():
+        locked = Document.objects.select_for_update().get(pk=document.pk)
+        if not DocumentPage.objects.filter(pk=page.pk, status=PageStatus.PENDING).exists():
+            return
+        _new_candidates(locked, None, found)
+        _finish_page(
+            document.pk, 1, status=status, message=message, seconds=time.monotonic() - started
+        )
+
+
+@dataclass(frozen=True)
+class _HtmlCandidate:
+    grid: Grid
+    strategy: str = Strategy.HTML
+    bbox: tuple[float, ...] | None = None
+    cell_boxes: tuple[tuple[float, ...], ...] = ()
+
+
+def document_extract(*, document_id: int) -> str:
+    """Extract every page not yet done, recording each as it finishes (the task's body).
+    Safe to run again: pages done by an earlier attempt are skipped."""
+    if not _claim(document_id):
+        return "not claimed"
+    document = Document.objects.select_related("collection").get(pk=document_id)
+    with _runner() as runner:
+        if document.kind == DocumentKind.HTML:
+            _extract_html(runner, document)
+        else:
+            for page in document.pages.filter(status=PageStatus.PENDING).order_by("number"):
+                _extract_pdf_page(runner, document, page)
+    pages = list(document.pages.values_list("status", "message"))
+    failed = [m for s, m in pages if s == PageStatus.FAILED]
+    has_candidates = document.candidates.exists()
+    if failed and len(failed) == len(pages):
+        status, message = DocumentStatus.FAILED, " ".join(failed)
+    else:
+        status = DocumentStatus.DONE
+        message = "" if has_candidates else NO_TABLE_MESSAGE
+        if failed:
+            message = " ".join([*failed, message]).strip()
+    Document.objects.filter(pk=document_id).update(
+        status=status, message=message, finished_at=timezone.now(), heartbeat_at=timezone.now()
+    )
+    return status
+
+
+def documents_sweep() -> int:
+    """Queue again the extractions whose worker died or whose message was lost; fail those
+    that stopped INGEST_MAX_ATTEMPTS times (beat, every minute)."""
+    stale = timezone.now() - timedelta(seconds=settings.INGEST_STALE_SECONDS)
+    stuck = Document.objects.filter(
+        Q(status=DocumentStatus.EXTRACTING, heartbeat_at__lt=stale)
+        | Q(status=DocumentStatus.QUEUED, uploaded_at__lt=stale, started_at__isnull=True)
+    )
+    queued = 0
+    for document in stuck:
+        if document.attempts >= settings.INGEST_MAX_ATTEMPTS:
+            Document.objects.filter(pk=document.pk, status=document.status).update(
+                status=DocumentStatus.FAILED,
+                message=f"Extraction stopped {document.attempts} times without finishing; "
+                "the pages done so far keep their tables.",
+                finished_at=timezone.now(),
+            )
+            continue
+        _enqueue(document.pk)
+        queued += 1
+    return queued
+
+
+# --- Reviewing candidates ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EditState:
+    """What the review page edits: the grid, the header marks and the box."""
+
+    grid: Grid
+    header_rows: int
+    header_columns: int
+
+
+def _whole(value: Any, name: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ApplicationError(f"{name} should be a whole number from {low} to {high}")
+    return value
+
+
+def edit_state(data: Mapping[str, Any]) -> EditState:
+    """The review page's grid, checked: sizes, spans inside the grid, no overlaps."""
+    if not isinstance(data, Mapping):
+        raise ApplicationError("the table should be an object with n_rows, n_cols and cells")
+    n_rows = _whole(data.get("n_rows"), "n_rows", 1, MAX_EDIT_POSITIONS)
+    n_cols = _whole(data.get("n_cols"), "n_cols", 1, MAX_EDIT_POSITIONS)
+    if n_rows * n_cols > MAX_EDIT_POSITIONS:
+        raise ApplicationError(f"a table has at most {MAX_EDIT_POSITIONS:,} cells")
+    raw = data.get("cells")
+    if not isinstance(raw, list) or len(raw) > n_rows * n_cols:
+        raise ApplicationError("cells should be a list of [row, col, rowspan, colspan, text]")
+    cells: list[GridCell] = []
+    taken: set[tuple[int, int]] = set()
+    for item in raw:
+        if not (isinstance(item, list) and len(item) == 5 and isinstance(item[4], str)):
+            raise ApplicationError("each cell should be [row, col, rowspan, colspan, text]")
+        row = _whole(item[0], "a cell's row", 0, n_rows - 1)
+        col = _whole(item[1], "a cell's column", 0, n_cols - 1)
+        rowspan = _whole(item[2], "a cell's rowspan", 1, n_rows - row)
+        colspan = _whole(item[3], "a cell's colspan", 1, n_cols - col)
+        if len(item[4]) > MAX_CELL_CHARS:
+            raise ApplicationError(f"a cell holds at most {MAX_CELL_CHARS:,} characters")
+        cell = GridCell(row, col, rowspan, colspan, clean_text(item[4]))
+        spots = set(cell.positions())
+        if spots & taken:
+            raise ApplicationError(f"cells overlap at row {row + 1}, column {col + 1}")
+        taken |= spots
+        cells.append(cell)
+    return EditState(
+        grid=Grid.build(n_rows, n_cols, cells),
+        header_rows=_whole(data.get("header_rows", 1), "header_rows", 0, n_rows),
+        header_columns=_whole(data.get("header_columns", 1), "header_columns", 0, n_cols),
+    )
+
+
+def _pending(candidate: Candidate) -> None:
+    if candidate.status == CandidateStatus.ACCEPTED:
+        raise ConflictError(
+            f"this table was already accepted as {candidate.table_id} by "
+            f"{candidate.decided_by or 'someone'}",
+            current=_decision(candidate),
+        )
+    if candidate.status == CandidateStatus.REJECTED:
+        raise ConflictError(
+            f"this candidate was rejected by {candidate.decided_by or 'someone'}: "
+            f"{candidate.reject_reason}",
+            current=_decision(candidate),
+        )
+
+
+def _decision(candidate: Candidate) -> dict[str, Any]:
+    return {
+        "status": candidate.status,
+        "version": candidate.version,
+        "table": candidate.table_id,
+        "reject_reason": candidate.reject_reason,
+        "decided_by": str(candidate.decided_by or ""),
+        "machine_grid": candidate.machine_grid,
+    }
+
+
+def _locked(candidate: Candidate) -> Candidate:
+    return (
+        Candidate.objects.select_for_update()
+        .select_related("document__collection", "decided_by")
+        .get(pk=candidate.pk)
+    )
+
+
+@dataclass(frozen=True)
+class DraftResult:
+    accepted: bool  # False: a draft written later was already kept
+    version: int
+
+
+@transaction.atomic
+def candidate_draft_save(
+    *,
+    editor: Any,
+    candidate: Candidate,
+    state: Mapping[str, Any],
+    base_version: int,
+    client_ms: int,
+    elapsed_ms: int = 0,
+) -> DraftResult:
+    """Keep an editor's unsaved corrections. Refused (409) once the candidate is decided or
+    re-extracted since the draft began; ignored when a later draft is already kept."""
+    _require(editor)
+    edit_state(state)  # refuse what could not be accepted later
+    locked = _locked(candidate)
+    _pending(locked)
+    if base_version != locked.version:
+        raise ConflictError(
+            "this candidate was extracted again since you opened it", current=_decision(locked)
+        )
+    client_ms = _whole(client_ms, "client_ms", 0, _MAX_INT)
+    draft = CandidateDraft.objects.filter(candidate=locked, editor=editor).first()
+    if draft is not None and draft.base_version == base_version and client_ms <= draft.client_ms:
+        return DraftResult(accepted=False, version=locked.version)
+    seconds = max(0, min(elapsed_ms, 3_600_000)) // 1000
+    if draft is None:
+        CandidateDraft.objects.create(
+            candidate=locked,
+            editor=editor,
+            state=dict(state),
+            base_version=base_version,
+            client_ms=client_ms,
+            seconds_spent=seconds,
+        )
+    else:
+        draft.state = dict(state)
+        draft.base_version = base_version
+        draft.client_ms = client_ms
+        draft.seconds_spent += seconds
+        draft.save()
+    return DraftResult(accepted=True, version=locked.version)
+
+
+@transaction.atomic
+def candidate_accept(
+    *,
+    editor: Any,
+    candidate: Candidate,
+    state: Mapping[str, Any],
+    base_version: int,
+    elapsed_ms: int = 0,
+) -> Candidate:
+    """Make the corrected table a ``Table`` of the dataset, in both annotation queues at once.
+
+    The candidate is locked, and ``Candidate.table`` is one-to-one: two people never accept
+    it twice. A retried request (same editor, same table) returns the accepted candidate.
+    """
+    _require(editor)
+    edit = edit_state(state)
+    canonical = edit.grid.to_canonical()
+    if not any(cell.text for cell in edit.grid.cells):
+        raise ApplicationError("the table is empty: type its cells before accepting it")
+    try:
+        parse_table(canonical)
+    except TableFormatError as exc:
+        raise ApplicationError(f"the table cannot be read: {exc}") from None
+    locked = _locked(candidate)
+    if (
+        locked.status == CandidateStatus.ACCEPTED
+        and locked.decided_by_id == editor.pk
+        and locked.accepted_csv == canonical
+    ):
+        return locked
+    _pending(locked)
+    if base_version != locked.version:
+        raise ConflictError(
+            "this candidate was extracted again since you opened it", current=_decision(locked)
+        )
+    table_id = locked.table_id_for()
+    if Table.objects.filter(pk=table_id).exists():
+        raise ApplicationError(f"a table {table_id} already exists")
+    table = Table(
+        id=table_id,
+        source=locked.document.collection.code,
+        split=split_for_table(table_id),
+        canonical_csv=canonical,
+    )
+    if locked.crop_path:
+        table.image.save(f"{table_id}.png", ContentFile(files.read(locked.crop_path)), save=False)
+    try:
+        table.save(force_insert=True)
+        scores = compare(locked.machine_csv, canonical)
+        draft = CandidateDraft.objects.filter(candidate=locked, editor=editor).first()
+        locked.status = CandidateStatus.ACCEPTED
+        locked.table = table
+        locked.accepted_csv = canonical
+        locked.header_rows = edit.header_rows
+        locked.header_columns = edit.header_columns
+        locked.decided_by = editor
+        locked.decided_at = timezone.now()
+        locked.seconds_spent += (draft.seconds_spent if draft else 0) + max(0, elapsed_ms) // 1000
+        locked.exact = scores.exact
+        locked.teds = scores.teds
+        locked.cell_precision = scores.cell_precision
+        locked.cell_recall = scores.cell_recall
+        locked.save()
+        CandidateDraft.objects.filter(candidate=locked).delete()
+    except BaseException:
+        if table.image:
+            table.image.delete(save=False)
+        raise
+    return locked
+
+
+@transaction.atomic
+def candidate_reject(*, editor: Any, candidate: Candidate, reason: str) -> Candidate:
+    _require(editor)
+    reason = " ".join(reason.split())[:1000]
+    if not reason:
+        raise ApplicationError("say why the candidate is rejected", field="reason")
+    locked = _locked(candidate)
+    if locked.status == CandidateStatus.REJECTED and locked.reject_reason == reason:
+        return locked
+    _pending(locked)
+    locked.status = CandidateStatus.REJECTED
+    locked.reject_reason = reason
+    locked.decided_by = editor
+    locked.decided_at = timezone.now()
+    locked.save()
+    CandidateDraft.objects.filter(candidate=locked).delete()
+    return locked
+
+
+def _bbox(value: Any, page: DocumentPage) -> tuple[float, float, float, float]:
+    if not (isinstance(value, list | tuple) and len(value) == 4):
+        raise ApplicationError("the box should be [x0, top, x1, bottom] in points")
+    try:
+        x0, top, x1, bottom = (float(v) for v in value)
+    except (TypeError, ValueError):
+        raise ApplicationError("the box should be four numbers") from None
+    width, height = page.width or 0.0, page.height or 0.0
+    x0, x1 = sorted((max(0.0, min(width, x0)), max(0.0, min(width, x1))))
+    top, bottom = sorted((max(0.0, min(height, top)), max(0.0, min(height, bottom))))
+    if x1 - x0 < 4 or bottom - top < 4:
+        raise ApplicationError("the box is too small: drag around the whole table")
+    return x0, top, x1, bottom
+
+
+_STRATEGIES = ("auto", STRATEGY_LINES, STRATEGY_TEXT, STRATEGY_MANUAL)
+
+
+def _region(document: Document, page: DocumentPage, bbox: Any, strategy: str) -> tuple[Any, bytes]:
+    if document.kind != DocumentKind.PDF:
+        raise ApplicationError("only PDF pages have regions to extract")
+    if page.width is None or not page.image_path:
+        raise ApplicationError(f"page {page.number} was not read, so it has no image to draw on")
+    if strategy not in _STRATEGIES:
+        raise ApplicationError(f"strategy should be one of {', '.join(_STRATEGIES)}")
+    box = _bbox(bbox, page)
+    request = {
+        "op": "region",
+        "path": str(files.path_of(document.stored_path)),
+        "page": page.number,
+        "bbox": list(box),
+        "strategy": "manual" if strategy == STRATEGY_MANUAL else strategy,
+    }
+    try:
+        with _runner() as runner:
+            candidate, crop = runner.call(request)
+    except PageTimeout:
+        raise ApplicationError(
+            f"extracting this region took longer than {settings.INGEST_PAGE_SECONDS} s and "
+            "was stopped; type the table instead"
+        ) from None
+    except (WorkerFailed, PageError) as exc:
+        raise ApplicationError(f"this region could not be read: {exc}") from None
+    return candidate, crop
+
+
+def candidate_reextract(
+    *, editor: Any, candidate: Candidate, bbox: Any, strategy: str = "auto"
+) -> Candidate:
+    """Extract the candidate's (moved or resized) box again; its machine extraction, cells
+    and crop become the new region's, and its version moves on."""
+    _require(editor)
+    _pending(candidate)
+    if candidate.page is None:
+        raise ApplicationError("a web page's table has no box to extract again")
+    page = candidate.document.pages.get(number=candidate.page)
+    found, crop = _region(candidate.document, page, bbox, strategy)
+    with transaction.atomic():
+        locked = _locked(candidate)
+        _pending(locked)
+        crop_path = f"crops/{locked.document_id}/{locked.number}-{locked.version + 1}.png"
+        files.write(crop_path, crop)
+        locked.strategy = found.strategy
+        locked.bbox = list(found.bbox)
+        locked.cell_boxes = [list(b) for b in found.cell_boxes]
+        locked.machine_grid = _grid_json(found.grid)
+        locked.machine_csv = found.grid.to_canonical()
+        locked.crop_path = crop_path
+        locked.box_adjusted = True
+        locked.version += 1
+        locked.save()
+    return locked
+
+
+def candidate_draw(
+    *, editor: Any, document: Document, page_number: int, bbox: Any, strategy: str = "auto"
+) -> Candidate:
+    """A new candidate from a box drawn on a page: extracted if the region has a table,
+    otherwise an empty grid to type it into (a scanned page)."""
+    _require(editor)
+    page = document.pages.filter(number=page_number).first()
+    if page is None:
+        raise ApplicationError(f"the document has no page {page_number}")
+    found, crop = _region(document, page, bbox, strategy)
+    with transaction.atomic():
+        locked = Document.objects.select_for_update().get(pk=document.pk)
+        _new_candidates(locked, page_number, [(found, crop)])
+        created = locked.candidates.order_by("-number").first()
+        assert created is not None
+        Candidate.objects.filter(pk=created.pk).update(box_adjusted=True)
+        created.box_adjusted = True
+    return created
