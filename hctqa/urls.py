@@ -14,6 +14,7 @@ api_patterns = [
     path("", include("endpoints.api_urls")),
     path("annotate/", include("annotation.annotate_api_urls")),
     path("verify/", include("annotation.verify_api_urls")),
+    path("ingest/", include("ingest.api_urls")),
     path("auth/token/", TokenObtainApi.as_view(), name="api-token"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # Swagger UI under the site's Content-Security-Policy: its start-up script is a separate
@@ -31,6 +32,7 @@ urlpatterns = [
     path("leaderboard/", include("leaderboard.urls")),
     path("releases/", include("releases.urls")),
     path("annotate/", include("annotation.annotate_urls")),
+    path("ingest/", include("ingest.urls")),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/", include("hctqa.accounts.urls")),

@@ -181,9 +181,9 @@ def celery_worker_process(
             name,
             "--without-mingle",
             "--without-gossip",
-            # Every queue: one test worker does what production splits across three.
+            # Every queue: one test worker does what production splits across four.
             "-Q",
-            "default,scoring,inference",
+            "default,scoring,inference,ingest",
         ],
         cwd=REPO,
         env=env,
@@ -240,6 +240,28 @@ def browser() -> Iterator[object]:
         )
         yield chromium
         chromium.close()
+
+
+@pytest.fixture(scope="session")
+def print_pdf(browser: object):  # type: ignore[no-untyped-def]
+    """HTML → PDF bytes, printed by the same headless chromium, one page as wide and tall as
+    the content (or A4 pages with ``a4=True``)."""
+    context = browser.new_context(viewport={"width": 3000, "height": 1000})  # type: ignore[attr-defined]
+    printer = context.new_page()
+
+    def make(html: str, *, a4: bool = False) -> bytes:
+        printer.set_content(html, wait_until="load")
+        if a4:
+            return printer.pdf(format="A4", print_background=True)
+        size = printer.evaluate(
+            "() => [document.documentElement.scrollWidth, document.documentElement.scrollHeight]"
+        )
+        return printer.pdf(
+            width=f"{size[0] + 2}px", height=f"{size[1] + 2}px", print_background=True
+        )
+
+    yield make
+    context.close()
 
 
 @pytest.fixture

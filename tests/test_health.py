@@ -27,7 +27,7 @@ def test_without_a_worker_it_reports_unhealthy(client: Client, tmp_path: Path) -
     assert body["worker"] == {
         "ok": False,
         "workers": [],
-        "queues": {"default": [], "scoring": [], "inference": []},
+        "queues": {"default": [], "scoring": [], "inference": [], "ingest": []},
         "error": "no worker answered a ping within 1 s",
     }
 
@@ -39,9 +39,14 @@ def test_with_a_real_worker_process_it_is_healthy(client: Client, celery_worker_
     assert response.status_code == 200, body
     assert body["status"] == "ok"
     assert body["worker"]["ok"] is True and len(body["worker"]["workers"]) == 1
-    # Which worker takes which queue: the test worker takes all three.
+    # Which worker takes which queue: the test worker takes all four.
     (name,) = body["worker"]["workers"]
-    assert body["worker"]["queues"] == {"default": [name], "scoring": [name], "inference": [name]}
+    assert body["worker"]["queues"] == {
+        "default": [name],
+        "scoring": [name],
+        "inference": [name],
+        "ingest": [name],
+    }
 
 
 def test_an_unreachable_broker_is_reported(client: Client) -> None:

@@ -46,6 +46,7 @@ CORE_MODULES = [
     "hctqa.core.extraction.documents",
     "hctqa.core.extraction.worker",
     "hctqa.core.extraction.metrics",
+    "hctqa.core.extraction.printable",
 ]
 
 

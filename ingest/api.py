@@ -1,0 +1,399 @@
+"""REST API of the ingest app (session or token). The review page uses it too, so everything
+done in the browser can be done with a token as well."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.urls import reverse
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.exceptions import PermissionDenied
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.models import Collection
+from hctqa.core.extraction.grid import Grid
+from hctqa.core.tables import parse_table
+from hctqa.parsers import BoundedJSONParser
+from ingest import selectors, services
+from ingest.models import Candidate, Document, DocumentPage
+
+_MAX_INT = 2**53
+
+
+class _IngestApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        if not request.user.has_perm(services.PERMISSION):
+            raise PermissionDenied("ingesting documents needs the ingest permission")
+
+    def handle_exception(self, exc: Exception) -> Response:
+        if isinstance(exc, DjangoPermissionDenied):
+            exc = PermissionDenied(str(exc))
+        return super().handle_exception(exc)
+
+
+def collection_payload(collection: Collection) -> dict[str, Any]:
+    return {
+        "code": collection.code,
+        "name": collection.name,
+        "publisher": collection.publisher,
+        "url": collection.url,
+        "licence": collection.licence,
+    }
+
+
+def document_payload(document: Document, *, pages: bool = False) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "id": document.pk,
+        "name": f"{document.collection.code}--{document.number}",
+        "collection": document.collection.code,
+        "number": document.number,
+        "kind": document.kind,
+        "file_name": document.file_name,
+        "sha256": document.sha256,
+        "size_bytes": document.size_bytes,
+        "page_count": document.page_count,
+        "uploaded_by": str(document.uploaded_by or ""),
+        "uploaded_at": document.uploaded_at.isoformat(),
+        "status": document.status,
+        "message": document.message,
+        "pages_done": document.pages_done,
+        "url": document.get_absolute_url(),
+    }
+    if pages:
+        data["pages"] = [page_payload(document, p) for p in document.pages.order_by("number")]
+        data["candidates"] = [candidate_summary(c) for c in document.candidates.order_by("number")]
+    return data
+
+
+def page_payload(document: Document, page: DocumentPage) -> dict[str, Any]:
+    return {
+        "number": page.number,
+        "status": page.status,
+        "message": page.message,
+        "width": page.width,
+        "height": page.height,
+        "seconds": page.seconds,
+        "image": reverse("ingest:page_image", args=[document.pk, page.number])
+        if page.image_path
+        else None,
+    }
+
+
+def candidate_summary(candidate: Candidate) -> dict[str, Any]:
+    return {
+        "id": candidate.pk,
+        "number": candidate.number,
+        "page": candidate.page,
+        "strategy": candidate.strategy,
+        "bbox": candidate.bbox,
+        "status": candidate.status,
+        "table": candidate.table_id,
+        "url": candidate.get_absolute_url(),
+    }
+
+
+def _marks(canonical_csv: str) -> tuple[int, int]:
+    table = parse_table(canonical_csv)
+    return table.header_rows, table.header_columns
+
+
+def candidate_payload(review: selectors.Review) -> dict[str, Any]:
+    """What the review page needs: the extraction, the editor's draft, the page and boxes."""
+    candidate = review.candidate
+    machine = Grid.from_json(candidate.machine_grid)
+    rows, cols = _marks(candidate.machine_csv)
+    state = {**machine.as_json(), "header_rows": rows, "header_columns": cols}
+    if candidate.status == "accepted" and candidate.accepted_csv:
+        from hctqa.core.extraction.grid import grid_from_canonical
+
+        accepted = grid_from_canonical(candidate.accepted_csv)
+        state = {
+            **accepted.as_json(),
+            "header_rows": candidate.header_rows,
+            "header_columns": candidate.header_columns,
+        }
+    draft = review.draft
+    page = review.page
+    document = candidate.document
+    return {
+        **candidate_summary(candidate),
+        "table_id": candidate.table_id_for(),
+        "document": {
+            "id": document.pk,
+            "name": f"{document.collection.code}--{document.number}",
+            "url": document.get_absolute_url(),
+        },
+        "version": candidate.version,
+        "reject_reason": candidate.reject_reason,
+        "decided_by": str(candidate.decided_by or ""),
+        "machine": state if candidate.status != "accepted" else None,
+        "state": draft.state if draft and draft.base_version == candidate.version else state,
+        "has_draft": bool(draft and draft.base_version == candidate.version),
+        "draft_client_ms": draft.client_ms if draft else None,
+        "page_size": [page.width, page.height] if page and page.width else None,
+        "page_image": page_payload(document, page)["image"] if page else None,
+        "crop": reverse("ingest:crop", args=[candidate.pk]) if candidate.crop_path else None,
+        "boxes": review.boxes,
+        "api": reverse("api-ingest-candidate", args=[candidate.pk]),
+        "draw": reverse("api-ingest-draw", args=[document.pk]),
+        "next": reverse("ingest:candidate", args=[review.next_pending])
+        if review.next_pending
+        else document.get_absolute_url(),
+    }
+
+
+def page_payload_for_drawing(document: Document, page: DocumentPage) -> dict[str, Any]:
+    """The review page with no candidate: a page to draw a table's box on."""
+    return {
+        "id": None,
+        "page": page.number,
+        "document": {
+            "id": document.pk,
+            "name": f"{document.collection.code}--{document.number}",
+            "url": document.get_absolute_url(),
+        },
+        "status": "pending",
+        "page_size": [page.width, page.height],
+        "page_image": page_payload(document, page)["image"],
+        "page_message": page.message,
+        "boxes": [
+            {"id": c.pk, "number": c.number, "bbox": c.bbox, "status": c.status, "current": False}
+            for c in document.candidates.filter(page=page.number).order_by("number")
+        ],
+        "draw": reverse("api-ingest-draw", args=[document.pk]),
+    }
+
+
+class CollectionsApi(_IngestApi):
+    class Input(serializers.Serializer):
+        code = serializers.CharField(max_length=16)
+        name = serializers.CharField(max_length=200)
+        publisher = serializers.CharField(max_length=200, required=False, allow_blank=True)
+        url = serializers.CharField(max_length=500, required=False, allow_blank=True)
+        licence = serializers.CharField(max_length=200, required=False, allow_blank=True)
+
+    @extend_schema(summary="Collections new tables can join")
+    def get(self, request: Request) -> Response:
+        return Response([collection_payload(c) for c in selectors.collections()])
+
+    @extend_schema(request=Input, summary="Create a collection (admins)")
+    def post(self, request: Request) -> Response:
+        data = self.Input(data=request.data)
+        data.is_valid(raise_exception=True)
+        collection = services.collection_create(user=request.user, **data.validated_data)
+        return Response(collection_payload(collection), status=201)
+
+
+class DocumentsApi(_IngestApi):
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(summary="Recently uploaded documents")
+    def get(self, request: Request) -> Response:
+        return Response([document_payload(d) for d in selectors.documents_recent(limit=100)])
+
+    @extend_schema(
+        summary="Upload PDFs or saved web pages (multipart: collection, one or more file)",
+        request={"multipart/form-data": {"type": "object"}},
+    )
+    def post(self, request: Request) -> Response:
+        collection = services.collection_find(name=str(request.data.get("collection", "")))
+        uploads = request.FILES.getlist("file")
+        if not uploads:
+            raise services.ApplicationError("attach one or more files as 'file'", field="file")
+        results = []
+        for upload in uploads:
+            try:
+                document = services.document_upload(
+                    user=request.user,
+                    collection=collection,
+                    file_name=upload.name or "",
+                    chunks=upload.chunks(),
+                )
+            except services.UploadRefused as exc:
+                entry: dict[str, Any] = {
+                    "file": upload.name,
+                    "error": exc.message,
+                    "code": exc.code,
+                }
+                if exc.document is not None:
+                    entry["document"] = document_payload(exc.document)
+                results.append(entry)
+            else:
+                results.append({"file": upload.name, "document": document_payload(document)})
+        created = any("document" in r and "error" not in r for r in results)
+        duplicates = all(r.get("code") == "duplicate" for r in results if "error" in r)
+        status = 201 if created else (409 if duplicates else 400)
+        return Response({"results": results}, status=status)
+
+
+class DocumentApi(_IngestApi):
+    @extend_schema(summary="A document: provenance, progress per page, candidates")
+    def get(self, request: Request, document_id: int) -> Response:
+        document = selectors.document_get(document_id=document_id)
+        return Response(document_payload(document, pages=True))
+
+
+class DrawInput(serializers.Serializer):
+    page = serializers.IntegerField(min_value=1, required=False)
+    bbox = serializers.ListField(child=serializers.FloatField(), min_length=4, max_length=4)
+    strategy = serializers.ChoiceField(
+        choices=["auto", "lines", "text", "manual"], required=False, default="auto"
+    )
+
+
+class DrawApi(_IngestApi):
+    parser_classes = [BoundedJSONParser]
+
+    @extend_schema(request=DrawInput, summary="A new candidate from a box drawn on a page")
+    def post(self, request: Request, document_id: int) -> Response:
+        data = DrawInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        document = selectors.document_get(document_id=document_id)
+        candidate = services.candidate_draw(
+            editor=request.user,
+            document=document,
+            page_number=data.validated_data.get("page", 1),
+            bbox=data.validated_data["bbox"],
+            strategy=data.validated_data["strategy"],
+        )
+        review = selectors.candidate_review(candidate_id=candidate.pk, editor=request.user)
+        return Response(candidate_payload(review), status=201)
+
+
+class CandidateApi(_IngestApi):
+    @extend_schema(summary="A candidate for review: extraction, draft, page and boxes")
+    def get(self, request: Request, candidate_id: int) -> Response:
+        review = selectors.candidate_review(candidate_id=candidate_id, editor=request.user)
+        return Response(candidate_payload(review))
+
+
+class _StateInput(serializers.Serializer):
+    state = serializers.JSONField()
+    base_version = serializers.IntegerField(min_value=0, max_value=_MAX_INT)
+    elapsed_ms = serializers.IntegerField(min_value=0, max_value=_MAX_INT, default=0)
+
+
+class CandidateDraftApi(_IngestApi):
+    parser_classes = [BoundedJSONParser]
+
+    class Input(_StateInput):
+        client_ms = serializers.IntegerField(min_value=0, max_value=_MAX_INT)
+
+    @extend_schema(request=Input, summary="Keep unsaved corrections (409 if stale)")
+    def put(self, request: Request, candidate_id: int) -> Response:
+        data = self.Input(data=request.data)
+        data.is_valid(raise_exception=True)
+        result = services.candidate_draft_save(
+            editor=request.user,
+            candidate=selectors.candidate_get(candidate_id=candidate_id),
+            **data.validated_data,
+        )
+        return Response({"accepted": result.accepted, "version": result.version})
+
+
+class CandidateSaveApi(_IngestApi):
+    """Accept: the corrected table joins the dataset."""
+
+    parser_classes = [BoundedJSONParser]
+
+    @extend_schema(request=_StateInput, summary="Accept the corrected table into the dataset")
+    def post(self, request: Request, candidate_id: int) -> Response:
+        data = _StateInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        candidate = services.candidate_accept(
+            editor=request.user,
+            candidate=selectors.candidate_get(candidate_id=candidate_id),
+            **data.validated_data,
+        )
+        review = selectors.candidate_review(candidate_id=candidate.pk, editor=request.user)
+        return Response(
+            {
+                **candidate_payload(review),
+                "table_url": candidate.table.get_absolute_url() if candidate.table else None,
+                "scores": {
+                    "exact": candidate.exact,
+                    "teds": candidate.teds,
+                    "cell_precision": candidate.cell_precision,
+                    "cell_recall": candidate.cell_recall,
+                },
+            }
+        )
+
+
+class CandidateRejectApi(_IngestApi):
+    parser_classes = [BoundedJSONParser, FormParser]
+
+    class Input(serializers.Serializer):
+        reason = serializers.CharField(max_length=1000)
+
+    @extend_schema(request=Input, summary="Reject a candidate, saying why")
+    def post(self, request: Request, candidate_id: int) -> Response:
+        data = self.Input(data=request.data)
+        data.is_valid(raise_exception=True)
+        candidate = services.candidate_reject(
+            editor=request.user,
+            candidate=selectors.candidate_get(candidate_id=candidate_id),
+            reason=data.validated_data["reason"],
+        )
+        return Response(candidate_summary(candidate))
+
+
+class CandidateExtractApi(_IngestApi):
+    parser_classes = [BoundedJSONParser]
+
+    @extend_schema(request=DrawInput, summary="Extract the candidate's moved or resized box again")
+    def post(self, request: Request, candidate_id: int) -> Response:
+        data = DrawInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        candidate = services.candidate_reextract(
+            editor=request.user,
+            candidate=selectors.candidate_get(candidate_id=candidate_id),
+            bbox=data.validated_data["bbox"],
+            strategy=data.validated_data["strategy"],
+        )
+        review = selectors.candidate_review(candidate_id=candidate.pk, editor=request.user)
+        return Response(candidate_payload(review))
+
+
+class PreviewApi(_IngestApi):
+    parser_classes = [BoundedJSONParser]
+
+    class Input(serializers.Serializer):
+        state = serializers.JSONField()
+
+    @extend_schema(request=Input, summary="The edited table as the dataset will show it")
+    def post(self, request: Request) -> Response:
+        data = self.Input(data=request.data)
+        data.is_valid(raise_exception=True)
+        edit = services.edit_state(data.validated_data["state"])
+        return Response(selectors.preview(edit.grid.to_canonical()))
+
+
+class QualityApi(_IngestApi):
+    @extend_schema(summary="Extraction quality per collection, strategy and month")
+    def get(self, request: Request) -> Response:
+        report = selectors.quality_report()
+
+        def rows(items: list[selectors.QualityRow]) -> list[dict[str, Any]]:
+            return [asdict(r) for r in items]
+
+        return Response(
+            {
+                "overall": rows(report.overall),
+                "by_collection": rows(report.by_collection),
+                "by_strategy": rows(report.by_strategy),
+                "by_month": rows(report.by_month),
+                "rejected": report.rejected,
+                "pending": report.pending,
+            }
+        )

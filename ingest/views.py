@@ -1,0 +1,164 @@
+"""Pages of the ingest app: upload, a document's progress and candidates, the review page,
+the page images and crops (streamed to permitted users only), and extraction quality."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from hctqa.errors import ApplicationError
+from ingest import api, files, selectors, services
+from ingest.forms import CollectionForm, UploadForm
+
+
+def _require(request: HttpRequest) -> None:
+    if not request.user.has_perm(services.PERMISSION):
+        raise PermissionDenied("ingesting documents needs the ingest permission")
+
+
+def _stream(relative: str, content_type: str) -> FileResponse:
+    """A private file to a permitted user; never cached by shared caches."""
+    handle = open(files.path_of(relative), "rb")  # noqa: SIM115 - FileResponse closes it
+    response = FileResponse(handle, content_type=content_type)
+    response["Cache-Control"] = "private, no-cache"
+    return response
+
+
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    _require(request)
+    form = UploadForm(request.POST or None)
+    status = 200
+    if request.method == "POST" and form.is_valid():
+        uploads = request.FILES.getlist("files")
+        if not uploads:
+            form.add_error(None, "Choose one or more PDF files or saved web pages.")
+        created = []
+        for upload in uploads:
+            try:
+                created.append(
+                    services.document_upload(
+                        user=request.user,
+                        collection=form.cleaned_data["collection"],
+                        file_name=upload.name or "",
+                        chunks=upload.chunks(),
+                    )
+                )
+            except services.UploadRefused as exc:
+                messages.error(request, f"{upload.name}: {exc.message}")
+        for document in created:
+            messages.success(
+                request,
+                f"{document.file_name}: document {document.collection.code}--{document.number}, "
+                f"{document.page_count} page(s), queued for extraction.",
+            )
+        if len(created) == 1 and len(uploads) == 1:
+            return redirect(created[0])
+        if created:
+            return redirect("ingest:home")
+        status = 400
+    elif request.method == "POST":
+        status = 400
+    context = {
+        "form": form,
+        "documents": selectors.documents_recent(limit=50),
+        "can_add_collection": request.user.has_perm("annotation.add_collection"),
+    }
+    return render(request, "ingest/home.html", context, status=status)
+
+
+@login_required
+def collection_new(request: HttpRequest) -> HttpResponse:
+    if not request.user.has_perm("annotation.add_collection"):
+        raise PermissionDenied("only admins create collections")
+    form = CollectionForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            collection = services.collection_create(user=request.user, **form.cleaned_data)
+        except ApplicationError as exc:
+            form.add_error(exc.field if exc.field in form.fields else None, exc.message)
+        else:
+            messages.success(request, f"Collection {collection.name} ({collection.code}) created.")
+            return redirect("ingest:home")
+    status = 400 if request.method == "POST" else 200
+    return render(request, "ingest/collection_new.html", {"form": form}, status=status)
+
+
+@login_required
+def document(request: HttpRequest, document_id: int) -> HttpResponse:
+    _require(request)
+    view = selectors.document_view(document_id=document_id)
+    template = "ingest/partials/_document_progress.html" if request.htmx else "ingest/document.html"
+    return render(request, template, {"view": view, "document": view.document})
+
+
+@login_required
+def page_image(request: HttpRequest, document_id: int, number: int) -> FileResponse:
+    _require(request)
+    document = selectors.document_get(document_id=document_id)
+    page = selectors.page_get(document=document, number=number)
+    if not page.image_path:
+        raise Http404("this page has no image")
+    return _stream(page.image_path, "image/jpeg")
+
+
+@login_required
+def crop(request: HttpRequest, candidate_id: int) -> FileResponse:
+    _require(request)
+    candidate = selectors.candidate_get(candidate_id=candidate_id)
+    if not candidate.crop_path:
+        raise Http404("this candidate has no image")
+    return _stream(candidate.crop_path, "image/png")
+
+
+@login_required
+def candidate(request: HttpRequest, candidate_id: int) -> HttpResponse:
+    _require(request)
+    review = selectors.candidate_review(candidate_id=candidate_id, editor=request.user)
+    payload = api.candidate_payload(review)
+    preview = selectors.preview(review.candidate.accepted_csv or review.candidate.machine_csv)
+    context = {
+        "review": review,
+        "candidate": review.candidate,
+        "payload": payload,
+        "preview": preview,
+    }
+    return render(request, "ingest/candidate.html", context)
+
+
+@login_required
+def page(request: HttpRequest, document_id: int, number: int) -> HttpResponse:
+    """A page without a candidate under review: its image, its boxes, and drawing a new one."""
+    _require(request)
+    document = selectors.document_get(document_id=document_id)
+    page = selectors.page_get(document=document, number=number)
+    if not page.image_path:
+        raise Http404("this page was not read, so it has no image to draw on")
+    payload = api.page_payload_for_drawing(document, page)
+    context = {"document": document, "page": page, "payload": payload, "preview": None}
+    return render(request, "ingest/candidate.html", context)
+
+
+@login_required
+@require_POST
+def reject(request: HttpRequest, candidate_id: int) -> HttpResponse:
+    """The review page's Reject without JavaScript."""
+    _require(request)
+    review = selectors.candidate_review(candidate_id=candidate_id, editor=request.user)
+    try:
+        services.candidate_reject(
+            editor=request.user, candidate=review.candidate, reason=request.POST.get("reason", "")
+        )
+    except ApplicationError as exc:
+        messages.error(request, f"Not rejected: {exc.message}.")
+        return redirect(review.candidate)
+    messages.success(request, f"Candidate {review.candidate.table_id_for()} rejected.")
+    return redirect(api.candidate_payload(review)["next"])
+
+
+def quality(request: HttpRequest) -> HttpResponse:
+    return render(request, "ingest/quality.html", {"report": selectors.quality_report()})
