@@ -216,7 +216,8 @@ def _centred_parents(
                 neighbours = ((r, first - 1), (r, last + 1))
                 if any(text[x][y] or (x, y) in covered for x, y in neighbours):
                     break
-                if not (text[r + 1][first - 1] and text[r + 1][last + 1]):
+                below = ((r + 1, first - 1), (r + 1, last + 1))
+                if not all(text[x][y] or (x, y) in covered for x, y in below):
                     break
                 if abs((edges[first - 1] + edges[last + 2]) / 2 - centre) > tolerance:
                     break

@@ -28,9 +28,19 @@ NO_RULE = "border: 0;"
 
 
 def printable_page(table: HCT, *, ruled: bool = True, title: str = "") -> str:
-    style = _STYLE % {"rule": RULE if ruled else NO_RULE}
     heading = f"<h1>{escape(title)}</h1>" if title else ""
+    return _document(heading + to_html(table), ruled)
+
+
+def printable_pages(tables: list[HCT], *, ruled: bool = True) -> str:
+    """One table per printed page (for A4 or Letter paper)."""
+    body = "".join(f'<section class="sheet">{to_html(t)}</section>' for t in tables)
+    return _document(body, ruled, ".sheet { break-after: page; }")
+
+
+def _document(body: str, ruled: bool, extra: str = "") -> str:
+    style = _STYLE % {"rule": RULE if ruled else NO_RULE} + extra
     return (
         '<!doctype html><html><head><meta charset="utf-8">'
-        f"<style>{style}</style></head><body>{heading}{to_html(table)}</body></html>"
+        f"<style>{style}</style></head><body>{body}</body></html>"
     )
