@@ -8,14 +8,19 @@ import argparse
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = REPO.parent / "shared" / "data"
 
 
-def setup(description: str) -> argparse.Namespace:
+def setup(
+    description: str, arguments: Callable[[argparse.ArgumentParser], None] | None = None
+) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=description)
+    if arguments is not None:
+        arguments(parser)
     parser.add_argument(
         "--data",
         type=Path,

@@ -231,9 +231,18 @@ def crop_png(image: Any, dpi: int, bbox: Box, margin: float = CROP_MARGIN) -> by
 
 def page_jpeg(image: Any, dpi: int, target_dpi: int = PAGE_IMAGE_DPI) -> bytes:
     """The page image for the review page: smaller, and JPEG."""
+    from PIL import Image
+
     if dpi > target_dpi:
-        size = (max(1, image.width * target_dpi // dpi), max(1, image.height * target_dpi // dpi))
-        image = image.resize(size)
+        # A box filter over whole pixels first: a page is large, and this is a preview.
+        factor = max(1, dpi // target_dpi)
+        image = image.reduce(factor) if factor > 1 else image
+        size = (
+            max(1, image.width * target_dpi * factor // dpi),
+            max(1, image.height * target_dpi * factor // dpi),
+        )
+        if size != image.size:
+            image = image.resize(size, resample=Image.Resampling.BILINEAR)
     out = io.BytesIO()
     image.save(out, format="JPEG", quality=80)
     return out.getvalue()
