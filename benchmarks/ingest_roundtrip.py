@@ -46,7 +46,7 @@ def _arguments(parser) -> None:  # type: ignore[no-untyped-def]
 def print_pdfs(tables: list, folder: Path, ruled: bool) -> tuple[list[Path], float]:
     from playwright.sync_api import sync_playwright
 
-    from hctqa.core.extraction.printable import printable_page
+    from hctqa.core.extraction.printable import CONTENT_SIZE_JS, printable_page
     from hctqa.core.tables import parse_table
 
     paths = []
@@ -56,10 +56,7 @@ def print_pdfs(tables: list, folder: Path, ruled: bool) -> tuple[list[Path], flo
         page = browser.new_page(viewport={"width": 3000, "height": 1000})
         for table in tables:
             page.set_content(printable_page(parse_table(table.canonical_csv), ruled=ruled))
-            width, height = page.evaluate(
-                "() => [document.documentElement.scrollWidth,"
-                " document.documentElement.scrollHeight]"
-            )
+            width, height = page.evaluate(CONTENT_SIZE_JS)
             path = folder / f"{'ruled' if ruled else 'borderless'}-{table.id}.pdf"
             path.write_bytes(page.pdf(width=f"{width + 2}px", height=f"{height + 2}px"))
             paths.append(path)

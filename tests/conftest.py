@@ -253,12 +253,10 @@ def print_pdf(browser: object):  # type: ignore[no-untyped-def]
         printer.set_content(html, wait_until="load")
         if a4:
             return printer.pdf(format="A4", print_background=True)
-        size = printer.evaluate(
-            "() => [document.documentElement.scrollWidth, document.documentElement.scrollHeight]"
-        )
-        return printer.pdf(
-            width=f"{size[0] + 2}px", height=f"{size[1] + 2}px", print_background=True
-        )
+        from hctqa.core.extraction.printable import CONTENT_SIZE_JS
+
+        width, height = printer.evaluate(CONTENT_SIZE_JS)
+        return printer.pdf(width=f"{width + 2}px", height=f"{height + 2}px", print_background=True)
 
     yield make
     context.close()

@@ -24,6 +24,13 @@ table.hct { border-collapse: collapse; font-size: 11px; }
 .hct td { text-align: right; }
 """
 RULE = "border: 1px solid #000;"
+# For the printer: the page shrinks to its content (the body's box and its margins), so a
+# page is as large as its table.
+CONTENT_SIZE_JS = """() => {
+  document.body.style.display = "inline-block";
+  const box = document.body.getBoundingClientRect();
+  return [Math.ceil(box.right + box.left), Math.ceil(box.bottom + box.top)];
+}"""
 NO_RULE = "border: 0;"
 
 

@@ -371,6 +371,7 @@ const editor = {
     this.at = [Math.min(this.at[0], this.table.nRows - 1), Math.min(this.at[1], this.table.nCols - 1)];
     this.anchor = [...this.at];
     this.changed();
+    this.focus();
   },
 
   replace(state, version) {
@@ -503,8 +504,13 @@ const editor = {
     if (name === "merge") {
       const [mr, mc] = t.closed([r0, c0, r1, c1]);
       this.at = [mr, mc];
-      this.anchor = [mr, mc];
     }
+    // The cursor goes into a new row or column, ready to type in (or delete again).
+    if (name === "row-above") this.at = [r0, this.at[1]];
+    if (name === "row-below") this.at = [cell.row + cell.rowspan, this.at[1]];
+    if (name === "col-left") this.at = [this.at[0], c0];
+    if (name === "col-right") this.at = [this.at[0], cell.col + cell.colspan];
+    if (name !== "clear") this.anchor = [...this.at];
     this.at = [Math.min(this.at[0], t.nRows - 1), Math.min(this.at[1], t.nCols - 1)];
     this.anchor = [Math.min(this.anchor[0], t.nRows - 1), Math.min(this.anchor[1], t.nCols - 1)];
     this.render();
@@ -641,6 +647,7 @@ if (editorRoot && data.id && data.status === "pending") {
   }
   editorRoot.hidden = false;
   editor.render();
+  editor.focus(); // keyboard first: the arrows work as soon as the page opens
   refreshPreview();
   gridElement.addEventListener("keydown", onGridKey);
   gridElement.addEventListener("click", (event) => {

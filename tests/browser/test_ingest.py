@@ -1,0 +1,88 @@
+"""A PDF ingested, its table corrected and accepted in headless Chromium: upload with the form,
+then the review page with the keyboard only (the page says it works so)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from annotation.models import Table
+from ingest import services
+from ingest.models import Candidate, Document
+from tests.browser.test_annotation_tools import log_in
+from tests.factories import UserFactory
+from tests.ingest.pdfs import TOTAL_ROWS, table_pdf
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
+
+
+def test_ingest_correct_and_accept_with_the_keyboard(
+    live_server, page: Page, print_pdf, settings, tmp_path: Path
+) -> None:
+    settings.INGEST_FILES_ROOT = tmp_path / "ingest"
+    settings.MEDIA_ROOT = tmp_path / "media"
+    UserFactory(username="adj", role="adjudicator")
+    pdf = tmp_path / "abstract.pdf"
+    pdf.write_bytes(table_pdf(print_pdf, TOTAL_ROWS))
+
+    log_in(page, live_server.url, "adj")
+    page.goto(f"{live_server.url}/ingest/")
+    page.locator("#id_collection").select_option("census")
+    page.locator("#files").set_input_files(str(pdf))
+    page.get_by_role("button", name="Upload").click()
+    expect(page).to_have_url(re.compile(r"/ingest/documents/\d+/$"))
+    expect(page.locator("#document-progress")).to_contain_text("Queued")
+    document = Document.objects.get()
+    services.document_extract(document_id=document.pk)  # what the ingest worker does
+    # The page polls: the candidate appears without a reload.
+    link = page.get_by_role("link", name=re.compile(r"census--\d+--1"))
+    expect(link).to_be_visible()
+    link.click()
+    expect(page.locator("#editor")).to_be_visible()
+    expect(page.locator(".boxes .box.current")).to_be_visible()
+    expect(page.locator("#preview table.hct")).to_be_visible()
+
+    # The page image: the box grows by a point with Shift+arrow, x extracts it again.
+    page.locator("#page-panel").focus()
+    page.keyboard.press("Shift+ArrowRight")
+    page.keyboard.press("x")
+    expect(page.locator("#page-status")).to_contain_text("Extracted again")
+    candidate = Candidate.objects.get()
+    assert candidate.version == 2 and candidate.box_adjusted
+
+    # The grid: arrows, typing, merge, split, undo, rows.
+    page.locator("#edit-grid td[tabindex='0']").focus()
+    page.keyboard.press("ArrowDown")  # North
+    page.keyboard.type("North Qatar")  # typing replaces the cell
+    page.keyboard.press("Enter")
+    expect(page.locator('#edit-grid td[data-row="1"][data-col="0"]')).to_have_text("North Qatar")
+    page.keyboard.press("ArrowUp")
+    page.keyboard.press("ArrowUp")
+    page.keyboard.press("ArrowRight")  # Male
+    page.keyboard.press("Shift+ArrowRight")  # and Female
+    page.keyboard.press("Alt+m")
+    merged = page.locator('#edit-grid td[colspan="2"]')
+    expect(merged).to_have_text("Male Female")
+    expect(page.locator('#preview th[colspan="2"]')).to_have_text("Male Female")
+    page.keyboard.press("Alt+s")
+    expect(page.locator('#edit-grid td[colspan="2"]')).to_have_count(0)
+    page.keyboard.press("Control+z")
+    expect(merged).to_have_text("Male Female")
+    page.keyboard.press("Control+z")
+    expect(page.locator('#edit-grid td[data-row="0"][data-col="2"]')).to_have_text("Female")
+    page.keyboard.press("Alt+ArrowDown")
+    expect(page.locator("#edit-grid tr")).to_have_count(5)
+    page.keyboard.press("Alt+Backspace")
+    expect(page.locator("#edit-grid tr")).to_have_count(4)
+    expect(page.locator("#save-status")).to_have_text("Draft kept")
+
+    page.keyboard.press("Control+Enter")
+    expect(page).to_have_url(re.compile(rf"/ingest/documents/{document.pk}/$"))
+    table = Table.objects.get(pk=f"census--{document.number}--1")
+    assert table.canonical_csv == TOTAL_ROWS.replace("North,", "North Qatar,")
+    assert table.image
+    candidate.refresh_from_db()
+    assert candidate.status == "accepted" and candidate.exact is False
