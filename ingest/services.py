@@ -803,3 +803,39 @@ def candidate_draw(
         Candidate.objects.filter(pk=created.pk).update(box_adjusted=True)
         created.box_adjusted = True
     return created
+
+
+MAX_IMAGE_BYTES = 10 * 1024 * 1024
+MAX_IMAGE_PIXELS = 40_000_000
+
+
+def candidate_image_attach(*, editor: Any, candidate: Candidate, data: bytes) -> Candidate:
+    """The image of a web page's table, uploaded with it: kept as PNG, it becomes the
+    table's image when the candidate is accepted. Anything but a PNG, JPEG or WebP picture
+    of sensible size is refused."""
+    import io
+
+    from PIL import Image, UnidentifiedImageError
+
+    _require(editor)
+    _pending(candidate)
+    if len(data) > MAX_IMAGE_BYTES:
+        raise ApplicationError(f"the image is larger than {MAX_IMAGE_BYTES:,} bytes", field="image")
+    try:
+        with Image.open(io.BytesIO(data)) as picture:
+            if picture.format not in ("PNG", "JPEG", "WEBP"):
+                raise ApplicationError("the image should be PNG, JPEG or WebP", field="image")
+            if picture.width * picture.height > MAX_IMAGE_PIXELS:
+                raise ApplicationError("the image has too many pixels", field="image")
+            out = io.BytesIO()
+            picture.convert("RGB").save(out, format="PNG")
+    except (UnidentifiedImageError, OSError, Image.DecompressionBombError):
+        raise ApplicationError("this file is not a readable image", field="image") from None
+    with transaction.atomic():
+        locked = _locked(candidate)
+        _pending(locked)
+        crop_path = f"crops/{locked.document_id}/{locked.number}-upload-{locked.version}.png"
+        files.write(crop_path, out.getvalue())
+        locked.crop_path = crop_path
+        locked.save(update_fields=["crop_path", "updated_at"])
+    return locked

@@ -18,4 +18,5 @@ urlpatterns = [
     path("candidates/<int:candidate_id>/", views.candidate, name="candidate"),
     path("candidates/<int:candidate_id>/crop.png", views.crop, name="crop"),
     path("candidates/<int:candidate_id>/reject/", views.reject, name="reject"),
+    path("candidates/<int:candidate_id>/image/", views.image, name="image"),
 ]

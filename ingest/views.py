@@ -160,5 +160,25 @@ def reject(request: HttpRequest, candidate_id: int) -> HttpResponse:
     return redirect(api.candidate_payload(review)["next"])
 
 
+@login_required
+@require_POST
+def image(request: HttpRequest, candidate_id: int) -> HttpResponse:
+    """The image of a web page's table, uploaded on its review page."""
+    _require(request)
+    candidate = selectors.candidate_get(candidate_id=candidate_id)
+    upload = request.FILES.get("image")
+    try:
+        if upload is None:
+            raise ApplicationError("choose an image file", field="image")
+        services.candidate_image_attach(
+            editor=request.user, candidate=candidate, data=upload.read(services.MAX_IMAGE_BYTES + 1)
+        )
+    except ApplicationError as exc:
+        messages.error(request, f"Image not kept: {exc.message}.")
+    else:
+        messages.success(request, "The image is kept; it becomes the table's image.")
+    return redirect(candidate)
+
+
 def quality(request: HttpRequest) -> HttpResponse:
     return render(request, "ingest/quality.html", {"report": selectors.quality_report()})

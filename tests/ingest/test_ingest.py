@@ -280,6 +280,24 @@ def test_a_web_pages_tables_are_candidates_with_their_spans(adjudicator, collect
     assert (first.strategy, first.page, first.crop_path) == ("html", None, "")
 
 
+def test_a_web_pages_table_takes_an_uploaded_image(adjudicator, collection) -> None:
+    page = b"<html><body><table><tr><td>a<td>1<tr><td>b<td>2</table></body></html>"
+    candidate = ingest(adjudicator, collection, page, name="page.html").candidates.get()
+    client = Client()
+    client.force_login(adjudicator)
+    bad = client.post(f"/ingest/candidates/{candidate.pk}/image/", {"image": _file(b"no", "x.png")})
+    assert bad.status_code == 302
+    candidate.refresh_from_db()
+    assert candidate.crop_path == ""
+    png = render_table_png("a,1\nb,2\n")
+    client.post(f"/ingest/candidates/{candidate.pk}/image/", {"image": _file(png, "t.png")})
+    candidate.refresh_from_db()
+    accepted = services.candidate_accept(
+        editor=adjudicator, candidate=candidate, state=state_of("a,1\nb,2\n"), base_version=1
+    )
+    assert accepted.table.image.read().startswith(b"\x89PNG")
+
+
 # --- Review and accept ---------------------------------------------------------------------
 
 
