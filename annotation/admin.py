@@ -6,6 +6,7 @@ from django.http import HttpRequest
 from annotation import services
 from annotation.models import (
     AnnotationSkip,
+    Collection,
     DiscardedVerification,
     Flag,
     GenerationItem,
@@ -29,6 +30,16 @@ class QuestionInline(admin.TabularInline):
     fields = ("id", "origin", "text", "gold_answer", "status")
     extra = 0
     show_change_link = True
+
+
+@admin.register(Collection)
+class CollectionAdmin(admin.ModelAdmin):
+    list_display = ("code", "name", "publisher", "licence", "created_at")
+    search_fields = ("code", "name", "publisher")
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Collection | None = None) -> tuple:
+        # The code is in its tables' ids: it never changes once there are any.
+        return ("code",) if obj is not None else ()
 
 
 @admin.register(Table)

@@ -147,7 +147,7 @@ def hundred_pages(paths: list[Path], folder: Path) -> tuple[float, float, int, i
     started = time.monotonic()
     document = services.document_upload(
         user=None,
-        collection=Collection.objects.get(code="psa"),
+        collection=Collection.objects.get_or_create(code="psa", defaults={"name": "QNPC"})[0],
         file_name="hundred.pdf",
         chunks=[data],
         enqueue=False,

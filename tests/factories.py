@@ -5,7 +5,7 @@ from __future__ import annotations
 import factory
 from django.contrib.auth.models import User
 
-from annotation.models import Question, Split, Table
+from annotation.models import Collection, Question, Split, Table
 from hctqa.accounts.roles import RESEARCHER
 from hctqa.accounts.services import account_approve_for_test_split, user_role_add
 from hctqa.core import taxonomy
@@ -36,6 +36,18 @@ class UserFactory(factory.django.DjangoModelFactory[User]):
         wanted = extracted is None or extracted
         if create and wanted and self.groups.filter(name=RESEARCHER).exists():
             account_approve_for_test_split(user=self, approved_by=None)
+
+
+class CollectionFactory(factory.django.DjangoModelFactory[Collection]):
+    """A collection; the release's four exist from a migration, but a transactional test
+    empties the database, so tests get them (or make them) through here."""
+
+    class Meta:
+        model = Collection
+        django_get_or_create = ("code",)
+
+    code = factory.Sequence(lambda n: f"coll{n}")
+    name = factory.LazyAttribute(lambda c: f"Collection {c.code}")
 
 
 class TableFactory(factory.django.DjangoModelFactory[Table]):

@@ -177,6 +177,12 @@ def crawl(
         "landing": ["/welcome/"],
         "api-gold-pool": ["/api/verify/gold-pool/"],
         "api-gold-verdicts": ["/api/verify/gold-verdicts/"],
+        "ingest:home": ["/ingest/"],
+        "ingest:quality": ["/ingest/quality/"],
+        "ingest:collection_new": ["/ingest/collections/new/"],
+        "api-ingest-documents": ["/api/ingest/documents/"],
+        "api-ingest-collections": ["/api/ingest/collections/"],
+        "api-ingest-quality": ["/api/ingest/quality/"],
     }
 
 
@@ -233,6 +239,22 @@ NO_GOLD_POSSIBLE = {
     # Raising and resolving a flag redirect; the queue that lists flags is crawled.
     "annotate:flag_new",
     "annotate:flag_resolve",
+    # Ingest: documents, pages and candidates hold tables being extracted, never a question.
+    "ingest:document",
+    "ingest:page",
+    "ingest:page_image",
+    "ingest:candidate",
+    "ingest:crop",
+    "ingest:reject",
+    "ingest:image",
+    "api-ingest-document",
+    "api-ingest-draw",
+    "api-ingest-candidate",
+    "api-ingest-candidate-draft",
+    "api-ingest-candidate-save",
+    "api-ingest-candidate-reject",
+    "api-ingest-candidate-extract",
+    "api-ingest-preview",
 }
 
 

@@ -36,9 +36,16 @@ class TableFilters:
 
 
 def source_choices() -> list[tuple[str, str]]:
-    """Every source a table can have, as (code, label): the collections, then synthetic."""
-    codes = list(Collection.objects.order_by("name").values_list("code", "name"))
-    return codes + [(Source.SYNTHETIC.value, Source.SYNTHETIC.label)]
+    """Every source a table can have, as (code, label): the release's four, the other
+    collections by name, then synthetic. The release's four are listed even when their
+    collection rows are missing (a database emptied and re-imported)."""
+    names = {s.value: s.label for s in Source if s != Source.SYNTHETIC}
+    release = list(names)
+    names.update(Collection.objects.values_list("code", "name"))
+    others = sorted((c for c in names if c not in release), key=lambda c: names[c].lower())
+    return [(c, names[c]) for c in release + others] + [
+        (Source.SYNTHETIC.value, Source.SYNTHETIC.label)
+    ]
 
 
 def real_tables(prefix: str = "") -> Q:

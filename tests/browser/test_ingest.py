@@ -13,7 +13,7 @@ from annotation.models import Table
 from ingest import services
 from ingest.models import Candidate, Document
 from tests.browser.test_annotation_tools import log_in
-from tests.factories import UserFactory
+from tests.factories import CollectionFactory, UserFactory
 from tests.ingest.pdfs import TOTAL_ROWS, table_pdf
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
@@ -25,6 +25,7 @@ def test_ingest_correct_and_accept_with_the_keyboard(
     settings.INGEST_FILES_ROOT = tmp_path / "ingest"
     settings.MEDIA_ROOT = tmp_path / "media"
     UserFactory(username="adj", role="adjudicator")
+    CollectionFactory(code="census", name="US Census")
     pdf = tmp_path / "abstract.pdf"
     pdf.write_bytes(table_pdf(print_pdf, TOTAL_ROWS))
 

@@ -21,7 +21,7 @@ from hctqa.errors import ConflictError
 from ingest import files, services
 from ingest.models import Candidate, CandidateStatus, Document, PageStatus
 from leaderboard.selectors import benchmark_questions
-from tests.factories import QuestionFactory, TableFactory, UserFactory
+from tests.factories import CollectionFactory, QuestionFactory, TableFactory, UserFactory
 from tests.ingest.pdfs import (
     NESTED_COLUMNS,
     ROW_GROUPS,
@@ -120,7 +120,7 @@ def test_an_upload_keeps_its_provenance_and_refuses_the_same_file_twice(
 def test_a_new_document_number_follows_the_collections_existing_tables(
     print_pdf, adjudicator
 ) -> None:
-    psa = Collection.objects.get(code="psa")
+    psa = CollectionFactory(code="psa")
     TableFactory(id="psa--57--3")
     document = upload(adjudicator, psa, table_pdf(print_pdf, TOTAL_ROWS))
     assert document.number == 58

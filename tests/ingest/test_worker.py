@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from annotation.models import Collection
 from ingest import services
 from ingest.models import Document
-from tests.factories import UserFactory
+from tests.factories import CollectionFactory, UserFactory
 from tests.ingest.pdfs import NESTED_ROWS, TOTAL_ROWS, pages_pdf
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
@@ -27,7 +26,7 @@ def test_an_upload_is_extracted_by_the_ingest_worker(
     print_pdf, shared_files: Path, celery_worker_process
 ) -> None:
     user = UserFactory(role="adjudicator")
-    collection = Collection.objects.get(code="census")
+    collection = CollectionFactory(code="census")
     data = pages_pdf(print_pdf, [TOTAL_ROWS, NESTED_ROWS])
     document = services.document_upload(
         user=user, collection=collection, file_name="census.pdf", chunks=[data]

@@ -29,7 +29,9 @@ RULE = "border: 1px solid #000;"
 CONTENT_SIZE_JS = """() => {
   document.body.style.display = "inline-block";
   const box = document.body.getBoundingClientRect();
-  return [Math.ceil(box.right + box.left), Math.ceil(box.bottom + box.top)];
+  const page = document.documentElement.getBoundingClientRect();
+  const height = Math.max(page.height, box.bottom + box.top);
+  return [Math.ceil(box.right + box.left), Math.ceil(height)];
 }"""
 NO_RULE = "border: 0;"
 
