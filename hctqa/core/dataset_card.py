@@ -52,8 +52,9 @@ _TABLE_FIELDS = (
     Feature("table_id", description="The table's id, e.g. `psa--4--1`."),
     Feature(
         "source",
-        description="Where the table comes from: `psa` (QNPC), `pak`, `census`, `arxiv`, "
-        "`synthetic` or `uploaded`. Per-source figures group by it.",
+        description="Where the table comes from: its collection's code (`psa` for QNPC, `pak`, "
+        "`census`, `arxiv`, or a collection ingested since) or `synthetic`. Per-source figures "
+        "group by it.",
     ),
     Feature(
         "collection",

@@ -554,3 +554,30 @@ def _file(data: bytes, name: str):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     return SimpleUploadedFile(name, data, content_type="application/octet-stream")
+
+
+def test_beat_queues_again_an_extraction_whose_worker_died(
+    print_pdf, adjudicator, collection, monkeypatch
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    document = upload(adjudicator, collection, table_pdf(print_pdf, TOTAL_ROWS))
+    long_ago = timezone.now() - timedelta(hours=1)
+    Document.objects.filter(pk=document.pk).update(
+        status="extracting", heartbeat_at=long_ago, attempts=1
+    )
+    queued: list[int] = []
+    monkeypatch.setattr(services, "_enqueue", queued.append)
+    assert services.documents_sweep() == 1 and queued == [document.pk]
+    # The task claims it again and finishes what the dead worker left.
+    services.document_extract(document_id=document.pk)
+    document.refresh_from_db()
+    assert (document.status, document.attempts) == ("done", 2)
+    Document.objects.filter(pk=document.pk).update(
+        status="extracting", heartbeat_at=long_ago, attempts=3
+    )
+    assert services.documents_sweep() == 0
+    document.refresh_from_db()
+    assert document.status == "failed" and "stopped 3 times" in document.message

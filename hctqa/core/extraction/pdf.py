@@ -3,12 +3,8 @@
 - **Ruled tables first.** pdfplumber's line strategy finds the cells that the page's ruling
   lines enclose. A merged cell is one such box that covers several grid rows or columns
   (``grid.layout_from_boxes``).
-- **Text alignment otherwise.** A page with no ruled table is read with pdfplumber's text
-  strategy, which draws grid lines from the alignment of words. It gives a full grid, so
-  merged cells are recovered from the words themselves (``_merge_borderless``): a header
-  label that runs across a column line, or is centred over several columns, spans them;
-  a label with nothing above it in the header reaches up to the top of the header; a row
-  label with nothing below it in its column, beside nested labels, covers its child rows.
+- **Text alignment otherwise.** A page with no ruled table is read from the alignment of
+  its words (``aligned``), merged cells included.
 - **Cell text** is made of the characters whose centre lies in the cell, read in lines and
   joined with spaces.
 - **Images**: the page rendered at ``CROP_DPI`` (pypdfium2 through pdfplumber), each
@@ -23,7 +19,7 @@ from __future__ import annotations
 import io
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from hctqa.core.extraction.aligned import aligned_tables
@@ -82,7 +78,6 @@ class PageExtraction:
     candidates: tuple[Candidate, ...]
     crops: tuple[bytes, ...] = ()  # PNG of each candidate, same order
     page_image: bytes = b""  # JPEG of the page at PAGE_IMAGE_DPI
-    notes: tuple[str, ...] = field(default_factory=tuple)
 
 
 def _chars(page: Any) -> list[dict[str, Any]]:
