@@ -565,8 +565,9 @@ def _decision(candidate: Candidate) -> dict[str, Any]:
 
 
 def _locked(candidate: Candidate) -> Candidate:
+    # Only the candidate's row: PostgreSQL locks no row of an outer join's nullable side.
     return (
-        Candidate.objects.select_for_update()
+        Candidate.objects.select_for_update(of=("self",))
         .select_related("document__collection", "decided_by")
         .get(pk=candidate.pk)
     )
