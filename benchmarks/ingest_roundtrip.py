@@ -130,25 +130,36 @@ def html_exact(tables: list) -> float:
     return right / len(tables)
 
 
-def hundred_pages(paths: list[Path], folder: Path) -> tuple[float, float, int, int]:
-    """A 100-page PDF (100 of the ruled pages) through the ingest services: upload, then
-    extraction, until every page's candidates and crops are stored."""
-    from pypdf import PdfReader, PdfWriter
+def a4_pages(tables: list, folder: Path) -> Path:
+    """The first 100 tables printed one per A4 page (a wide table runs off its page, as it
+    would on paper)."""
+    from playwright.sync_api import sync_playwright
 
+    from hctqa.core.extraction.printable import printable_pages
+    from hctqa.core.tables import parse_table
+
+    path = folder / "hundred-a4.pdf"
+    chosen = (tables * (100 // len(tables) + 1))[:100]
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+        page = browser.new_page()
+        page.set_content(printable_pages([parse_table(t.canonical_csv) for t in chosen]))
+        path.write_bytes(page.pdf(format="A4", print_background=True))
+        browser.close()
+    return path
+
+
+def hundred_pages(data: bytes, name: str) -> tuple[float, float, int, int]:
+    """A 100-page PDF through the ingest services: upload, then extraction, until every
+    page's candidates, crops and page images are stored."""
     from annotation.models import Collection
     from ingest import files, services
 
-    writer = PdfWriter()
-    for path in (paths * (100 // len(paths) + 1))[:100]:
-        writer.append(PdfReader(path))
-    out = io.BytesIO()
-    writer.write(out)
-    data = out.getvalue()
     started = time.monotonic()
     document = services.document_upload(
         user=None,
         collection=Collection.objects.get_or_create(code="psa", defaults={"name": "QNPC"})[0],
-        file_name="hundred.pdf",
+        file_name=name,
         chunks=[data],
         enqueue=False,
     )
@@ -158,6 +169,18 @@ def hundred_pages(paths: list[Path], folder: Path) -> tuple[float, float, int, i
     candidates = list(document.candidates.all())
     assert all(files.path_of(c.crop_path).is_file() for c in candidates)
     return elapsed, uploaded, document.pages.filter(status="done").count(), len(candidates)
+
+
+def merged(paths: list[Path]) -> bytes:
+    """One PDF of 100 pages: the table-sized pages of the first 100 tables."""
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter()
+    for path in (paths * (100 // len(paths) + 1))[:100]:
+        writer.append(PdfReader(path))
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
 
 
 def main() -> None:
@@ -188,12 +211,17 @@ def main() -> None:
         for source, (n, source_exact, source_teds) in by_source.items():
             print(f"  {source:7} {n:5,} tables  exact {source_exact:.3f}  TEDS {source_teds:.3f}")
         if ruled:
-            elapsed, uploaded, pages, candidates = hundred_pages(paths[:100], folder)
-            print(
-                f"100-page PDF: {candidates} candidates on {pages} pages, with crops and page "
-                f"images, ready in {elapsed:.1f} s (upload checks {uploaded:.1f} s)",
-                flush=True,
-            )
+            for label, data in (
+                ("table-sized pages", merged(paths[:100])),
+                ("A4 pages", a4_pages(tables[:100], folder).read_bytes()),
+            ):
+                elapsed, uploaded, pages, candidates = hundred_pages(data, f"{label}.pdf")
+                print(
+                    f"100-page PDF ({label}): {candidates} candidates on {pages} pages, with "
+                    f"crops and page images, ready in {elapsed:.1f} s (upload checks "
+                    f"{uploaded:.1f} s)",
+                    flush=True,
+                )
     html = html_exact(tables)
     print(f"html: exact {html:.3f}")
     print(

@@ -479,6 +479,7 @@ CELERY_TASK_ROUTES = {
     "leaderboard.tasks.run_inference": {"queue": "inference"},
     "annotation.tasks.generate_questions": {"queue": "inference"},
     "ingest.tasks.extract_document": {"queue": "ingest"},
+    "ingest.tasks.score_candidate": {"queue": "ingest"},
 }
 WORKER_QUEUES = ("default", "scoring", "inference", "ingest")
 CELERY_BEAT_SCHEDULE = {

@@ -462,6 +462,23 @@ def document_extract(*, document_id: int) -> str:
     return status
 
 
+def _enqueue_scoring(candidate_id: int) -> None:
+    from ingest.tasks import score_candidate
+
+    score_candidate.delay(candidate_id)
+
+
+def candidate_score(*, candidate_id: int) -> float | None:
+    """TEDS of an accepted candidate's machine extraction against the accepted table (the
+    task's body); nothing to do when it is already there."""
+    candidate = Candidate.objects.filter(pk=candidate_id, status=CandidateStatus.ACCEPTED).first()
+    if candidate is None or candidate.teds is not None:
+        return candidate.teds if candidate else None
+    value = compare(candidate.machine_csv, candidate.accepted_csv).teds
+    Candidate.objects.filter(pk=candidate_id, teds__isnull=True).update(teds=value)
+    return value
+
+
 def documents_sweep() -> int:
     """Queue again the extractions whose worker died or whose message was lost; fail those
     that stopped INGEST_MAX_ATTEMPTS times (beat, every minute)."""
@@ -482,6 +499,12 @@ def documents_sweep() -> int:
             continue
         _enqueue(document.pk)
         queued += 1
+    # Scores whose task was lost.
+    unscored = Candidate.objects.filter(
+        status=CandidateStatus.ACCEPTED, teds__isnull=True, decided_at__lt=stale
+    ).values_list("pk", flat=True)
+    for candidate_id in unscored:
+        _enqueue_scoring(candidate_id)
     return queued
 
 
@@ -670,7 +693,8 @@ def candidate_accept(
         table.image.save(f"{table_id}.png", ContentFile(files.read(locked.crop_path)), save=False)
     try:
         table.save(force_insert=True)
-        scores = compare(locked.machine_csv, canonical)
+        # TEDS can take seconds on a large table: the ingest worker adds it after commit.
+        scores = compare(locked.machine_csv, canonical, with_teds=False)
         draft = CandidateDraft.objects.filter(candidate=locked, editor=editor).first()
         locked.status = CandidateStatus.ACCEPTED
         locked.table = table
@@ -681,11 +705,13 @@ def candidate_accept(
         locked.decided_at = timezone.now()
         locked.seconds_spent += (draft.seconds_spent if draft else 0) + max(0, elapsed_ms) // 1000
         locked.exact = scores.exact
-        locked.teds = scores.teds
+        locked.teds = scores.teds if scores.exact else None
         locked.cell_precision = scores.cell_precision
         locked.cell_recall = scores.cell_recall
         locked.save()
         CandidateDraft.objects.filter(candidate=locked).delete()
+        if not scores.exact:
+            transaction.on_commit(lambda: _enqueue_scoring(locked.pk))
     except BaseException:
         if table.image:
             table.image.delete(save=False)

@@ -26,3 +26,17 @@ def sweep_documents() -> int:
     from ingest.services import documents_sweep
 
     return documents_sweep()
+
+
+@app.task(
+    bind=True,
+    acks_late=True,
+    autoretry_for=(DatabaseError,),
+    retry_backoff=2,
+    retry_backoff_max=60,
+    max_retries=5,
+)
+def score_candidate(self: object, candidate_id: int) -> float | None:
+    from ingest.services import candidate_score
+
+    return candidate_score(candidate_id=candidate_id)
