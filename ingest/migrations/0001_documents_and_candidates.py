@@ -10,7 +10,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ('annotation', '0012_collections'),
+        ('annotation', '0013_collections'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -81,7 +81,7 @@ def test_the_release_sources_become_collections_with_their_codes() -> None:
 
     # The data migration's own function: a transactional test elsewhere may have emptied
     # the tables since migrate ran.
-    migration = importlib.import_module("annotation.migrations.0012_collections")
+    migration = importlib.import_module("annotation.migrations.0013_collections")
     Collection.objects.all().delete()
     migration.add_release_collections(apps, None)
     codes = set(Collection.objects.values_list("code", flat=True))

@@ -34,7 +34,7 @@ def remove_release_collections(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0011_gold_pool_and_shown_answers'),
+        ('annotation', '0012_flags_and_question_versions'),
     ]
 
     operations = [
