@@ -482,10 +482,17 @@ CELERY_TASK_ROUTES = {
     "ingest.tasks.score_candidate": {"queue": "ingest"},
 }
 WORKER_QUEUES = ("default", "scoring", "inference", "ingest")
+# How often beat compares each scored submission's question set with the current one, for
+# the changes that send no signal (questions written, verified, edited, removed).
+QUESTION_SET_CHECK_SECONDS = env_int("QUESTION_SET_CHECK_SECONDS", 3600)
 CELERY_BEAT_SCHEDULE = {
     "sweep-stuck-submissions": {
         "task": "leaderboard.tasks.sweep_submissions",
         "schedule": env_int("SUBMISSION_SWEEP_EVERY_SECONDS", 60),
+    },
+    "rescore-after-question-set-drift": {
+        "task": "leaderboard.tasks.check_question_sets",
+        "schedule": QUESTION_SET_CHECK_SECONDS,
     },
     "resume-stale-inference-runs": {
         "task": "leaderboard.tasks.sweep_inference_runs",

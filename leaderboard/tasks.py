@@ -53,6 +53,13 @@ def sweep_submissions() -> dict[str, list[int]]:
 
 
 @app.task(acks_late=True)
+def check_question_sets() -> list[int]:
+    from leaderboard.services import submissions_check_question_sets
+
+    return submissions_check_question_sets()
+
+
+@app.task(acks_late=True)
 def refresh_property_regression() -> int | None:
     from leaderboard.services import property_regression_refresh
 

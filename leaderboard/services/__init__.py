@@ -18,6 +18,7 @@ from leaderboard.services.rescoring import (
     rescore_run,
     rescore_start,
     submission_sweep,
+    submissions_check_question_sets,
     submissions_invalidate,
 )
 from leaderboard.services.scoring import (
@@ -69,5 +70,6 @@ __all__ = [
     "submission_score",
     "submission_sweep",
     "submission_visibility_set",
+    "submissions_check_question_sets",
     "submissions_invalidate",
 ]

@@ -55,12 +55,14 @@ def current_question_sets() -> dict[str, str]:
 
 
 @transaction.atomic
-def submissions_invalidate(*, reason: str) -> list[int]:
+def submissions_invalidate(*, reason: str, requeue_scoring: bool = True) -> list[int]:
     """Mark every scored submission whose question set is no longer the current one for its
     split and data scope as stale, and queue them to be scored again, together. One being
     scored now is queued again too (it may have read the old gold answers; the scoring
-    under way then cannot save). Returns their ids; nothing is queued when none is out of
-    date. Run it in the transaction that changed the questions."""
+    under way then cannot save), unless ``requeue_scoring`` is off: a scoring records the
+    question set it read, so a later check finds it if it read an old one. Returns their
+    ids; nothing is queued when none is out of date. Run it in the transaction that changed
+    the questions."""
     current = current_question_sets()
     candidates = Submission.objects.filter(
         kind=Kind.SUBMISSION, status__in=[Status.SCORED, Status.SCORING]
@@ -68,11 +70,26 @@ def submissions_invalidate(*, reason: str) -> list[int]:
     ids = [
         pk
         for pk, split, scope, digest, status in candidates.iterator(chunk_size=_CHUNK)
-        if status == Status.SCORING or digest != current.get(f"{split}/{scope}", "")
+        if (requeue_scoring and status == Status.SCORING)
+        or (status == Status.SCORED and digest != current.get(f"{split}/{scope}", ""))
     ]
     if ids:
         rescore_start(submission_ids=ids, reason=reason)
     return ids
+
+
+# The reason a periodic check gives: the changes that send no signal of their own.
+DRIFT_REASON = (
+    "questions were written, verified, edited or removed since these submissions were scored"
+)
+
+
+def submissions_check_question_sets() -> list[int]:
+    """The periodic check (beat, every ``QUESTION_SET_CHECK_SECONDS``): questions written in
+    the query tool, verified or dropped in verification, edited or deleted by an admin change
+    the question sets too, without a signal; re-scoring on each of them would keep the board
+    re-scoring all day. Scorings under way are left alone."""
+    return submissions_invalidate(reason=DRIFT_REASON, requeue_scoring=False)
 
 
 @transaction.atomic

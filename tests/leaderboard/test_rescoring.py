@@ -159,3 +159,27 @@ def test_admins_watch_the_re_scoring_with_a_progress_bar(board, client: Client) 
     rows = client.get("/leaderboard/rescores/", headers={"HX-Request": "true"}).content.decode()
     assert "<html" not in rows and 'value="100"' in rows and "2 scored again" in rows
     assert "every 2s" not in rows
+
+
+def test_questions_written_since_make_the_periodic_check_queue_a_re_scoring(board) -> None:
+    # As the query tool writes one (verified at once): no signal, so the board would rank
+    # submissions scored before it beside those scored after, on different question sets.
+    Question.objects.create(
+        id="psa--1--1--M9",
+        table_id="psa--1--1",
+        text="A new question?",
+        gold_answer="{new}",
+        origin="human",
+        status="verified",
+    )
+    Submission.objects.filter(pk=board["test"].pk).update(status=Status.SCORING)
+    ids = services.submissions_check_question_sets()
+    # psa--1--1 is a train table: the all and train question sets changed, the test one did
+    # not; a scoring under way records the set it read, so it is left to a later check.
+    assert sorted(ids) == sorted([board["all"].pk, board["train"].pk])
+    assert Rescore.objects.get().reason == services.rescoring.DRIFT_REASON
+    assert Submission.objects.get(pk=board["test"].pk).status == Status.SCORING
+    # Scored again on the new sets, nothing is out of date: the next check queues nothing.
+    assert services.rescore_run(rescore_id=Rescore.objects.get().pk) == "2 scored; done"
+    Submission.objects.filter(pk=board["test"].pk).update(status=Status.SCORED)
+    assert services.submissions_check_question_sets() == []
