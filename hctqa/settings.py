@@ -107,6 +107,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Before anything reads the body (CSRF reads POST data in process_view).
+    "hctqa.request_limits.RequestSizeLimitMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -259,6 +261,9 @@ GENERATION_TEMPERATURE = env_int("GENERATION_TEMPERATURE_PERCENT", 70) / 100
 
 # --- Leaderboard submissions
 SUBMISSION_MAX_BYTES = env_int("SUBMISSION_MAX_BYTES", 50 * 1024 * 1024)
+# The largest request body of any kind, refused before it is read (0: no limit). It bounds
+# what one request can put in a temporary file; several documents ingested at once share it.
+REQUEST_MAX_BYTES = env_int("REQUEST_MAX_BYTES", 200 * 1024 * 1024)
 # An uploaded answer longer than this is refused (with its question id): no model answers a
 # table question in ten thousand characters, and pages and scoring stay small.
 SUBMISSION_MAX_ANSWER_CHARS = env_int("SUBMISSION_MAX_ANSWER_CHARS", 10_000)
