@@ -39,7 +39,19 @@ def setup(
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
+    _static_files_without_collectstatic()
     return args
+
+
+def _static_files_without_collectstatic() -> None:
+    """Pages name static files without the manifest that only ``collectstatic`` writes, as
+    in the tests: the benchmarks measure the views, not the static files."""
+    from django.conf import settings
+    from django.test.utils import override_settings
+
+    storages = {**settings.STORAGES}
+    storages["staticfiles"] = {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}
+    override_settings(STORAGES=storages).enable()
 
 
 def _scratch_postgres(url: str) -> str:
