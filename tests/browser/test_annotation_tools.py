@@ -146,7 +146,7 @@ def test_a_draft_survives_closing_the_tab(live_server, page: Page, annotator) ->
     context = page.context
     context.set_offline(True)
     page.keyboard.press("d")  # Split header cell, never reaching the server
-    expect(page.locator("#save-status")).to_contain_text("Offline", timeout=5000)
+    expect(page.locator("#save-status")).to_contain_text("Offline", timeout=15_000)
     page.close()
     context.set_offline(False)
     assert not PropertyAnnotation.objects.filter(draft__isnull=False).exists()
@@ -155,7 +155,7 @@ def test_a_draft_survives_closing_the_tab(live_server, page: Page, annotator) ->
     again.goto(f"{live_server.url}/annotate/properties/psa--1--1/")
     # Restored from this device's copy, and sent to the server at once.
     expect(again.locator('input[data-code="split_header_cell"]')).to_be_checked()
-    expect(again.locator("#save-status")).to_have_text("Draft kept", timeout=5000)
+    expect(again.locator("#save-status")).to_have_text("Draft kept", timeout=15_000)
     assert PropertyAnnotation.objects.get(annotator=annotator).draft["split_header_cell"] is True
 
 
