@@ -126,6 +126,7 @@ class PropertyDraftApi(APIView):
 
     @extend_schema(request=Input, responses={200: dict, 409: dict})
     def put(self, request: Request, table_id: str) -> Response:
+        _require(request, "annotation.annotate_table")
         data = self._input(request)
         result = services.property_draft_save(
             annotator=request.user, table=selectors.table_get(table_id=table_id), **data
@@ -155,6 +156,7 @@ class PropertySaveApi(APIView):
 
     @extend_schema(request=Input, responses={200: dict, 400: dict, 409: dict})
     def post(self, request: Request, table_id: str) -> Response:
+        _require(request, "annotation.annotate_table")
         serializer = self.Input(data=request.data)
         serializer.is_valid(raise_exception=True)
         table = selectors.table_get(table_id=table_id)
@@ -294,6 +296,7 @@ class QuestionDraftApi(APIView):
 
     @extend_schema(request=Input, responses={200: dict, 409: dict})
     def put(self, request: Request, table_id: str) -> Response:
+        _require(request, "annotation.write_question")
         serializer = self.Input(data=request.data)
         serializer.is_valid(raise_exception=True)
         result = services.question_draft_save(
@@ -312,6 +315,7 @@ class QuestionSaveApi(APIView):
 
     @extend_schema(request=Input, responses={201: dict, 400: dict})
     def post(self, request: Request, table_id: str) -> Response:
+        _require(request, "annotation.write_question")
         serializer = self.Input(data=request.data)
         serializer.is_valid(raise_exception=True)
         table = selectors.table_get(table_id=table_id)
@@ -397,6 +401,7 @@ class ResolveApi(APIView):
 
     @extend_schema(request=Input, responses={200: dict})
     def post(self, request: Request, table_id: str) -> Response:
+        _require(request, "annotation.adjudicate_question")
         serializer = self.Input(data=request.data)
         serializer.is_valid(raise_exception=True)
         row = services.table_properties_resolve(

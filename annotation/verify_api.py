@@ -22,6 +22,15 @@ from hctqa.pagination import CountedPagination
 SKIPPED_KEY = "verify_skipped"
 
 
+def _require(request: Any, permission: str, message: str) -> None:
+    """Refused before anything else is read, so the answer tells an outsider nothing."""
+    if not request.user.has_perm(permission):
+        raise PermissionDenied(message)
+
+
+_VERIFIERS = ("annotation.verify_question", "only annotators verify questions")
+
+
 def skipped_questions(request: Any) -> list[str]:
     return list(request.session.get(SKIPPED_KEY, []))
 
@@ -60,6 +69,7 @@ class VerifyRenewApi(APIView):
 
     @extend_schema(request=None, responses={200: dict, 409: dict})
     def post(self, request: Request, slot_id: uuid.UUID) -> Response:
+        _require(request, *_VERIFIERS)
         expires = services.verification_renew(
             annotator=request.user, slot_id=selectors.verification_slot_pk(public_id=slot_id)
         )
@@ -81,6 +91,7 @@ class VerifySubmitApi(APIView):
 
     @extend_schema(request=VerdictInput, responses={200: dict, 400: dict, 409: dict})
     def post(self, request: Request, slot_id: uuid.UUID) -> Response:
+        _require(request, *_VERIFIERS)
         data = VerdictInput(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
@@ -107,6 +118,7 @@ class VerifyReleaseApi(APIView):
 
     @extend_schema(request=None, responses={200: dict})
     def post(self, request: Request, slot_id: uuid.UUID) -> Response:
+        _require(request, *_VERIFIERS)
         release_and_skip(request, selectors.verification_slot_pk(public_id=slot_id))
         return Response({"slot": str(slot_id), "next": claim_payload(request)})
 
@@ -155,6 +167,7 @@ class AdjudicationDecideApi(APIView):
 
     @extend_schema(request=Input, responses={200: dict, 400: dict, 409: dict})
     def post(self, request: Request, question_id: str) -> Response:
+        _require(request, "annotation.adjudicate_question", "only adjudicators decide")
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
         question = services.adjudication_decide(

@@ -121,6 +121,7 @@ def verify(request: HttpRequest, slot_id: uuid.UUID) -> HttpResponse:
 @login_required
 @require_POST
 def verify_skip(request: HttpRequest, slot_id: uuid.UUID) -> HttpResponse:
+    _require(request, "annotation.verify_question", "only annotators verify questions")
     release_and_skip(request, selectors.verification_slot_pk(public_id=slot_id))
     return redirect("annotate:verify_next")
 
