@@ -16,6 +16,7 @@ from typing import IO, Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.core.files.base import ContentFile, File
 from django.core.files.uploadedfile import UploadedFile
@@ -71,10 +72,27 @@ def _enqueue_scoring(submission_id: int) -> None:
     transaction.on_commit(lambda: score_submission.delay(submission_id))
 
 
+# Changes to the ranked submissions can come in floods (a visibility toggled in a loop, with
+# no rate limit on the page): one regression waiting in the queue answers all of them, since
+# the task clears this mark before it reads. A worker that died with it set frees it by then.
+REGRESSION_PENDING_KEY = "leaderboard:regression-pending"
+REGRESSION_PENDING_SECONDS = 600
+
+
 def _enqueue_regression() -> None:
+    transaction.on_commit(_queue_regression_once)
+
+
+def _queue_regression_once() -> None:
     from leaderboard.tasks import refresh_property_regression
 
-    transaction.on_commit(refresh_property_regression.delay)
+    if not cache.add(REGRESSION_PENDING_KEY, True, timeout=REGRESSION_PENDING_SECONDS):
+        return  # one is waiting; it has not read yet, so it will see this change too
+    try:
+        refresh_property_regression.delay()
+    except Exception:
+        cache.delete(REGRESSION_PENDING_KEY)
+        raise
 
 
 def _check_size(upload: UploadedFile) -> None:
@@ -382,6 +400,7 @@ def property_regression_refresh() -> PropertyRegression | None:
     on the table properties, and keep the result. The per-question recall is the 2025-05
     rules' (the paper's Table 4 came from those), the same for text and vision. With too few
     data, the previous result is removed."""
+    cache.delete(REGRESSION_PENDING_KEY)  # changes from now on queue another one
     submissions = selectors.comparable_submissions().filter(data_scope=DataScope.REAL)
     per_table = (
         QuestionResult.objects.filter(submission__in=submissions, question__in_gold_pool=False)

@@ -288,6 +288,34 @@ def test_compare_runs_a_paired_bootstrap(client: Client, dataset, researcher) ->
     assert missing.status_code == 400 and b"no such submission" in missing.content
 
 
+def test_toggling_visibility_in_a_loop_queues_one_regression(
+    client: Client, dataset, researcher, django_capture_on_commit_callbacks, monkeypatch
+) -> None:
+    """The page has no rate limit; each change used to queue a whole regression on the
+    scoring workers, so a loop of clicks starved the submissions waiting behind it."""
+    from django.core.cache import cache
+
+    from leaderboard import tasks
+    from leaderboard.services import submissions
+
+    queued = []
+    monkeypatch.setattr(tasks.refresh_property_regression, "delay", lambda: queued.append(1))
+    cache.delete(submissions.REGRESSION_PENDING_KEY)
+    submission = scored(researcher, dataset, model_name="mine")
+    client.force_login(researcher)
+    url = f"/leaderboard/submissions/{submission.pk}/visibility/"
+    for i in range(30):
+        with django_capture_on_commit_callbacks(execute=True):
+            visibility = "private" if i % 2 == 0 else "public"
+            assert client.post(url, {"visibility": visibility}).status_code == 302
+    assert len(queued) == 1
+    # Once the waiting one starts it has read every change so far; a later one queues again.
+    services.property_regression_refresh()
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(url, {"visibility": "private"})
+    assert len(queued) == 2
+
+
 def test_the_regression_page(client: Client, researcher) -> None:
     assert b"Not enough scored public submissions" in client.get("/leaderboard/regression/").content
     from tests.factories import QuestionFactory, TableFactory
