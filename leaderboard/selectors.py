@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.core.cache import cache
 from django.db.models import Count, F, Q, QuerySet
 from django.db.models.functions import Length, Substr
 from django.http import Http404
@@ -442,11 +443,30 @@ class Comparison:
     metrics: dict[str, PairedComparison]
 
 
+# The bootstrap takes about half a second of CPU for two full submissions, and the page is
+# open to anonymous visitors: the same comparison asked again is read from the cache. It is
+# the same answer (fixed seed) until either submission is scored again.
+COMPARISON_CACHE_SECONDS = 600
+
+
 def compare(*, a: Submission, b: Submission, rules: str = DEFAULT_RULES) -> Comparison:
     """Paired bootstrap, under these rules, on the questions both submissions answered for the
     same gold and that both had counted (the 2025-10 rules leave some answers out)."""
     if rules != Rules.V2025_05 and Modality.VISION in (a.modality, b.modality):
         raise ValueError("vision answers have only the 2025-05 rules")
+    key = "compare:" + ":".join(
+        f"{s.pk}@{s.scored_at and s.scored_at.timestamp()}@{s.updated_at.timestamp()}"
+        for s in (a, b)
+    )
+    key = f"{key}:{rules}"
+    metrics = cache.get(key)
+    if metrics is None:
+        metrics = _compared(a, b, rules)
+        cache.set(key, metrics, timeout=COMPARISON_CACHE_SECONDS)
+    return Comparison(a=a, b=b, rules=rules, metrics=metrics)
+
+
+def _compared(a: Submission, b: Submission, rules: str) -> dict[str, PairedComparison]:
     metrics = ["recall", "cc"]
     if a.modality == b.modality == "text":
         metrics = ["precision", "recall", "f1", "cc"]
@@ -469,7 +489,7 @@ def compare(*, a: Submission, b: Submission, rules: str = DEFAULT_RULES) -> Comp
             [scores[a.pk][q][position] for q in shared],
             [scores[b.pk][q][position] for q in shared],
         )
-    return Comparison(a=a, b=b, rules=rules, metrics=results)
+    return results
 
 
 def comparable_submissions() -> QuerySet[Submission]:

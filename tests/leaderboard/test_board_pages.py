@@ -288,6 +288,33 @@ def test_compare_runs_a_paired_bootstrap(client: Client, dataset, researcher) ->
     assert missing.status_code == 400 and b"no such submission" in missing.content
 
 
+def test_the_same_comparison_asked_again_is_not_computed_again(
+    client: Client, dataset, researcher, monkeypatch
+) -> None:
+    """Half a second of CPU per bootstrap on full submissions, for anonymous visitors: asked
+    in a loop it would take the web workers. Scoring either one again computes it anew."""
+    from django.core.cache import cache
+
+    from leaderboard import selectors
+
+    cache.clear()
+    runs = []
+    real = selectors.paired_bootstrap
+    monkeypatch.setattr(
+        selectors, "paired_bootstrap", lambda *a, **k: runs.append(1) or real(*a, **k)
+    )
+    a = scored(researcher, dataset, model_name="first")
+    b = scored(researcher, dataset, model_name="second")
+    url = f"/leaderboard/compare/?a={a.pk}&b={b.pk}"
+    for _ in range(20):
+        assert client.get(url).status_code == 200
+    assert len(runs) == 4  # precision, recall, F1, CC: once
+    services.submission_rescore(submission=b, user=researcher)
+    services.submission_score(submission_id=b.pk)
+    assert client.get(url).status_code == 200
+    assert len(runs) == 8
+
+
 def test_toggling_visibility_in_a_loop_queues_one_regression(
     client: Client, dataset, researcher, django_capture_on_commit_callbacks, monkeypatch
 ) -> None:
