@@ -50,6 +50,16 @@ def _test_settings() -> Iterator[None]:
         yield
 
 
+@pytest.fixture(autouse=True)
+def _empty_cache() -> Iterator[None]:
+    """Each test starts with an empty cache: marks kept there (a queued property regression,
+    a cached comparison, throttle counters) must not carry over from an earlier test."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+
+
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     if not (DATA_DIR / "hctqa-real" / "qaps.json.gz").is_file():
