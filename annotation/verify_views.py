@@ -198,6 +198,8 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def verifier_reinstate(request: HttpRequest, user_id: int) -> HttpResponse:
+    # The role first: a 404 for a missing user would tell anyone which ids exist.
+    _require(request, "annotation.change_question", "only admins put an annotator back in the pool")
     person = get_object_or_404(get_user_model(), pk=user_id)
     services.verifier_reinstate(admin=request.user, user=person)
     messages.success(request, f"{person.get_username()} is back in the verification pool.")

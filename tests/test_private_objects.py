@@ -681,3 +681,15 @@ def test_the_insider_reaches_every_guarded_route(world) -> None:
             continue
         response = _send(client, method, url, data)
         assert response.status_code == 200, (route, response.status_code)
+
+
+def test_a_refused_user_cannot_tell_which_user_ids_exist(client: Client) -> None:
+    """Routes that take a user id refuse by role before looking the user up: the answer is
+    the same for an id that exists and one that does not."""
+    client.force_login(UserFactory(role="annotator"))
+    existing = UserFactory(role="annotator").pk
+    answers = {
+        client.post(f"/annotate/verification/verifiers/{user_id}/reinstate/").status_code
+        for user_id in (existing, existing + 1000)
+    }
+    assert answers == {403}
