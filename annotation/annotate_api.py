@@ -27,7 +27,7 @@ _MAX_INT = 2**53
 
 def _require(request: Request, permission: str) -> None:
     if not request.user.has_perm(permission):
-        raise PermissionDenied("your role does not include this tool")
+        raise PermissionDenied("Your role does not include this tool")
 
 
 def table_payload(table: Table) -> dict[str, Any]:
@@ -381,7 +381,7 @@ class ResolveApi(APIView):
     @extend_schema(responses={200: dict})
     def get(self, request: Request, table_id: str) -> Response:
         if not request.user.has_perm("annotation.adjudicate_question"):
-            raise PermissionDenied("resolving disagreements is for adjudicators")
+            raise PermissionDenied("Resolving disagreements is for adjudicators")
         work = selectors.resolution_work(table_id=table_id)
         resolution = work.resolution
         return Response(

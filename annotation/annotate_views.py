@@ -26,7 +26,7 @@ from hctqa.errors import ApplicationError, ConflictError
 
 def _require(request: HttpRequest, permission: str) -> None:
     if not request.user.has_perm(permission):
-        raise PermissionDenied("your role does not include this tool")
+        raise PermissionDenied("Your role does not include this tool")
 
 
 @dataclass
@@ -80,7 +80,7 @@ def hub(request: HttpRequest) -> HttpResponse:
         or user.has_perm("annotation.write_question")
         or user.has_perm("annotation.verify_question")
     ):
-        raise PermissionDenied("the annotation tools are for annotators")
+        raise PermissionDenied("The annotation tools are for annotators")
     context = {
         "properties": selectors.property_progress(annotator=user)
         if user.has_perm("annotation.annotate_table")
@@ -117,9 +117,9 @@ def _whole_number(raw: str | None) -> int:
     try:
         value = int(raw or 0)
     except ValueError:
-        raise ApplicationError("the form was damaged; reload the page") from None
+        raise ApplicationError("The form was damaged; reload the page") from None
     if not 0 <= value < 2**31:
-        raise ApplicationError("the form was damaged; reload the page")
+        raise ApplicationError("The form was damaged; reload the page")
     return value
 
 
@@ -356,7 +356,7 @@ def resolve(request: HttpRequest, table_id: str) -> HttpResponse:
 
 def _require_annotating(request: HttpRequest) -> None:
     if not any(request.user.has_perm(p) for p in _ANNOTATING):
-        raise PermissionDenied("the annotation tools are for annotators")
+        raise PermissionDenied("The annotation tools are for annotators")
 
 
 _ANNOTATING = (

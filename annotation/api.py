@@ -183,7 +183,7 @@ class TableRenderingApi(APIView):
     def get(self, request: Request, table_id: str, fmt: str) -> Response:
         if fmt not in FORMATS:
             raise ValidationError(
-                {"format": [f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}"]}
+                {"format": [f"Unknown format {fmt!r}; choose one of {', '.join(FORMATS)}"]}
             )
         table = selectors.table_get(table_id=table_id)
         content = selectors.table_rendering(table=table, fmt=fmt)

@@ -19,7 +19,7 @@ _PERMISSION = "annotation.add_syntheticrun"
 
 def _require_admin(request: HttpRequest) -> None:
     if not request.user.has_perm(_PERMISSION):
-        raise PermissionDenied("only admins run the synthetic generator")
+        raise PermissionDenied("Only admins run the synthetic generator")
 
 
 @login_required
@@ -39,7 +39,7 @@ def synthetic(request: HttpRequest) -> HttpResponse:
                     count = int(request.POST.get("count", ""))
                 except ValueError:
                     raise ApplicationError(
-                        "the number of tables should be a whole number"
+                        "The number of tables should be a whole number"
                     ) from None
                 run = services.synthetic_run_create(
                     user=request.user,
@@ -72,7 +72,7 @@ def synthetic_run(request: HttpRequest, run_id: int) -> HttpResponse:
     _require_admin(request)
     run = selectors.synthetic_run_get(run_id=run_id)
     if run is None:
-        raise Http404(f"no synthetic run {run_id}")
+        raise Http404(f"No synthetic run {run_id}")
     context = {"run": run}
     if request.htmx:
         return render(request, "annotation/synthetic/partials/run_progress.html", context)

@@ -129,7 +129,7 @@ class AdjudicationListApi(APIView):
     @extend_schema(responses={200: dict})
     def get(self, request: Request) -> Response:
         if not request.user.has_perm("annotation.adjudicate_question"):
-            raise PermissionDenied("only adjudicators see the adjudication queue")
+            raise PermissionDenied("Only adjudicators see the adjudication queue")
         total, items = selectors.adjudication_queue(adjudicator=request.user)
         return Response(
             {
@@ -248,7 +248,7 @@ def gold_summary_payload(gold: selectors.GoldControl) -> dict[str, Any]:
 
 def _require_gold_viewer(request: Request) -> None:
     if not request.user.has_perm("annotation.view_private_questions"):
-        raise PermissionDenied("only admins see the gold pool")
+        raise PermissionDenied("Only admins see the gold pool")
 
 
 class GoldPoolApi(APIView):
@@ -365,8 +365,8 @@ class GenerationRunsApi(APIView):
 
     class Input(StrictInput):
         retired = {
-            "base_url": "no longer taken: choose a registered `endpoint` by name",
-            "api_key_env": "no longer taken: choose a registered `endpoint` by name",
+            "base_url": "No longer taken: choose a registered `endpoint` by name",
+            "api_key_env": "No longer taken: choose a registered `endpoint` by name",
         }
         endpoint = serializers.CharField(help_text="The name of a registered endpoint.")
         model = serializers.CharField()
@@ -377,7 +377,7 @@ class GenerationRunsApi(APIView):
     @extend_schema(responses={200: dict})
     def get(self, request: Request) -> Response:
         if not request.user.has_perm("annotation.add_generationrun"):
-            raise PermissionDenied("only admins see question generation")
+            raise PermissionDenied("Only admins see question generation")
         runs = selectors.generation_runs()
         return Response({"runs": [run_payload(r) for r in runs]})
 
@@ -395,10 +395,10 @@ class GenerationRunApi(APIView):
     @extend_schema(responses={200: dict})
     def get(self, request: Request, run_id: int) -> Response:
         if not request.user.has_perm("annotation.add_generationrun"):
-            raise PermissionDenied("only admins see question generation")
+            raise PermissionDenied("Only admins see question generation")
         run = selectors.generation_run_get(run_id=run_id)
         if run is None:
-            raise NotFound(f"no generation run {run_id}")
+            raise NotFound(f"No generation run {run_id}")
         return Response(run_payload(run))
 
 
@@ -408,6 +408,6 @@ class GenerationCancelApi(APIView):
     @extend_schema(request=None, responses={200: dict, 409: dict})
     def post(self, request: Request, run_id: int) -> Response:
         if selectors.generation_run_get(run_id=run_id) is None:
-            raise NotFound(f"no generation run {run_id}")
+            raise NotFound(f"No generation run {run_id}")
         run = services.generation_run_cancel(user=request.user, run_id=run_id)
         return Response(run_payload(run))

@@ -22,6 +22,7 @@ from annotation.annotate_api import table_payload
 from annotation.models import Rating
 from annotation.verify_api import release_and_skip, skipped_questions
 from endpoints.selectors import endpoint_choices
+from hctqa.core.wording import counted
 from hctqa.errors import ApplicationError, ConflictError
 from hctqa.pagination import page_with_count
 
@@ -64,7 +65,7 @@ def _elapsed_ms(raw: str | None) -> int:
 
 @login_required
 def verify(request: HttpRequest, slot_id: uuid.UUID) -> HttpResponse:
-    _require(request, "annotation.verify_question", "only annotators verify questions")
+    _require(request, "annotation.verify_question", "Only annotators verify questions")
     public_id, slot_id = slot_id, selectors.verification_slot_pk(public_id=slot_id)
     status = 200
     form: dict[str, str] = {}
@@ -131,14 +132,14 @@ def verify_skip(request: HttpRequest, slot_id: uuid.UUID) -> HttpResponse:
 
 @login_required
 def adjudication(request: HttpRequest) -> HttpResponse:
-    _require(request, "annotation.adjudicate_question", "only adjudicators decide disagreements")
+    _require(request, "annotation.adjudicate_question", "Only adjudicators decide disagreements")
     total, items = selectors.adjudication_queue(adjudicator=request.user)
     return render(request, "annotation/verify/adjudication.html", {"total": total, "items": items})
 
 
 @login_required
 def adjudicate(request: HttpRequest, question_id: str) -> HttpResponse:
-    _require(request, "annotation.adjudicate_question", "only adjudicators decide disagreements")
+    _require(request, "annotation.adjudicate_question", "Only adjudicators decide disagreements")
     status = 200
     form: dict[str, str] = {}
     if request.method == "POST":
@@ -159,7 +160,7 @@ def adjudicate(request: HttpRequest, question_id: str) -> HttpResponse:
             return redirect("annotate:adjudication")
     item = selectors.adjudication_item(question_id=question_id, adjudicator=request.user)
     if item is None or item.question.status != "adjudication":
-        raise Http404("this question is not waiting for adjudication")
+        raise Http404("This question is not waiting for adjudication")
     context = {
         "item": item,
         "table": item.question.table,
@@ -202,7 +203,8 @@ def verifier_reinstate(request: HttpRequest, user_id: int) -> HttpResponse:
     _require(request, "annotation.change_question", "only admins put an annotator back in the pool")
     person = get_object_or_404(get_user_model(), pk=user_id)
     services.verifier_reinstate(admin=request.user, user=person)
-    messages.success(request, f"{person.get_username()} is back in the verification pool.")
+    name = person.get_username()
+    messages.success(request, f"The annotator {name} is back in the verification pool.")
     return redirect("annotate:verification_dashboard")
 
 
@@ -216,7 +218,7 @@ GOLD_PAGE_SIZE = 100
 def gold_pool(request: HttpRequest) -> HttpResponse:
     """The private gold pool (admins): its questions, adding and removing, and the latest
     gold verdicts with the answer each one showed."""
-    _require(request, "annotation.view_private_questions", "only admins see the gold pool")
+    _require(request, "annotation.view_private_questions", "Only admins see the gold pool")
     status = 200
     question_ids = ""
     if request.method == "POST":
@@ -225,7 +227,7 @@ def gold_pool(request: HttpRequest) -> HttpResponse:
         change = {"add": services.gold_pool_add, "remove": services.gold_pool_remove}.get(action)
         try:
             if change is None:
-                raise ApplicationError("choose to add or to remove")
+                raise ApplicationError("Choose to add or to remove")
             done = change(admin=request.user, question_ids=question_ids.split())
         except ApplicationError as exc:
             messages.error(request, f"Not saved: {exc.message}.")
@@ -234,8 +236,8 @@ def gold_pool(request: HttpRequest) -> HttpResponse:
             verb = "added to" if action == "add" else "taken out of"
             messages.success(
                 request,
-                f"{len(done.changed)} question{'s' if len(done.changed) != 1 else ''} {verb} "
-                f"the gold pool ({len(done.unchanged)} already so).",
+                f"{counted(len(done.changed), 'question')} {verb} the gold pool "
+                f"({len(done.unchanged)} already so).",
             )
             return redirect("annotate:gold_pool")
     try:
@@ -259,7 +261,7 @@ def gold_pool(request: HttpRequest) -> HttpResponse:
 
 
 def _require_generation(request: HttpRequest) -> None:
-    _require(request, "annotation.add_generationrun", "only admins run question generation")
+    _require(request, "annotation.add_generationrun", "Only admins run question generation")
 
 
 @login_required
@@ -323,7 +325,7 @@ def generation_run(request: HttpRequest, run_id: int) -> HttpResponse:
     _require_generation(request)
     run = selectors.generation_run_get(run_id=run_id)
     if run is None:
-        raise Http404(f"no generation run {run_id}")
+        raise Http404(f"No generation run {run_id}")
     context = {"run": run, "failures": selectors.generation_failures(run_id=run.pk)}
     if request.htmx:
         return render(request, "annotation/verify/partials/run_progress.html", context)
@@ -357,7 +359,7 @@ def generation_resume(request: HttpRequest, run_id: int) -> HttpResponse:
 @login_required
 def verdict_change(request: HttpRequest, slot_id: uuid.UUID) -> HttpResponse:
     """Change a verdict already given, while its question waits for the other one."""
-    _require(request, "annotation.verify_question", "only annotators verify questions")
+    _require(request, "annotation.verify_question", "Only annotators verify questions")
     slot = selectors.verdict_given(annotator=request.user, public_id=slot_id)
     status = 200
     form = {

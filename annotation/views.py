@@ -86,7 +86,7 @@ def table_download(request: HttpRequest, table_id: str, fmt: str) -> HttpRespons
     if fmt not in _DOWNLOAD_TYPES:
         formats = ", ".join(_DOWNLOAD_TYPES)
         return HttpResponse(
-            f"unknown format {fmt!r}; choose one of {formats}",
+            f"Unknown format {fmt!r}; choose one of {formats}",
             status=400,
             content_type="text/plain",
         )

@@ -72,13 +72,13 @@ class EndpointInput(StrictInput):
 
 def _require_admin(request: Request) -> None:
     if not request.user.has_perm("endpoints.change_endpoint"):
-        raise PermissionDenied("only admins manage endpoints")
+        raise PermissionDenied("Only admins manage endpoints")
 
 
 def _endpoint(name: str) -> Endpoint:
     endpoint = Endpoint.objects.prefetch_related("users", "groups").filter(name=name).first()
     if endpoint is None:
-        raise NotFound(f"no endpoint {name}")
+        raise NotFound(f"No endpoint {name}")
     return endpoint
 
 

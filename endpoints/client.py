@@ -53,6 +53,7 @@ import httpx2
 
 from endpoints.addresses import AddressRefused, address_check, literal, resolve_checked
 from hctqa.core import safe_json
+from hctqa.core.wording import counted
 
 Outcome = Literal["answered", "rejected", "failed", "fatal"]
 
@@ -238,8 +239,8 @@ def checked_connector(*, allow_private: bool) -> Callable[..., socket.socket]:
         try:  # an AddressRefused goes up as it is: no connection failure, a refusal
             candidates = resolve_checked(host, port, allow_private=allow_private)
         except (OSError, UnicodeError) as exc:
-            raise OSError(f"{host} does not resolve ({exc})") from None
-        error: OSError = OSError(f"{host} has no address")
+            raise OSError(f"The host {host} does not resolve ({exc})") from None
+        error: OSError = OSError(f"The host {host} has no address")
         for family, sockaddr in candidates[:_ADDRESSES_TRIED]:
             sock = socket.socket(family, socket.SOCK_STREAM)
             try:
@@ -334,7 +335,7 @@ class _StdlibTransport:
 
     def _connection(self) -> http.client.HTTPConnection:
         if self._closed:  # the pool stopped: no new connections, no re-sends
-            raise TransportError("the run stopped")
+            raise TransportError("The run stopped")
         conn = getattr(self._local, "conn", None)
         if conn is None:
             if self._https:
@@ -512,9 +513,9 @@ def parse_completion(payload: bytes) -> tuple[str, str]:
         choice = data["choices"][0]
         content = choice["message"].get("content") or ""
     except (ValueError, KeyError, IndexError, TypeError, AttributeError):
-        raise ValueError("the reply is not a chat completion") from None
+        raise ValueError("The reply is not a chat completion") from None
     if not isinstance(content, str):
-        raise ValueError("the reply's content is not text")
+        raise ValueError("The reply's content is not text")
     return content, str(choice.get("finish_reason") or "")
 
 
@@ -596,18 +597,18 @@ class ChatClient:
             try:
                 response = self._transport.post(body)
             except TransportRefused as exc:
-                return self._fatal(request, f"the endpoint's address is refused: {exc}", attempt)
+                return self._fatal(request, f"The endpoint's address is refused: {exc}", attempt)
             except ReplyTooLarge:
                 return ChatResult(
                     key=request.key,
                     outcome="rejected",
-                    error=f"the reply is larger than {MAX_REPLY_BYTES // 1024} KiB",
+                    error=f"The reply is larger than {MAX_REPLY_BYTES // 1024} KiB",
                     attempts=attempt,
                 )
             except TransportTimeout:
-                error = f"no reply within {policy.timeout_seconds:g} s"
+                error = f"No reply within {policy.timeout_seconds:g} s"
             except TransportError as exc:
-                error = f"could not reach the endpoint: {exc}"
+                error = f"Could not reach the endpoint: {exc}"
                 with self._unreachable_lock:
                     self._unreachable += 1
                     down = self._unreachable >= self.unreachable_limit
@@ -616,7 +617,7 @@ class ChatClient:
                     # instead of spending every question's retries on it.
                     return self._fatal(
                         request,
-                        f"could not reach it {self.unreachable_limit} times in a row ({exc})",
+                        f"Could not reach it {self.unreachable_limit} times in a row ({exc})",
                         attempt,
                     )
             else:
@@ -663,7 +664,7 @@ class ChatClient:
         return ChatResult(
             key=request.key,
             outcome="failed",
-            error=f"no answer after {policy.max_attempts} attempts; the last: {error}",
+            error=f"No answer after {counted(policy.max_attempts, 'attempt')}; the last: {error}",
             attempts=policy.max_attempts,
         )
 

@@ -43,6 +43,6 @@ def api_key_unseal(sealed: str) -> str:
         return _sealer().decrypt(sealed.encode("ascii")).decode()
     except (InvalidToken, ValueError):
         raise ApplicationError(
-            "the endpoint's key cannot be opened where the run executes: the worker needs the "
+            "The endpoint's key cannot be opened where the run executes: the worker needs the "
             "same SECRET_KEY as the web server. Resume the run and give the key again"
         ) from None

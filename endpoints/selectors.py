@@ -58,13 +58,13 @@ def endpoint_for_run(*, user: Any, name: str, model_name: str) -> Endpoint:
     endpoint = endpoints_usable_by(user=user).filter(name=name.strip()).first()
     if endpoint is None:
         raise ApplicationError(
-            f"there is no endpoint {name.strip()!r} that you may use (an admin registers "
+            f"There is no endpoint {name.strip()!r} that you may use (an admin registers "
             "endpoints and says who may use them)",
             field="endpoint",
         )
     if not endpoint.serves(model_name):
         raise ApplicationError(
-            f"{endpoint.name} serves {', '.join(endpoint.model_names)}, not {model_name}",
+            f"Endpoint {endpoint.name} serves {', '.join(endpoint.model_names)}, not {model_name}",
             field="model_name",
         )
     return endpoint
@@ -104,14 +104,14 @@ def chat_target(
         if not key_variable_allowed(variable):
             logger.warning("endpoint %s: %s is not in ENDPOINT_KEY_VARIABLES", endpoint, variable)
             raise ApplicationError(
-                f"the key of endpoint {endpoint.name} is in a variable the platform no longer "
+                f"The key of endpoint {endpoint.name} is in a variable the platform no longer "
                 "sends (ENDPOINT_KEY_VARIABLES); an admin needs to fix the endpoint"
             )
         key = os.environ.get(variable, "").strip()
         if key and not API_KEY.match(key):
             # It goes into a header: a newline would end up in an exception's message.
             raise ApplicationError(
-                f"the key of endpoint {endpoint.name} is not a valid key (printable characters "
+                f"The key of endpoint {endpoint.name} is not a valid key (printable characters "
                 "without spaces); an admin needs to fix it where the run executes"
             )
         if not key:
@@ -119,7 +119,7 @@ def chat_target(
             # does not name it.
             logger.warning("endpoint %s: the variable %s is not set here", endpoint, variable)
             raise ApplicationError(
-                f"the key of endpoint {endpoint.name} is not set where the run executes (the "
+                f"The key of endpoint {endpoint.name} is not set where the run executes (the "
                 "inference worker, or the shell of a command); an admin sets it, then the run "
                 "can be resumed"
             )

@@ -46,7 +46,7 @@ def base_url_checked(base_url: str, *, allow_private: bool) -> str:
     checks again on every connection, and that check is the one that counts."""
     base_url = base_url.strip().rstrip("/")
     bad_url = ApplicationError(
-        "the base URL should be http(s)://host[:port]/path, e.g. http://gpu-host:8000/v1",
+        "The base URL should be http(s)://host[:port]/path, e.g. http://gpu-host:8000/v1",
         field="base_url",
     )
     if len(base_url) > 500 or not BASE_URL.match(base_url):
@@ -59,7 +59,7 @@ def base_url_checked(base_url: str, *, allow_private: bool) -> str:
     if not parts.hostname:
         raise bad_url
     if parts.username or parts.password:
-        raise ApplicationError("put no user name or password in the base URL", field="base_url")
+        raise ApplicationError("Put no user name or password in the base URL", field="base_url")
     scheme = parts.scheme.lower()
     default_port = {"http": 80, "https": 443}[scheme]
     address = literal(parts.hostname)
@@ -70,7 +70,7 @@ def base_url_checked(base_url: str, *, allow_private: bool) -> str:
             resolve_checked(parts.hostname, port or default_port, allow_private=allow_private)
     except AddressRefused as exc:
         raise ApplicationError(
-            f"the base URL is refused: {exc.message}", field="base_url"
+            f"The base URL is refused: {exc.message}", field="base_url"
         ) from None
     except (OSError, UnicodeError, socket.gaierror):
         pass  # may resolve only where the run executes
@@ -93,13 +93,13 @@ def key_variable_checked(name: str) -> str:
         return ""
     if not ENV_NAME.match(name):
         raise ApplicationError(
-            "give the NAME of the environment variable that holds the key (capital letters, "
+            "Give the NAME of the environment variable that holds the key (capital letters, "
             "digits and _, e.g. OPENAI_API_KEY), never the key itself",
             field="api_key_env",
         )
     if not key_variable_allowed(name):
         raise ApplicationError(
-            f"{name} is not a variable the platform sends as a key; allowed: "
+            f"The variable {name} is not one the platform sends as a key; allowed: "
             f"{', '.join(settings.ENDPOINT_KEY_VARIABLES)} (ENDPOINT_KEY_VARIABLES)",
             field="api_key_env",
         )
@@ -111,7 +111,7 @@ def api_key_checked(key: str) -> str:
     key = key.strip()
     if not API_KEY.match(key):
         raise ApplicationError(
-            "the API key should be 1 to 500 printable characters without spaces",
+            "The API key should be 1 to 500 printable characters without spaces",
             field="api_key",
         )
     return key
@@ -139,7 +139,7 @@ def model_names_checked(names: Sequence[str]) -> list[str]:
     cleaned = list(dict.fromkeys(n.strip() for n in names if n.strip()))
     if len(cleaned) > MAX_MODEL_NAMES or any(len(n) > 200 for n in cleaned):
         raise ApplicationError(
-            f"at most {MAX_MODEL_NAMES} model names of at most 200 characters",
+            f"At most {MAX_MODEL_NAMES} model names of at most 200 characters",
             field="model_names",
         )
     return cleaned
@@ -152,11 +152,11 @@ def endpoint_fields_checked(
     name = name.strip()
     if not ENDPOINT_NAME.match(name):
         raise ApplicationError(
-            "the name should be 1 to 64 lower-case letters, digits, - and _, e.g. vllm-gpu1",
+            "The name should be 1 to 64 lower-case letters, digits, - and _, e.g. vllm-gpu1",
             field="name",
         )
     if len(description) > 300:
-        raise ApplicationError("at most 300 characters", field="description")
+        raise ApplicationError("At most 300 characters", field="description")
     return {
         "name": name,
         # Loopback and private addresses are fine for an admin's endpoint; link-local is not.
@@ -169,18 +169,18 @@ def endpoint_fields_checked(
 
 def _require_admin(user: Any) -> None:
     if not user.has_perm("endpoints.change_endpoint"):
-        raise PermissionDenied("only admins register endpoints")
+        raise PermissionDenied("Only admins register endpoints")
 
 
 def _people(data: EndpointInput) -> tuple[list[Any], list[Group]]:
     users = list(get_user_model().objects.filter(username__in=data.usernames))
     missing = sorted(set(data.usernames) - {u.get_username() for u in users})
     if missing:
-        raise ApplicationError(f"no such user: {', '.join(missing)}", field="usernames")
+        raise ApplicationError(f"No such user: {', '.join(missing)}", field="usernames")
     groups = list(Group.objects.filter(name__in=data.group_names))
     missing = sorted(set(data.group_names) - {g.name for g in groups})
     if missing:
-        raise ApplicationError(f"no such group: {', '.join(missing)}", field="group_names")
+        raise ApplicationError(f"No such group: {', '.join(missing)}", field="group_names")
     return users, groups
 
 
@@ -202,7 +202,7 @@ def _save(endpoint: Endpoint, data: EndpointInput) -> Endpoint:
         endpoint.is_active = data.is_active
     taken = Endpoint.objects.filter(name=endpoint.name).exclude(pk=endpoint.pk)
     if taken.exists():
-        raise ApplicationError(f"there is an endpoint {endpoint.name} already", field="name")
+        raise ApplicationError(f"There is an endpoint {endpoint.name} already", field="name")
     users, groups = _people(data)
     endpoint.save()
     if "usernames" not in keep:
@@ -225,7 +225,7 @@ def endpoint_update(*, user: Any, name: str, data: EndpointInput) -> Endpoint:
     _require_admin(user)
     endpoint = Endpoint.objects.select_for_update().filter(name=name).first()
     if endpoint is None:
-        raise ApplicationError(f"no endpoint {name}", field="name")
+        raise ApplicationError(f"No endpoint {name}", field="name")
     return _save(endpoint, data)
 
 
@@ -236,11 +236,11 @@ def endpoint_delete(*, user: Any, name: str) -> None:
     _require_admin(user)
     endpoint = Endpoint.objects.filter(name=name).first()
     if endpoint is None:
-        raise ApplicationError(f"no endpoint {name}", field="name")
+        raise ApplicationError(f"No endpoint {name}", field="name")
     try:
         endpoint.delete()
     except ProtectedError:
         raise ConflictError(
-            f"runs used {name}, so it stays on record; deactivate it instead",
+            f"Runs used {name}, so it stays on record; deactivate it instead",
             current={"name": name, "is_active": endpoint.is_active},
         ) from None

@@ -45,6 +45,6 @@ class StrictInput(serializers.Serializer):
         unknown = sorted(set(self.initial_data) - set(self.fields))
         if unknown:
             raise exceptions.ValidationError(
-                {name: [self.retired.get(name, "not a field of this request")] for name in unknown}
+                {name: [self.retired.get(name, "Not a field of this request")] for name in unknown}
             )
         return attrs

@@ -71,8 +71,8 @@ class CountedPagination(PageNumberPagination):
             if number < 1:
                 raise ValueError
         except ValueError:
-            raise NotFound(f"page should be a whole number from 1, not {raw!r}") from None
+            raise NotFound(f"Page should be a whole number from 1, not {raw!r}") from None
         self.page = page_with_count(queryset, number=number, size=size)
         if self.page.number != number:
-            raise NotFound(f"page {number} is past the last page ({self.page.number})")
+            raise NotFound(f"Page {number} is past the last page ({self.page.number})")
         return list(self.page)

@@ -151,7 +151,7 @@ class LeaderboardApi(APIView):
     def get(self, request: Request) -> Response:
         modality = request.query_params.get("modality", Modality.TEXT)
         if modality not in Modality.values:
-            raise ValidationError({"modality": ["modality should be text or vision"]})
+            raise ValidationError({"modality": ["Modality should be text or vision"]})
         form = BoardFilterForm(request.query_params, modality=modality)
         if not form.is_valid():
             raise _form_errors(form)
@@ -252,7 +252,7 @@ class SubmissionResultsApi(APIView):
     def get(self, request: Request, pk: int) -> Response:
         submission = selectors.submission_for_viewer(submission_id=pk, user=request.user)
         if not selectors.can_manage(user=request.user, submission=submission):
-            raise Http404("only the owner can read per-question results")
+            raise Http404("Only the owner can read per-question results")
         rows = selectors.results_export(submission=submission, user=request.user)
         return Response({"submission": submission.pk, "count": len(rows), "results": rows})
 
@@ -346,7 +346,7 @@ class InferenceRunCreateApi(APIView):
 
     class InputSerializer(StrictInput):
         retired = {
-            "api_key_env": "no longer taken: registered endpoints hold their keys; choose one "
+            "api_key_env": "No longer taken: registered endpoints hold their keys; choose one "
             "by `endpoint`, or give your own `base_url` (and `api_key`, if it needs one)"
         }
         model_name = serializers.CharField(max_length=200)

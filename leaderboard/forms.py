@@ -104,7 +104,7 @@ class RulesForm(forms.Form):
     def clean_rules(self) -> str:
         rules = self.cleaned_data["rules"] or DEFAULT_RULES
         if self.modality == Modality.VISION and rules != DEFAULT_RULES:
-            raise forms.ValidationError("vision answers have only the 2025-05 rules")
+            raise forms.ValidationError("Vision answers have only the 2025-05 rules")
         return rules
 
 
@@ -118,7 +118,7 @@ class BoardFilterForm(RulesForm):
         choices=BOARD_SPLIT_CHOICES,
         label="Questions",
         error_messages={
-            "invalid_choice": "the public boards rank all questions or the test split, not "
+            "invalid_choice": "The public boards rank all questions or the test split, not "
             "%(value)s: train and validation scores are for their owners only"
         },
     )
@@ -164,7 +164,7 @@ class CompareForm(forms.Form):
     def clean(self) -> dict:
         data = super().clean()
         if data.get("a") and data.get("a") == data.get("b"):
-            raise forms.ValidationError("choose two different submissions")
+            raise forms.ValidationError("Choose two different submissions")
         return data
 
 

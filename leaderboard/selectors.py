@@ -169,7 +169,7 @@ class BoardFilters:
 def _board_submissions(filters: BoardFilters, prefix: str = "") -> Q:
     """The submissions a board with these filters holds, as a condition on ``prefix``."""
     if filters.split not in BOARD_SPLITS:
-        raise ValueError("train and validation scores are not ranked publicly")
+        raise ValueError("Train and validation scores are not ranked publicly")
     p = prefix
     condition = Q(**{f"{p}modality": filters.modality, f"{p}split": filters.split})
     for field in ("size_class", "weights", "data_scope", "table_format"):
@@ -264,9 +264,9 @@ def submission_for_viewer(*, submission_id: int, user: User) -> Submission:
             pk=submission_id
         )
     except Submission.DoesNotExist:
-        raise Http404("no such submission") from None
+        raise Http404("No such submission") from None
     if not is_public(submission) and not can_manage(user=user, submission=submission):
-        raise Http404("no such submission")
+        raise Http404("No such submission")
     return submission
 
 
@@ -453,7 +453,7 @@ def compare(*, a: Submission, b: Submission, rules: str = DEFAULT_RULES) -> Comp
     """Paired bootstrap, under these rules, on the questions both submissions answered for the
     same gold and that both had counted (the 2025-10 rules leave some answers out)."""
     if rules != Rules.V2025_05 and Modality.VISION in (a.modality, b.modality):
-        raise ValueError("vision answers have only the 2025-05 rules")
+        raise ValueError("Vision answers have only the 2025-05 rules")
     key = "compare:" + ":".join(
         f"{s.pk}@{s.scored_at and s.scored_at.timestamp()}@{s.updated_at.timestamp()}"
         for s in (a, b)
@@ -482,7 +482,7 @@ def _compared(a: Submission, b: Submission, rules: str) -> dict[str, PairedCompa
         scores[submission.pk] = {row[0]: tuple(float(v) for v in row[1:]) for row in rows}
     shared = sorted(set(scores[a.pk]) & set(scores[b.pk]))
     if not shared:
-        raise ValueError("these two submissions share no scored questions")
+        raise ValueError("These two submissions share no scored questions")
     results = {}
     for position, metric in enumerate(metrics):
         results[metric] = paired_bootstrap(
@@ -554,9 +554,9 @@ def inference_run_for_viewer(*, run_id: int, user: User) -> InferenceRun:
             pk=run_id
         )
     except InferenceRun.DoesNotExist:
-        raise Http404("no such inference run") from None
+        raise Http404("No such inference run") from None
     if not can_manage_run(user=user, run=run):
-        raise Http404("no such inference run")
+        raise Http404("No such inference run")
     return run
 
 

@@ -59,7 +59,7 @@ def board(request: HttpRequest, modality: str = Modality.TEXT) -> HttpResponse:
 
 def board_export(request: HttpRequest, modality: str, fmt: str) -> HttpResponse:
     if modality not in Modality.values:
-        raise Http404("the boards are text and vision")
+        raise Http404("The boards are text and vision")
     form = BoardFilterForm(request.GET, modality=modality)
     if not form.is_valid():
         return HttpResponse(json.dumps(form.errors), status=400, content_type="application/json")
@@ -79,7 +79,7 @@ def _download(rows: list[dict], fmt: str, name: str, columns: tuple[str, ...]) -
         body = dict_rows_csv(rows, columns)
         response = HttpResponse(body, content_type="text/csv; charset=utf-8")
     else:
-        raise Http404("export formats are csv and json")
+        raise Http404("Export formats are csv and json")
     response["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'
     return response
 
@@ -188,7 +188,7 @@ def submission_delete(request: HttpRequest, pk: int) -> HttpResponse:
 def submission_results(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
     submission = selectors.submission_for_viewer(submission_id=pk, user=request.user)
     if not selectors.can_manage(user=request.user, submission=submission):
-        raise Http404("only the owner can download per-question results")
+        raise Http404("Only the owner can download per-question results")
     rows = selectors.results_export(submission=submission, user=request.user)
     return _download(rows, fmt, f"submission-{submission.pk}-results", exports.RESULT_COLUMNS)
 
@@ -207,7 +207,7 @@ def compare(request: HttpRequest) -> HttpResponse:
             )
             context["comparison"] = selectors.compare(a=a, b=b, rules=form.cleaned_data["rules"])
         except (ValueError, Http404) as exc:
-            form.add_error(None, str(exc) if isinstance(exc, ValueError) else "no such submission")
+            form.add_error(None, str(exc) if isinstance(exc, ValueError) else "No such submission")
             status = 400
     elif request.GET:
         status = 400
@@ -225,7 +225,7 @@ def rescores(request: HttpRequest) -> HttpResponse:
     """Re-scorings after the questions or gold answers changed, with their progress
     (admins)."""
     if not selectors.can_watch_rescores(user=request.user):
-        raise PermissionDenied("re-scorings are for admins")
+        raise PermissionDenied("Re-scorings are for admins")
     progress = services.rescore_progress(selectors.rescores_recent())
     context = {"progress": progress, "any_active": any(p.rescore.is_active for p in progress)}
     if request.htmx:
@@ -241,7 +241,7 @@ RUNS_SHOWN = 100
 @login_required
 def inference_runs(request: HttpRequest) -> HttpResponse:
     if not selectors.can_start_inference(user=request.user):
-        raise PermissionDenied("inference runs are for researchers and admins")
+        raise PermissionDenied("Inference runs are for researchers and admins")
     runs = list(selectors.inference_runs_for(user=request.user)[:RUNS_SHOWN])
     context = {"runs": runs, "any_active": any(r.is_active for r in runs)}
     if request.htmx:
@@ -252,7 +252,7 @@ def inference_runs(request: HttpRequest) -> HttpResponse:
 @login_required
 def inference_run_new(request: HttpRequest) -> HttpResponse:
     if not selectors.can_start_inference(user=request.user):
-        raise PermissionDenied("inference runs are for researchers and admins")
+        raise PermissionDenied("Inference runs are for researchers and admins")
     form = InferenceRunForm(request.POST or None, endpoints=endpoint_choices(user=request.user))
     if request.method == "POST" and form.is_valid():
         try:

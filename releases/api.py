@@ -154,6 +154,6 @@ class ReleaseBuildApi(APIView):
     @extend_schema(responses={200: ReleaseBuildOutput})
     def get(self, request: Request, pk: int) -> Response:
         if not selectors.can_cut_release(request.user):
-            raise PermissionDenied("only admins see release builds")
+            raise PermissionDenied("Only admins see release builds")
         build = selectors.build_get(build_id=pk)
         return Response(ReleaseBuildOutput(build, context={"request": request}).data)

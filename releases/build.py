@@ -196,10 +196,10 @@ def _read_exact(fd: int, size: int, deadline: float) -> bytes:
     while size:
         left = deadline - time.monotonic()
         if left <= 0 or not select.select([fd], [], [], left)[0]:
-            raise BuildError("a release helper process took too long; cut the release again")
+            raise BuildError("A release helper process took too long; cut the release again")
         data = os.read(fd, min(size, 1 << 20))
         if not data:
-            raise BuildError("a release helper process stopped; see the worker's log")
+            raise BuildError("A release helper process stopped; see the worker's log")
         parts.append(data)
         size -= len(data)
     return b"".join(parts)
@@ -252,7 +252,7 @@ class _Helpers:
                 reply = (
                     exc
                     if isinstance(exc, BuildError)
-                    else BuildError(f"a release helper process failed ({exc})")
+                    else BuildError(f"A release helper process failed ({exc})")
                 )
             with self.cond:
                 self.done[index] = reply
@@ -266,14 +266,14 @@ class _Helpers:
         with self.cond:
             while index not in self.done:
                 if not any(t.is_alive() for t in self.threads):
-                    raise BuildError("the release helper processes stopped")
+                    raise BuildError("The release helper processes stopped")
                 if not self.cond.wait(timeout=1) and time.monotonic() > deadline:
-                    raise BuildError("a release helper process took too long")
+                    raise BuildError("A release helper process took too long")
             reply = self.done.pop(index)
         if isinstance(reply, BaseException):
             raise reply
         if reply[0] == "error":
-            raise BuildError(f"table {reply[1]} cannot be released: {reply[2]}")
+            raise BuildError(f"Table {reply[1]} cannot be released: {reply[2]}")
         return reply[1]
 
     def close(self) -> None:
@@ -386,7 +386,7 @@ def _read_image(table_id: str, stored: str) -> bytes:
             return handle.read()
     except (OSError, ValueError) as exc:
         raise BuildError(
-            f"the image of table {table_id} ({stored}) cannot be read ({exc}); restore or "
+            f"The image of table {table_id} ({stored}) cannot be read ({exc}); restore or "
             "remove it before cutting a release"
         ) from None
 
@@ -419,7 +419,7 @@ def write_release(
     loaded = _load()
     total = sum(len(v) for v in loaded.questions.values())
     if total == 0:
-        raise BuildError("nothing to release: the dataset has no verified questions")
+        raise BuildError("Nothing to release: the dataset has no verified questions")
     full, public = folder / FULL, folder / PUBLIC
     full.mkdir()
     public.mkdir()
@@ -632,14 +632,14 @@ def read_snapshot(path: Path, expected_sha256: str) -> Snapshot:
         data = path.read_bytes()
     except OSError as exc:
         raise BuildError(
-            f"the previous release's snapshot {path} cannot be read ({exc.strerror}); its "
+            f"The previous release's snapshot {path} cannot be read ({exc.strerror}); its "
             "folder must stay where it was cut"
         ) from None
     if hashlib.sha256(data).hexdigest() != expected_sha256:
         raise BuildError(
-            f"the previous release's snapshot {path} was changed after the release was cut"
+            f"The previous release's snapshot {path} was changed after the release was cut"
         )
     try:
         return Snapshot.from_json(json.loads(gzip.decompress(data)))
     except (OSError, ValueError, SnapshotError) as exc:
-        raise BuildError(f"the previous release's snapshot {path} is damaged ({exc})") from None
+        raise BuildError(f"The previous release's snapshot {path} is damaged ({exc})") from None

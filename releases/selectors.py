@@ -56,7 +56,7 @@ def latest_release() -> Release | None:
 def release_get(*, version: str) -> Release:
     release = Release.objects.filter(version=version).first()
     if release is None:
-        raise Http404(f"no release {version}")
+        raise Http404(f"No release {version}")
     return release
 
 
@@ -125,14 +125,14 @@ def release_file(
     """The file on disk and its record, for a download. Only files the release recorded are
     served, and the full edition only to those who may have it."""
     if edition not in Edition.values:
-        raise Http404(f"no edition {edition!r}; choose public or full")
+        raise Http404(f"No edition {edition!r}; choose public or full")
     if edition == Edition.FULL and not can_download_full(user):
         raise PermissionDenied(
-            "the full edition, with the test split's gold answers, is for admins"
+            "The full edition, with the test split's gold answers, is for admins"
         )
     entry = next((f for f in release.files if f["edition"] == edition and f["path"] == path), None)
     if entry is None:
-        raise Http404(f"release {release.version} has no file {path} in its {edition} edition")
+        raise Http404(f"Release {release.version} has no file {path} in its {edition} edition")
     return release_folder(release) / edition / path, entry
 
 
@@ -166,7 +166,7 @@ def active_build() -> ReleaseBuild | None:
 def build_get(*, build_id: int) -> ReleaseBuild:
     build = ReleaseBuild.objects.select_related("release").filter(pk=build_id).first()
     if build is None:
-        raise Http404(f"no release build {build_id}")
+        raise Http404(f"No release build {build_id}")
     return build
 
 

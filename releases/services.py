@@ -41,12 +41,12 @@ def _checked_input(*, version: str, title: str, notes: str) -> tuple[str, str, s
         raise ApplicationError(str(exc), field="version") from None
     title = " ".join(title.split())
     if not title:
-        raise ApplicationError("give the release a title", field="title")
+        raise ApplicationError("Give the release a title", field="title")
     if len(title) > TITLE_MAX:
-        raise ApplicationError(f"a title has at most {TITLE_MAX} characters", field="title")
+        raise ApplicationError(f"A title has at most {TITLE_MAX} characters", field="title")
     notes = notes.strip().replace("\r\n", "\n")
     if len(notes) > NOTES_MAX:
-        raise ApplicationError(f"notes have at most {NOTES_MAX:,} characters", field="notes")
+        raise ApplicationError(f"Notes have at most {NOTES_MAX:,} characters", field="notes")
     return version, title, notes
 
 
@@ -60,25 +60,25 @@ def release_build_start(
     server's operator, running ``manage.py cut_release``.
     """
     if user is not None and not selectors.can_cut_release(user):
-        raise PermissionDenied("only admins cut releases")
+        raise PermissionDenied("Only admins cut releases")
     version, title, notes = _checked_input(version=version, title=title, notes=notes)
     release_builds_expire_stale()
     with transaction.atomic():
         if Release.objects.filter(version=version).exists():
             raise ApplicationError(
-                f"release {version} exists, and a release never changes: give this one another "
+                f"Release {version} exists, and a release never changes: give this one another "
                 "version",
                 field="version",
             )
         running = selectors.active_build()
         if running is not None:
             raise ApplicationError(
-                f"release {running.version} is being built ({running.progress}%); cut this one "
+                f"Release {running.version} is being built ({running.progress}%); cut this one "
                 "when it has finished"
             )
         if not selectors.release_questions().exists():
             raise ApplicationError(
-                "nothing to release: the dataset has no verified questions", field="version"
+                "Nothing to release: the dataset has no verified questions", field="version"
             )
         try:
             with transaction.atomic():
@@ -91,7 +91,7 @@ def release_build_start(
         except IntegrityError:
             # Another request started a build between the check and the insert.
             raise ApplicationError(
-                "another release is being built; cut this one when it has finished"
+                "Another release is being built; cut this one when it has finished"
             ) from None
         if enqueue:
             from releases.tasks import build_release
@@ -120,7 +120,7 @@ def release_builds_expire_stale() -> list[int]:
             status=BuildStatus.FAILED,
             active=None,
             finished_at=timezone.now(),
-            error="the build stopped: its worker went away; cut the release again",
+            error="The build stopped: its worker went away; cut the release again",
         )
         if failed:
             _remove_leftovers(build)
@@ -182,7 +182,7 @@ def release_build_run(*, build_id: int, report: Report | None = None) -> Release
         raise
     except Exception as exc:
         logger.exception("building release %s failed", build.version)
-        _fail(build_id, f"the build failed because of an internal error ({type(exc).__name__})")
+        _fail(build_id, f"The build failed because of an internal error ({type(exc).__name__})")
         raise
     return release
 
@@ -200,10 +200,10 @@ def _build(build: ReleaseBuild, *, progress: Report, started: float) -> Release:
     if build.attempts > 1:
         _remove_leftovers(build)  # what an earlier attempt's worker left when it died
     if Release.objects.filter(version=build.version).exists():
-        raise ApplicationError(f"release {build.version} exists already")
+        raise ApplicationError(f"Release {build.version} exists already")
     if final.exists():
         raise ApplicationError(
-            f"{final} exists but no release {build.version} is recorded; move it out of "
+            f"The folder {final} exists but no release {build.version} is recorded; move it out of "
             "RELEASES_ROOT, then cut the release again"
         )
     previous = selectors.latest_release()
@@ -258,7 +258,7 @@ def _build(build: ReleaseBuild, *, progress: Report, started: float) -> Release:
                 finished_at=timezone.now(),
             )
             if not updated:
-                raise ApplicationError("the build was stopped while it ran; cut the release again")
+                raise ApplicationError("The build was stopped while it ran; cut the release again")
     except BaseException:
         shutil.rmtree(final, ignore_errors=True)
         raise

@@ -74,7 +74,7 @@ def release_detail(request: HttpRequest, version: str) -> HttpResponse:
 @require_GET
 def build_detail(request: HttpRequest, build_id: int) -> HttpResponse:
     if not selectors.can_cut_release(request.user):
-        raise PermissionDenied("only admins see release builds")
+        raise PermissionDenied("Only admins see release builds")
     build = selectors.build_get(build_id=build_id)
     template = "releases/partials/_build.html" if request.htmx else "releases/build.html"
     return render(request, template, {"build": build})
@@ -97,7 +97,7 @@ def release_download(request: HttpRequest, version: str, edition: str, path: str
             handle = open(location, "rb")  # noqa: SIM115 - FileResponse closes it
         except OSError:
             raise Http404(
-                f"the file {path} of release {version} is missing on the server"
+                f"The file {path} of release {version} is missing on the server"
             ) from None
         name = f"hctqa-{release.version}-{edition}-{path.replace('/', '-')}"
         suffix = "." + path.rsplit(".", 1)[-1] if "." in path else ""

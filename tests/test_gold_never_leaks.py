@@ -307,7 +307,7 @@ def _inference_run(owner, answer: str) -> int:
         data_scope="real",
         weights="closed",
         status="failed",
-        error="1 questions got no answer",
+        error="No answer to 1 question",
         total=2,
         answered=1,
         failed=1,

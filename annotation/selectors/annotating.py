@@ -518,7 +518,7 @@ def question_authored(*, annotator: User, question_id: str) -> QuestionAuthoring
         .first()
     )
     if authoring is None:
-        raise Http404("you did not write a question with this id")
+        raise Http404("You did not write a question with this id")
     return authoring
 
 

@@ -30,9 +30,9 @@ def prompt_questions(*, split: str, data_scope: str) -> QuerySet[Question]:
     selection the leaderboard scores a submission on (``leaderboard.selectors
     .benchmark_questions``)."""
     if split not in PROMPT_SPLITS:
-        raise PromptError(f"unknown split {split!r}; choose one of {', '.join(PROMPT_SPLITS)}")
+        raise PromptError(f"Unknown split {split!r}; choose one of {', '.join(PROMPT_SPLITS)}")
     if data_scope not in PROMPT_SCOPES:
-        raise PromptError(f"unknown scope {data_scope!r}; choose one of {', '.join(PROMPT_SCOPES)}")
+        raise PromptError(f"Unknown scope {data_scope!r}; choose one of {', '.join(PROMPT_SCOPES)}")
     questions = Question.objects.filter(
         scope_filter(data_scope), status=QuestionStatus.VERIFIED, in_gold_pool=False
     )
@@ -72,7 +72,7 @@ def table_png(table: Table) -> bytes | None:
 def _prompt_table(table: Table, *, with_image: bool) -> PromptTable:
     image = table_png(table) if with_image else None
     if with_image and image is None and table.image:
-        raise PromptError(f"the image of table {table.pk} ({table.image.name}) cannot be read")
+        raise PromptError(f"The image of table {table.pk} ({table.image.name}) cannot be read")
     return PromptTable(canonical_csv=table.canonical_csv, image_png=image, source=table.source)
 
 
@@ -102,7 +102,7 @@ def one_shot_example_ids(*, data_scope: str) -> list[str]:
 def _one_shot_examples(*, data_scope: str, with_image: bool) -> list[tuple[str, WorkedExample]]:
     ids = one_shot_example_ids(data_scope=data_scope)
     if not ids:
-        raise PromptError("one_shot prompts need verified train-split questions on two tables")
+        raise PromptError("One_shot prompts need verified train-split questions on two tables")
     questions = Question.objects.select_related("table").in_bulk(ids)
     return [
         (

@@ -133,7 +133,7 @@ def verdict_given(*, annotator: Any, public_id: uuid.UUID) -> VerificationSlot:
         .first()
     )
     if slot is None:
-        raise Http404("you gave no verdict with this id")
+        raise Http404("You gave no verdict with this id")
     return slot
 
 
@@ -141,7 +141,7 @@ def verification_slot_pk(*, public_id: uuid.UUID) -> int:
     """The slot behind a public id (404 when there is none)."""
     pk = VerificationSlot.objects.filter(public_id=public_id).values_list("pk", flat=True).first()
     if pk is None:
-        raise Http404("no such verification slot")
+        raise Http404("No such verification slot")
     return pk
 
 
@@ -540,7 +540,7 @@ def verification_dashboard(*, viewer: Any) -> Dashboard:
         viewer.has_perm("annotation.adjudicate_question")
         or viewer.has_perm("annotation.change_question")
     ):
-        raise PermissionDenied("the verification dashboard is for adjudicators and admins")
+        raise PermissionDenied("The verification dashboard is for adjudicators and admins")
     now = timezone.now()
     decided, shares = _shares()
     alpha, alpha_units, pairs = _agreement()

@@ -45,7 +45,7 @@ _MAX_ELAPSED_MS = 30 * 60 * 1000
 
 def _require(user: Any, permission: str, what: str) -> None:
     if not user.has_perm(permission):
-        raise PermissionDenied(f"only {what} can do this")
+        raise PermissionDenied(f"Only {what} can do this")
 
 
 def _seconds(elapsed_ms: int) -> int:
@@ -69,7 +69,7 @@ def _consistent(tax: taxonomy.Taxonomy, values: dict[str, Any], field: str) -> N
             if tax is taxonomy.TABLE_PROPERTIES
             else ""
         )
-        raise ApplicationError(f"choose at least one property{hint}", field=field)
+        raise ApplicationError(f"Choose at least one property{hint}", field=field)
 
 
 def _annotation_state(row: PropertyAnnotation) -> dict[str, Any]:
@@ -110,7 +110,7 @@ def property_draft_save(
     row = _locked_annotation(annotator, table)
     if base_version != row.version:
         raise ConflictError(
-            "this annotation was saved in another tab or window since you opened it",
+            "This annotation was saved in another tab or window since you opened it",
             current=_annotation_state(row),
         )
     if (
@@ -147,7 +147,7 @@ def property_annotation_save(
         if row.version > 0 and row.properties == values:
             return row
         raise ConflictError(
-            "this annotation was saved in another tab or window since you opened it",
+            "This annotation was saved in another tab or window since you opened it",
             current=_annotation_state(row),
         )
     row.properties = values
@@ -174,7 +174,7 @@ def annotation_skip(*, annotator: Any, table: Table, tool: str) -> None:
     )
     _require(annotator, permission, "annotators")
     if tool not in AnnotationTool.values:
-        raise ApplicationError(f"tool should be one of {', '.join(AnnotationTool.values)}")
+        raise ApplicationError(f"Tool should be one of {', '.join(AnnotationTool.values)}")
     skip, created = AnnotationSkip.objects.get_or_create(
         annotator=annotator, table=table, tool=tool
     )
@@ -195,7 +195,7 @@ def table_properties_resolve(
     if PropertyAnnotation.objects.filter(
         table=locked, annotator=adjudicator, source=AnnotationSource.ANNOTATOR, version__gt=0
     ).exists():
-        raise PermissionDenied("you annotated this table yourself: another adjudicator resolves it")
+        raise PermissionDenied("You annotated this table yourself: another adjudicator resolves it")
     now = timezone.now()
     row, created = PropertyAnnotation.objects.get_or_create(
         table=locked,
@@ -248,7 +248,7 @@ def question_draft_save(
         .first()
     )
     if saved:
-        raise ConflictError("this question was already saved", current={"question_id": saved})
+        raise ConflictError("This question was already saved", current={"question_id": saved})
     draft = (
         QuestionDraft.objects.select_for_update().filter(annotator=annotator, table=table).first()
     )
@@ -287,9 +287,9 @@ def _question_fields(
     """The question's text, canonical gold answer and query properties, checked."""
     question_text = " ".join(text.split())
     if not question_text:
-        raise ApplicationError("write the question", field="text")
+        raise ApplicationError("Write the question", field="text")
     if len(question_text) > 1000:
-        raise ApplicationError("a question is at most 1,000 characters", field="text")
+        raise ApplicationError("A question is at most 1,000 characters", field="text")
     try:
         canonical = canonical_answer(gold_answer)
     except AnswerFormatError as exc:
@@ -315,7 +315,7 @@ def _refuse_near_duplicate(
     if alike:
         first = alike[0]
         raise ApplicationError(
-            f"this question is nearly the same as {first.question_id} "
+            f"This question is nearly the same as {first.question_id} "
             f"({round(100 * first.score)}% alike): “{first.text}”. Reword it, or save again "
             "to keep it anyway",
             field="near_duplicate",
@@ -350,13 +350,13 @@ def question_write(
     if done is not None:
         if done.annotator_id != annotator.pk or done.question.table_id != table.pk:
             raise ConflictError(
-                "this question key belongs to another question; reload the page",
+                "This question key belongs to another question; reload the page",
                 current={"question_id": None},
             )
         return done.question
     question_text, canonical, values = _question_fields(text, gold_answer, query_properties)
     if template and template not in {t.code for t in TEMPLATES}:
-        raise ApplicationError(f"unknown template {template!r}", field="template")
+        raise ApplicationError(f"Unknown template {template!r}", field="template")
     if not confirm_near_duplicate:
         _refuse_near_duplicate(annotator, locked, question_text)
 
@@ -416,11 +416,11 @@ def question_change(
         .first()
     )
     if authoring is None:
-        raise ApplicationError("you did not write this question", field="question")
+        raise ApplicationError("You did not write this question", field="question")
     question = authoring.question
     if not question_change_allowed(authoring):
         raise ApplicationError(
-            f"{question.id} can no longer be changed: questions can be changed for "
+            f"Question {question.id} can no longer be changed: questions can be changed for "
             f"{settings.ANNOTATION_CHANGE_WINDOW_HOURS} hours after they are written; flag it "
             "for an adjudicator instead"
         )
@@ -433,7 +433,7 @@ def question_change(
         if fields == (question.text, question.gold_answer, question.query_properties):
             return authoring
         raise ConflictError(
-            "this question was changed in another tab or window since you opened it",
+            "This question was changed in another tab or window since you opened it",
             current={
                 "version": authoring.version,
                 "text": question.text,

@@ -25,18 +25,18 @@ def flag_raise(
 ) -> Flag:
     """Raise a flag. The same open flag raised again (a double click) is the one returned."""
     if not any(user.has_perm(p) for p in _RAISERS):
-        raise PermissionDenied("only annotators flag problems")
+        raise PermissionDenied("Only annotators flag problems")
     if reason not in FlagReason.values:
         raise ApplicationError(
-            f"choose why: {', '.join(FlagReason.labels).lower()}", field="reason"
+            f"Choose why: {', '.join(FlagReason.labels).lower()}", field="reason"
         )
     note = note.strip()
     if len(note) > NOTE_LIMIT:
-        raise ApplicationError(f"a note is at most {NOTE_LIMIT:,} characters", field="note")
+        raise ApplicationError(f"A note is at most {NOTE_LIMIT:,} characters", field="note")
     if reason == FlagReason.OTHER and not note:
-        raise ApplicationError("say what is wrong in the note", field="note")
+        raise ApplicationError("Say what is wrong in the note", field="note")
     if question is not None and question.table_id != table.pk:
-        raise ApplicationError("that question is not on this table", field="question")
+        raise ApplicationError("That question is not on this table", field="question")
     open_flag = Flag.objects.filter(
         table=table, question=question, reason=reason, raised_by=user, resolved_at__isnull=True
     ).first()
@@ -57,17 +57,17 @@ def flag_raise(
 def flag_resolve(*, adjudicator: Any, flag_id: int, resolution: str) -> Flag:
     """Close a flag, saying what was done. Resolving it again changes nothing."""
     if not adjudicator.has_perm("annotation.adjudicate_question"):
-        raise PermissionDenied("only adjudicators resolve flags")
+        raise PermissionDenied("Only adjudicators resolve flags")
     flag = Flag.objects.select_for_update().filter(pk=flag_id).first()
     if flag is None:
-        raise ApplicationError("there is no such flag", field="flag")
+        raise ApplicationError("There is no such flag", field="flag")
     if flag.resolved_at is not None:
         return flag
     resolution = resolution.strip()
     if not resolution:
-        raise ApplicationError("say what was done about it", field="resolution")
+        raise ApplicationError("Say what was done about it", field="resolution")
     if len(resolution) > NOTE_LIMIT:
-        raise ApplicationError(f"at most {NOTE_LIMIT:,} characters", field="resolution")
+        raise ApplicationError(f"At most {NOTE_LIMIT:,} characters", field="resolution")
     flag.resolved_by = adjudicator
     flag.resolved_at = timezone.now()
     flag.resolution = resolution

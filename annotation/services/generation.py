@@ -39,6 +39,7 @@ from hctqa.core.generation import (
 from hctqa.core.prompts import image_data_url
 from hctqa.core.render import to_html
 from hctqa.core.tables import parse_table
+from hctqa.core.wording import counted
 from hctqa.errors import ApplicationError, ConflictError
 
 MAX_TABLES_PER_RUN = 2000
@@ -52,7 +53,7 @@ logger = logging.getLogger(__name__)
 
 def _require_admin(user: Any) -> None:
     if not user.has_perm("annotation.add_generationrun"):
-        raise PermissionDenied("only admins run question generation")
+        raise PermissionDenied("Only admins run question generation")
 
 
 def _enqueue(run_id: int) -> None:
@@ -75,29 +76,29 @@ def generation_run_create(
     _require_admin(user)
     model = model.strip()
     if not model:
-        raise ApplicationError("name the model", field="model")
+        raise ApplicationError("Name the model", field="model")
     chosen = endpoint_for_run(user=user, name=endpoint, model_name=model)
     if not 1 <= questions_per_table <= 20:
-        raise ApplicationError("between 1 and 20 questions per table", field="questions_per_table")
+        raise ApplicationError("Between 1 and 20 questions per table", field="questions_per_table")
     wanted = list(dict.fromkeys(t.strip() for t in table_ids if t.strip()))
     if not wanted:
-        raise ApplicationError("choose at least one table", field="table_ids")
+        raise ApplicationError("Choose at least one table", field="table_ids")
     if len(wanted) > MAX_TABLES_PER_RUN:
         raise ApplicationError(
-            f"at most {MAX_TABLES_PER_RUN} tables per run, not {len(wanted)}", field="table_ids"
+            f"At most {MAX_TABLES_PER_RUN} tables per run, not {len(wanted)}", field="table_ids"
         )
     found = set(Table.objects.filter(pk__in=wanted).values_list("pk", flat=True))
     missing = [t for t in wanted if t not in found]
     if missing:
         shown = ", ".join(missing[:5]) + (" …" if len(missing) > 5 else "")
-        raise ApplicationError(f"no such table: {shown}", field="table_ids")
+        raise ApplicationError(f"No such table: {shown}", field="table_ids")
     held_out = test_split_refusal(table_ids=wanted)
     if held_out:
         raise ApplicationError(held_out, field="table_ids")
     example_tables = list(_examples().order_by().values_list("table_id", flat=True).distinct()[:2])
     if not example_tables or (len(example_tables) == 1 and example_tables[0] in found):
         raise ApplicationError(
-            "the model is shown a worked example, a verified human-written question from the "
+            "The model is shown a worked example, a verified human-written question from the "
             "training split on another table, and there is none: import the release or write "
             "questions in the query tool first",
             field="table_ids",
@@ -140,7 +141,7 @@ def test_split_refusal(*, table_ids: list[str]) -> str | None:
 def _run_for_update(run_id: int) -> GenerationRun:
     run = GenerationRun.objects.select_for_update().filter(pk=run_id).first()
     if run is None:
-        raise ApplicationError(f"no generation run {run_id}")
+        raise ApplicationError(f"No generation run {run_id}")
     return run
 
 
@@ -150,7 +151,7 @@ def generation_run_cancel(*, user: Any, run_id: int) -> GenerationRun:
     _require_admin(user)
     run = _run_for_update(run_id)
     if run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
-        raise ConflictError(f"this run is already {run.status}", current={"status": run.status})
+        raise ConflictError(f"This run is already {run.status}", current={"status": run.status})
     run.status = RunStatus.CANCELLED
     run.finished_at = timezone.now()
     run.save(update_fields=["status", "finished_at"])
@@ -173,7 +174,7 @@ def generation_run_resume(*, user: Any, run_id: int) -> GenerationRun:
         and run.heartbeat_at > timezone.now() - STALE_AFTER
     )
     if alive:
-        raise ConflictError("this run is still in progress", current={"status": run.status})
+        raise ConflictError("This run is still in progress", current={"status": run.status})
     retried = run.items.filter(status="failed").update(status="pending", error="")
     run.tables_failed -= retried
     run.status = RunStatus.QUEUED
@@ -275,7 +276,7 @@ def _generate_for(client: ChatClient, run: GenerationRun, item: GenerationItem) 
         return
     example = _worked_example(item.table)
     if example is None:  # the examples were removed after the run was started
-        _fail_item(item, "no worked example on another table to show the model", "")
+        _fail_item(item, "No worked example on another table to show the model", "")
         return
     messages = generation_messages(
         table_html=to_html(parse_table(item.table.canonical_csv)),
@@ -307,7 +308,9 @@ def _generate_for(client: ChatClient, run: GenerationRun, item: GenerationItem) 
         _save_pairs(item, pairs, output)
         return
     _fail_item(
-        item, f"no valid reply after {settings.GENERATION_MAX_ATTEMPTS} attempts: {error}", output
+        item,
+        f"No valid reply after {counted(settings.GENERATION_MAX_ATTEMPTS, 'attempt')}: {error}",
+        output,
     )
 
 
@@ -372,12 +375,12 @@ def generation_run_execute(*, run_id: int) -> str:
                 return _stop(
                     run_id,
                     RunStatus.FAILED,
-                    f"the endpoint refused the run: {exc}. Check the endpoint and the model, "
+                    f"The endpoint refused the run: {exc}. Check the endpoint and the model, "
                     "then resume the run",
                 )
             except Exception as exc:  # noqa: BLE001 - one table's surprise must not stall the run
                 logger.exception("generation run %s: table %s failed", run_id, item.table_id)
-                _fail_item(item, f"internal error: {exc.__class__.__name__}: {exc}", "")
+                _fail_item(item, f"Internal error: {exc.__class__.__name__}: {exc}", "")
     GenerationRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
         status=RunStatus.DONE, finished_at=timezone.now()
     )

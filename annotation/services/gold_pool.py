@@ -33,7 +33,7 @@ class PoolChange:
 
 def _require_admin(user: Any) -> None:
     if not user.has_perm("annotation.change_question"):
-        raise PermissionDenied("only admins choose gold-control questions")
+        raise PermissionDenied("Only admins choose gold-control questions")
 
 
 def _why_not_gold(question: Question, written_here: bool) -> str | None:
@@ -55,10 +55,10 @@ def _why_not_gold(question: Question, written_here: bool) -> str | None:
 def _wanted(question_ids: Sequence[str]) -> list[str]:
     wanted = list(dict.fromkeys(q.strip() for q in question_ids if q.strip()))
     if not wanted:
-        raise ApplicationError("name at least one question", field="question_ids")
+        raise ApplicationError("Name at least one question", field="question_ids")
     if len(wanted) > MAX_PER_CHANGE:
         raise ApplicationError(
-            f"at most {MAX_PER_CHANGE} questions at once, not {len(wanted)}", field="question_ids"
+            f"At most {MAX_PER_CHANGE} questions at once, not {len(wanted)}", field="question_ids"
         )
     return wanted
 
@@ -67,7 +67,7 @@ def _refuse(problems: list[str]) -> None:
     shown = "; ".join(problems[:5]) + (
         f"; and {len(problems) - 5} more" if len(problems) > 5 else ""
     )
-    raise ApplicationError(f"nothing changed: {shown}", field="question_ids")
+    raise ApplicationError(f"Nothing changed: {shown}", field="question_ids")
 
 
 def _announce(changed: list[str], *, joined: bool) -> None:

@@ -52,7 +52,7 @@ def synthetic_generation_tables(generation: Generation) -> list[ReleaseTable]:
     try:
         return read_synthetic_files(files, lambda data: data, "generated files")
     except ReleaseError as exc:
-        raise ApplicationError(f"a generated table could not be read back: {exc}") from None
+        raise ApplicationError(f"A generated table could not be read back: {exc}") from None
 
 
 def synthetic_generate(
@@ -88,21 +88,21 @@ def synthetic_run_create(
     table_count: int | None = None,
 ) -> SyntheticRun:
     if not user.has_perm("annotation.add_syntheticrun"):
-        raise PermissionDenied("only admins run the synthetic generator")
+        raise PermissionDenied("Only admins run the synthetic generator")
     params = synthetic_params()
     known = {f.prefix for f in params.families}
     unknown = [f for f in families if f not in known]
     if unknown:
-        raise ApplicationError(f"unknown families: {', '.join(unknown)}")
+        raise ApplicationError(f"Unknown families: {', '.join(unknown)}")
     codes = set(taxonomy.TABLE_PROPERTIES.empty())
     bad = [p for p in required_properties if p not in codes]
     if bad:
-        raise ApplicationError(f"unknown table properties: {', '.join(bad)}")
+        raise ApplicationError(f"Unknown table properties: {', '.join(bad)}")
     if table_count is not None:
         if not 1 <= table_count <= MAX_TARGET_TABLES:
-            raise ApplicationError(f"ask for between 1 and {MAX_TARGET_TABLES} tables")
+            raise ApplicationError(f"Ask for between 1 and {MAX_TARGET_TABLES} tables")
         if not required_properties:
-            raise ApplicationError("choose at least one table property for a targeted run")
+            raise ApplicationError("Choose at least one table property for a targeted run")
     with transaction.atomic():
         run = SyntheticRun.objects.create(
             created_by=user,
@@ -183,11 +183,11 @@ def synthetic_run_execute(*, run_id: int) -> str:
 
 def synthetic_run_cancel(*, user: Any, run_id: int) -> None:
     if not user.has_perm("annotation.add_syntheticrun"):
-        raise PermissionDenied("only admins run the synthetic generator")
+        raise PermissionDenied("Only admins run the synthetic generator")
     if not SyntheticRun.objects.filter(pk=run_id, status=RunStatus.QUEUED).update(
         status=RunStatus.CANCELLED, finished_at=timezone.now()
     ):
-        raise ConflictError("only a queued run can be cancelled")
+        raise ConflictError("Only a queued run can be cancelled")
 
 
 def generation_summary(generation: Generation, imported: ImportSummary | None = None) -> dict:

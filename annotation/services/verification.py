@@ -61,7 +61,7 @@ def _lease() -> timedelta:
 
 def _require_verifier(user: Any) -> None:
     if not user.has_perm("annotation.verify_question"):
-        raise PermissionDenied("only annotators verify questions")
+        raise PermissionDenied("Only annotators verify questions")
     removal = pool_removal(annotator=user)
     if removal is not None:
         raise Forbidden(removal.message, hint=removal.hint)
@@ -254,7 +254,7 @@ def verification_renew(*, annotator: Any, slot_id: int) -> datetime:
     ).update(lease_expires_at=expires)
     if not renewed:
         raise ConflictError(
-            "this question is no longer yours: the lease ran out and it went to someone else",
+            "This question is no longer yours: the lease ran out and it went to someone else",
             current={"slot": slot_id},
         )
     return expires
@@ -317,19 +317,19 @@ class Verdict:
 
 def _checked(verdict: Verdict) -> Verdict:
     if verdict.rating not in Rating.values:
-        raise ApplicationError(f"rate the question {', '.join(Rating.values)}", field="rating")
+        raise ApplicationError(f"Rate the question {', '.join(Rating.values)}", field="rating")
     corrected = ""
     if verdict.rating != Rating.NONSENSICAL and not verdict.answer_correct:
         try:
             corrected = canonical_answer(verdict.corrected_answer)
         except AnswerFormatError as exc:
             raise ApplicationError(
-                f"the corrected answer: {exc}", field="corrected_answer"
+                f"The corrected answer: {exc}", field="corrected_answer"
             ) from None
     rewrite = " ".join(verdict.rewritten_question.split())
     if verdict.rating == Rating.AMBIGUOUS and not rewrite:
         raise ApplicationError(
-            "an ambiguous question needs its rewrite", field="rewritten_question"
+            "An ambiguous question needs its rewrite", field="rewritten_question"
         )
     if verdict.rating != Rating.AMBIGUOUS:
         rewrite = ""
@@ -359,12 +359,12 @@ def verification_submit(
     now = timezone.now()
     slot = VerificationSlot.objects.select_for_update().filter(pk=slot_id).first()
     if slot is None or slot.annotator_id != annotator.pk:
-        raise ConflictError("this question is no longer yours", current={"slot": slot_id})
+        raise ConflictError("This question is no longer yours", current={"slot": slot_id})
     if slot.status == SlotStatus.DONE:
         return SubmitResult(slot, slot.question.status)  # a retried request
     question = Question.objects.select_for_update().get(pk=slot.question_id)
     if not may_verify_test_split(annotator) and _on_test_split(question):
-        raise PermissionDenied("test-split questions are verified by admins only")
+        raise PermissionDenied("Test-split questions are verified by admins only")
     slot.status = SlotStatus.DONE
     slot.rating = verdict.rating
     slot.answer_correct = verdict.answer_correct
@@ -399,7 +399,7 @@ def verification_change(
         .first()
     )
     if slot is None:
-        raise ApplicationError("you have given no verdict on this question", field="slot")
+        raise ApplicationError("You have given no verdict on this question", field="slot")
     slot.question = Question.objects.select_for_update().get(pk=slot.question_id)
     current = {
         "submitted_at": slot.submitted_at.isoformat(),
@@ -408,11 +408,11 @@ def verification_change(
     }
     if not verdict_change_allowed(slot):
         raise ConflictError(
-            "this verdict can no longer be changed: the question has been decided", current=current
+            "This verdict can no longer be changed: the question has been decided", current=current
         )
     if base_submitted_at != current["submitted_at"]:
         raise ConflictError(
-            "this verdict was changed in another tab or window since you opened it",
+            "This verdict was changed in another tab or window since you opened it",
             current=current,
         )
     slot.rating = verdict.rating
@@ -505,30 +505,30 @@ def adjudication_decide(
 ) -> Question:
     """A third annotator's decision on a question the two verifiers disagreed on."""
     if not adjudicator.has_perm("annotation.adjudicate_question"):
-        raise PermissionDenied("only adjudicators decide disagreements")
+        raise PermissionDenied("Only adjudicators decide disagreements")
     question = Question.objects.select_for_update().filter(pk=question_id).first()
     if question is None:
-        raise ApplicationError(f"no question {question_id}")
+        raise ApplicationError(f"No question {question_id}")
     if not may_verify_test_split(adjudicator) and _on_test_split(question):
-        raise PermissionDenied("test-split questions are adjudicated by admins only")
+        raise PermissionDenied("Test-split questions are adjudicated by admins only")
     if question.status != QuestionStatus.ADJUDICATION:
         raise ConflictError(
-            "this question is not waiting for adjudication (someone decided it already)",
+            "This question is not waiting for adjudication (someone decided it already)",
             current={"status": question.status},
         )
     if VerificationSlot.objects.filter(question=question, annotator=adjudicator).exists():
-        raise PermissionDenied("you verified this question yourself: another adjudicator decides")
+        raise PermissionDenied("You verified this question yourself: another adjudicator decides")
     if rating not in Rating.values:
-        raise ApplicationError(f"rate the question {', '.join(Rating.values)}", field="rating")
+        raise ApplicationError(f"Rate the question {', '.join(Rating.values)}", field="rating")
     final_answer = question.gold_answer
     if rating != Rating.NONSENSICAL:
         try:
             final_answer = canonical_answer(answer)
         except AnswerFormatError as exc:
-            raise ApplicationError(f"the answer: {exc}", field="answer") from None
+            raise ApplicationError(f"The answer: {exc}", field="answer") from None
     final_text = " ".join(text.split())
     if rating == Rating.AMBIGUOUS and not final_text:
-        raise ApplicationError("give the rewritten question", field="text")
+        raise ApplicationError("Give the rewritten question", field="text")
     _decide(question, rating, final_answer, final_text, timezone.now(), adjudicator=adjudicator)
     return question
 
@@ -638,5 +638,5 @@ def verifier_remove(*, user: Any, reason: str) -> int:
 @transaction.atomic
 def verifier_reinstate(*, admin: Any, user: Any) -> None:
     if not admin.has_perm("annotation.change_question"):
-        raise PermissionDenied("only admins put an annotator back in the pool")
+        raise PermissionDenied("Only admins put an annotator back in the pool")
     VerifierStanding.objects.filter(user=user).update(removed_at=None, reason="")

@@ -18,6 +18,7 @@ from hctqa.accounts.models import Account
 from hctqa.accounts.roles import ADMIN, ADMIN_APPS, RESEARCHER, ROLE_PERMISSIONS, ROLES
 from hctqa.accounts.selectors import can_submit_to_test_split
 from hctqa.accounts.usernames import username_skeleton
+from hctqa.core.wording import counted
 from hctqa.errors import ApplicationError
 
 logger = logging.getLogger(__name__)
@@ -35,7 +36,7 @@ def _permissions(names: tuple[str, ...]) -> list[Permission]:
     if len(found) != len(wanted):
         have = {f"{p.content_type.app_label}.{p.codename}" for p in found}
         missing = sorted(set(names) - have)
-        raise ApplicationError(f"permissions not found (run migrate first): {', '.join(missing)}")
+        raise ApplicationError(f"Permissions not found (run migrate first): {', '.join(missing)}")
     return found
 
 
@@ -53,7 +54,7 @@ def roles_ensure() -> None:
 @transaction.atomic
 def user_role_add(*, user: User, role: str) -> None:
     if role not in ROLES:
-        raise ApplicationError(f"unknown role {role!r}; roles are {', '.join(ROLES)}")
+        raise ApplicationError(f"Unknown role {role!r}; roles are {', '.join(ROLES)}")
     user.groups.add(Group.objects.get(name=role))
     if role == ADMIN and not user.is_staff:
         # Admins use the Django admin, which requires is_staff.
@@ -99,8 +100,8 @@ def _check_sign_up_limit(group: str) -> None:
     ).count()
     if recent >= limit:
         raise ApplicationError(
-            f"{limit} accounts were made from your address in the last hour, the most it "
-            "allows; try again in an hour, or ask the platform's admins for an account"
+            f"Your address made {counted(limit, 'account')} in the last hour, the most it allows; "
+            "try again in an hour, or ask the platform's admins for an account"
         )
 
 
@@ -131,7 +132,7 @@ def account_check_test_split_access(*, user: Any) -> None:
     answers (split test or all)."""
     if not can_submit_to_test_split(user=user):
         raise ApplicationError(
-            "test-split submissions (split test or all) are open to accounts an admin has "
+            "Test-split submissions (split test or all) are open to accounts an admin has "
             f"approved, and {user.username} is not approved yet: ask the platform's admins to "
             "approve it (your account page says how). Validation and train submissions are "
             "open to you now.",
@@ -144,7 +145,7 @@ def account_approve_for_test_split(*, user: User, approved_by: User | None) -> A
     """Approve ``user`` for test-split submissions, recording who (None: a command) and when.
     Approving twice keeps the first approval."""
     if approved_by is not None and approved_by.pk == user.pk:
-        raise ApplicationError("an admin cannot approve their own account")
+        raise ApplicationError("An admin cannot approve their own account")
     account = account_sync(user=user)
     Account.objects.filter(pk=account.pk, test_split_approved_at__isnull=True).update(
         test_split_approved_at=timezone.now(), test_split_approved_by=approved_by

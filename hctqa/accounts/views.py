@@ -14,6 +14,7 @@ from rest_framework.authtoken.models import Token
 from hctqa.accounts import selectors, services
 from hctqa.accounts.addresses import client_address
 from hctqa.accounts.forms import ResearcherSignUpForm
+from hctqa.core.wording import counted
 from hctqa.errors import ApplicationError
 
 
@@ -76,7 +77,8 @@ def locked_out(
     the log-in forms, JSON for the API, both 429 with Retry-After."""
     minutes = settings.LOGIN_LOCKOUT_MINUTES
     message = (
-        f"Too many failed log-ins: logging in from here is locked for {minutes} minutes. "
+        "Too many failed log-ins: logging in from here is locked for "
+        f"{counted(minutes, 'minute')}. "
         "Each further failure starts the wait again. Forgot your password? Ask the "
         "platform's admins."
     )

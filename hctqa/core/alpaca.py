@@ -43,7 +43,7 @@ def alpaca_record(messages: Sequence[Mapping[str, Any]], gold_answer: str) -> di
         or not isinstance(messages[0].get("content"), str)
         or not isinstance(messages[1].get("content"), str)
     ):
-        raise AlpacaError("an alpaca example needs a zero-shot text prompt: [system, user]")
+        raise AlpacaError("An alpaca example needs a zero-shot text prompt: [system, user]")
     return {
         "instruction": messages[1]["content"],
         "system": messages[0]["content"],

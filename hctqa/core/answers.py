@@ -15,7 +15,7 @@ def parse_answer(text: str) -> list[list[str]] | str:
     """Rows of values, or "Yes"/"No". Spacing around separators is forgiven; structure is not."""
     answer = text.strip()
     if not answer:
-        raise AnswerFormatError("the answer is empty")
+        raise AnswerFormatError("The answer is empty")
     for word in YES_NO:
         if answer.lower() == word.lower():
             return word
@@ -23,23 +23,23 @@ def parse_answer(text: str) -> list[list[str]] | str:
     for number, raw in enumerate(answer.split("||"), start=1):
         row = raw.strip()
         if not row:
-            raise AnswerFormatError(f"row {number} is empty: rows are joined by ' || '")
+            raise AnswerFormatError(f"Row {number} is empty: rows are joined by ' || '")
         if not (row.startswith("{") and row.endswith("}")):
             raise AnswerFormatError(
-                f"row {number} must be wrapped in braces, like {{a | b}}: {row[:40]!r}"
+                f"Row {number} must be wrapped in braces, like {{a | b}}: {row[:40]!r}"
             )
         inner = row[1:-1]
         if "{" in inner or "}" in inner:
             raise AnswerFormatError(
-                f"row {number} has a brace inside it; join rows with ' || ': {row[:40]!r}"
+                f"Row {number} has a brace inside it; join rows with ' || ': {row[:40]!r}"
             )
         values = [v.strip() for v in inner.split("|")]
         for position, value in enumerate(values, start=1):
             if not value:
-                raise AnswerFormatError(f"row {number}, value {position} is empty")
+                raise AnswerFormatError(f"Row {number}, value {position} is empty")
         if rows and len(values) != len(rows[0]):
             raise AnswerFormatError(
-                f"row {number} has {len(values)} value{'s' if len(values) != 1 else ''} "
+                f"Row {number} has {len(values)} value{'s' if len(values) != 1 else ''} "
                 f"but row 1 has {len(rows[0])}: every row reports the same columns"
             )
         rows.append(values)

@@ -10,6 +10,7 @@ from typing import Any
 
 from hctqa.core import safe_json
 from hctqa.core.answers import AnswerFormatError, canonical_answer
+from hctqa.core.wording import counted
 
 QUESTION_KINDS = ("lookup", "filter", "aggregation", "ranking", "yes_no")
 MIN_KINDS = 3
@@ -92,25 +93,25 @@ def parse_generation(text: str, *, n: int = QUESTIONS_PER_TABLE) -> list[Generat
     if fenced:
         body = fenced.group(1).strip()
     if not body:
-        raise GenerationOutputError("the reply is empty")
+        raise GenerationOutputError("The reply is empty")
     try:
         data = safe_json.loads(body)
     except json.JSONDecodeError as exc:
         hint = " (the reply looks cut short)" if exc.pos >= len(body) - 1 else ""
-        raise GenerationOutputError(f"not JSON at character {exc.pos}: {exc.msg}{hint}") from None
+        raise GenerationOutputError(f"Not JSON at character {exc.pos}: {exc.msg}{hint}") from None
     except safe_json.NestingError as exc:
         raise GenerationOutputError(str(exc)) from None
     if not isinstance(data, dict) or set(data) != {"questions"}:
-        raise GenerationOutputError('expected an object with exactly one key, "questions"')
+        raise GenerationOutputError('Expected an object with exactly one key, "questions"')
     items = data["questions"]
     if not isinstance(items, list):
         raise GenerationOutputError('"questions" should be a list')
     if len(items) != n:
-        raise GenerationOutputError(f"expected {n} questions, got {len(items)}")
+        raise GenerationOutputError(f"Expected {counted(n, 'question')}, got {len(items)}")
     pairs: list[GeneratedPair] = []
     seen: set[str] = set()
     for number, item in enumerate(items, start=1):
-        where = f"question {number}"
+        where = f"Question {number}"
         if not isinstance(item, dict) or set(item) != {"question", "answer", "type"}:
             raise GenerationOutputError(
                 f'{where}: expected exactly "question", "answer" and "type"'
@@ -136,6 +137,6 @@ def parse_generation(text: str, *, n: int = QUESTIONS_PER_TABLE) -> list[Generat
     kinds = {p.kind for p in pairs}
     if len(kinds) < min(MIN_KINDS, n):
         raise GenerationOutputError(
-            f"the questions should mix at least {MIN_KINDS} kinds, not {len(kinds)}"
+            f"The questions should mix at least {MIN_KINDS} kinds, not {len(kinds)}"
         )
     return pairs

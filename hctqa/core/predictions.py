@@ -24,6 +24,8 @@ from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from hctqa.core.wording import counted
+
 ID_KEYS = ("question_id", "qap_id", "qa_id", "id")
 ANSWER_KEYS = ("response", "answer", "prediction", "output")
 GOLD_KEY = "gt"
@@ -77,7 +79,7 @@ class _Text:
         size = stream.seek(0, io.SEEK_END) - start
         stream.seek(start)
         if size > max_bytes:
-            raise _Fatal(f"the file is {_size(size)}, over the {_size(max_bytes)} limit")
+            raise _Fatal(f"The file is {_size(size)}, over the {_size(max_bytes)} limit")
         self.gzipped = stream.read(2) == b"\x1f\x8b"
         stream.seek(start)
         self.stream: IO[bytes] = (
@@ -96,13 +98,13 @@ class _Text:
         try:
             chunk = self.stream.read(_CHUNK)
         except EOFError:
-            raise _Fatal("the gzip file is truncated") from None
+            raise _Fatal("The gzip file is truncated") from None
         except gzip.BadGzipFile as exc:
             if str(exc).startswith("Not a gzipped file"):
-                raise _Fatal("the bytes after the end of the gzip data are not gzip") from None
-            raise _Fatal(f"the file looks gzipped but cannot be decompressed ({exc})") from None
+                raise _Fatal("The bytes after the end of the gzip data are not gzip") from None
+            raise _Fatal(f"The file looks gzipped but cannot be decompressed ({exc})") from None
         except (zlib.error, OSError) as exc:
-            raise _Fatal(f"the file looks gzipped but cannot be decompressed ({exc})") from None
+            raise _Fatal(f"The file looks gzipped but cannot be decompressed ({exc})") from None
         if self.first:
             self.first = False
             if chunk.startswith(b"\xef\xbb\xbf"):
@@ -112,9 +114,9 @@ class _Text:
         self.offset += len(chunk)
         if self.offset > self.max_bytes:
             raise _Fatal(
-                f"the file is larger than the {_size(self.max_bytes)} limit once unzipped"
+                f"The file is larger than the {_size(self.max_bytes)} limit once unzipped"
                 if self.gzipped
-                else f"the file is over the {_size(self.max_bytes)} limit"
+                else f"The file is over the {_size(self.max_bytes)} limit"
             )
         self.eof = not chunk
         try:
@@ -122,7 +124,7 @@ class _Text:
         except UnicodeDecodeError as exc:
             where = self.offset - len(chunk) - pending + exc.start
             raise _Fatal(
-                f"the file is not UTF-8 text: undecodable byte 0x{exc.object[exc.start]:02x} "
+                f"The file is not UTF-8 text: undecodable byte 0x{exc.object[exc.start]:02x} "
                 f"at offset {where:,}"
             ) from None
 
@@ -232,12 +234,12 @@ def _array(text: _Text, first: str, max_chars: int) -> Iterator[tuple[int, objec
                             head=buffer[start : start + 4096], tail="", chars=len(buffer) - start
                         )
                         raise _Fatal(
-                            _oversized_problem(f"record {number}", record, max_chars)
+                            _oversized_problem(f"Record {number}", record, max_chars)
                         ) from None
-                    raise _Fatal(f"line {line_at(exc.pos)}: not valid JSON ({exc.msg})") from None
+                    raise _Fatal(f"Line {line_at(exc.pos)}: not valid JSON ({exc.msg})") from None
                 except RecursionError:
                     raise _Fatal(
-                        f"record {number} (line {line_at(start)}): the JSON is nested too "
+                        f"Record {number} (line {line_at(start)}): the JSON is nested too "
                         "deeply (arrays or objects inside one another); a prediction is one "
                         "flat object"
                     ) from None
@@ -254,7 +256,7 @@ def _array(text: _Text, first: str, max_chars: int) -> Iterator[tuple[int, objec
                 break
             if separator != ",":
                 message = "Expecting ',' delimiter" if separator else "the array is not closed"
-                raise _Fatal(f"line {line_at(pos)}: not valid JSON ({message})")
+                raise _Fatal(f"Line {line_at(pos)}: not valid JSON ({message})")
             pos += 1
             skip_space()
             if pos > _CHUNK:  # drop what has been read, keeping the line count
@@ -262,7 +264,7 @@ def _array(text: _Text, first: str, max_chars: int) -> Iterator[tuple[int, objec
                 buffer, pos = buffer[pos:], 0
     skip_space()
     if pos < len(buffer):
-        raise _Fatal(f"line {line_at(pos)}: not valid JSON (Extra data after the array)")
+        raise _Fatal(f"Line {line_at(pos)}: not valid JSON (Extra data after the array)")
 
 
 _RAW_DECODE = json.JSONDecoder().raw_decode
@@ -354,18 +356,24 @@ class _Collector:
             self.claimed_gold[question_id] = claimed
 
 
+def _counted(n: int, what: str, *, at_least: bool) -> str:
+    """``3 unknown question ids``, ``1 unknown question id``, ``At least 100 problems``."""
+    return f"At least {counted(n, what)}" if at_least else counted(n, what)
+
+
 def _summary(problems: list[_Problem], stopped_at: str) -> str:
     kinds = {p.kind for p in problems}
     stopped = f" (reading stopped at {stopped_at})" if stopped_at else ""
-    at_least = "at least " if stopped_at else ""
+    at_least = bool(stopped_at)
     if kinds == {"unknown"} or kinds == {"duplicate"}:
         ids = sorted({p.question_id for p in problems})
-        what = "unknown question ids" if kinds == {"unknown"} else "duplicate question ids"
+        what = "unknown question id" if kinds == {"unknown"} else "duplicate question id"
         shown = ", ".join(ids[:_SHOWN_IDS])
-        return f"{at_least}{len(problems):,} {what}{stopped}, e.g. {shown}"
+        return f"{_counted(len(problems), what, at_least=at_least)}{stopped}, e.g. {shown}"
     if len(problems) == 1:
         return problems[0].text
-    return f"{at_least}{len(problems):,} problems{stopped}; the first: {problems[0].text}"
+    many = _counted(len(problems), "problem", at_least=at_least)
+    return f"{many}{stopped}; the first: {problems[0].text}"
 
 
 def read_predictions(
@@ -397,11 +405,11 @@ def read_predictions(
                 break
             first += chunk
         if not first.strip():
-            raise PredictionsError("the file is empty")
+            raise PredictionsError("The file is empty")
         if first.lstrip().startswith("["):
             for number, record in _array(text, first, max_record_chars):
                 records += 1
-                collector.add(f"record {number}", record)
+                collector.add(f"Record {number}", record)
                 if collector.full:
                     stopped_at = f"record {number}"
                     break
@@ -409,22 +417,22 @@ def read_predictions(
             for number, line in _lines(text, first, max_record_chars):
                 if isinstance(line, _Oversized):
                     records += 1
-                    where = f"line {number}"
+                    where = f"Line {number}"
                     collector.problem("record", _oversized_problem(where, line, max_record_chars))
                 elif line.strip():
                     records += 1
                     try:
                         record = _decode_line(line)
                     except json.JSONDecodeError as exc:
-                        collector.problem("record", f"line {number}: not valid JSON ({exc.msg})")
+                        collector.problem("record", f"Line {number}: not valid JSON ({exc.msg})")
                     except RecursionError:
                         collector.problem(
                             "record",
-                            f"line {number}: the JSON is nested too deeply (arrays or objects "
+                            f"Line {number}: the JSON is nested too deeply (arrays or objects "
                             "inside one another); a prediction is one flat object",
                         )
                     else:
-                        collector.add(f"line {number}", record)
+                        collector.add(f"Line {number}", record)
                 if collector.full:
                     stopped_at = f"line {number}"
                     break
@@ -434,7 +442,7 @@ def read_predictions(
     if problems:
         raise PredictionsError(_summary(problems, stopped_at), [p.text for p in problems])
     if not records:
-        raise PredictionsError("the file holds no predictions")
+        raise PredictionsError("The file holds no predictions")
     return PredictionsFile(answers=collector.answers, claimed_gold=collector.claimed_gold)
 
 
@@ -457,4 +465,4 @@ def check_known(predictions: Mapping[str, object], known_ids: Collection[str]) -
     unknown = [q for q in predictions if q not in known_ids]
     if unknown:
         shown = ", ".join(sorted(unknown)[:_SHOWN_IDS])
-        raise PredictionsError(f"{len(unknown):,} unknown question ids, e.g. {shown}")
+        raise PredictionsError(f"{counted(len(unknown), 'unknown question id')}, e.g. {shown}")

@@ -234,7 +234,7 @@ def table_text(canonical_csv: str, table_format: str) -> str:
         return to_json_records(table)
     if table_format == "latex":
         return to_latex(table)
-    raise PromptError(f"{table_format!r} has no text rendering")
+    raise PromptError(f"The table format {table_format!r} has no text rendering")
 
 
 # The other formats of the same table reuse one parse (``HCT`` is immutable).
@@ -250,7 +250,7 @@ def image_data_url(png: bytes) -> str:
 def _table_png(table: PromptTable) -> bytes:
     if table.image_png is not None:
         if not table.image_png.startswith(_PNG_SIGNATURE):
-            raise PromptError("the table's image is not a PNG; convert it before prompting")
+            raise PromptError("The table's image is not a PNG; convert it before prompting")
         return table.image_png
     return _drawn_png(table.canonical_csv)
 
@@ -286,7 +286,7 @@ def _user_content(
     except PromptError:
         raise
     except ValueError as exc:  # TableFormatError, or pandas' ParserError on a ragged CSV
-        raise PromptError(f"the table cannot be read: {exc}") from None
+        raise PromptError(f"The table cannot be read: {exc}") from None
 
 
 def _with_system_text(content: str | list[dict[str, Any]]) -> str | list[dict[str, Any]]:
@@ -300,11 +300,11 @@ def check_format_and_style(table_format: str, prompt_style: str) -> None:
     """PromptError naming the choices, for an unknown table format or prompt style."""
     if table_format not in TABLE_FORMATS:
         raise PromptError(
-            f"unknown table format {table_format!r}; choose one of {', '.join(TABLE_FORMATS)}"
+            f"Unknown table format {table_format!r}; choose one of {', '.join(TABLE_FORMATS)}"
         )
     if prompt_style not in PROMPT_STYLES:
         raise PromptError(
-            f"unknown prompt style {prompt_style!r}; choose one of {', '.join(PROMPT_STYLES)}"
+            f"Unknown prompt style {prompt_style!r}; choose one of {', '.join(PROMPT_STYLES)}"
         )
 
 
@@ -313,15 +313,15 @@ def _check(
 ) -> None:
     check_format_and_style(table_format, prompt_style)
     if prompt_style == "one_shot" and example is None:
-        raise PromptError("a one_shot prompt needs a worked example (example=WorkedExample(…))")
+        raise PromptError("A one_shot prompt needs a worked example (example=WorkedExample(…))")
     if prompt_style == "zero_shot" and example is not None:
-        raise PromptError("a zero_shot prompt takes no example; use prompt_style='one_shot'")
+        raise PromptError("A zero_shot prompt takes no example; use prompt_style='one_shot'")
     if not question.strip():
-        raise PromptError("the question is empty")
+        raise PromptError("The question is empty")
     if example is not None and not example.question.strip():
-        raise PromptError("the worked example's question is empty")
+        raise PromptError("The worked example's question is empty")
     if example is not None and not example.answer.strip():
-        raise PromptError("the worked example has no answer")
+        raise PromptError("The worked example has no answer")
 
 
 def prompt_messages(

@@ -345,4 +345,4 @@ def render(table: HCT, canonical_csv: str, fmt: str) -> str:
         return to_json_records(table)
     if fmt == "pandas":
         return to_pandas_text(canonical_csv)
-    raise ValueError(f"unknown table format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    raise ValueError(f"Unknown table format {fmt!r}; choose one of {', '.join(FORMATS)}")

@@ -39,10 +39,10 @@ def _number(row: dict[str, str], column: str, line: int) -> float | None:
         value = float(raw)
     except ValueError:
         raise ReportedError(
-            f"line {line} ({row['model']}): {column} is not a number: {raw!r}"
+            f"Line {line} ({row['model']}): {column} is not a number: {raw!r}"
         ) from None
     if not 0 <= value <= 1:
-        raise ReportedError(f"line {line} ({row['model']}): {column} should be between 0 and 1")
+        raise ReportedError(f"Line {line} ({row['model']}): {column} should be between 0 and 1")
     return value
 
 
@@ -50,24 +50,24 @@ def parse_paper_table(text: str) -> list[ReportedResult]:
     reader = csv.DictReader(io.StringIO(text))
     missing = [c for c in _REQUIRED if c not in (reader.fieldnames or [])]
     if missing:
-        raise ReportedError(f"missing columns: {', '.join(missing)}")
+        raise ReportedError(f"Missing columns: {', '.join(missing)}")
     results: list[ReportedResult] = []
     for line, row in enumerate(reader, start=2):
         name = (row.get("model") or "").strip()
         if not name:
-            raise ReportedError(f"line {line}: the model name is empty")
+            raise ReportedError(f"Line {line}: the model name is empty")
         weights = (row.get("weights") or "").strip()
         modality = (row.get("modality") or "").strip()
         if weights not in ("open", "closed"):
-            raise ReportedError(f"line {line} ({name}): weights should be open or closed")
+            raise ReportedError(f"Line {line} ({name}): weights should be open or closed")
         if modality not in ("text", "vision"):
-            raise ReportedError(f"line {line} ({name}): modality should be text or vision")
+            raise ReportedError(f"Line {line} ({name}): modality should be text or vision")
         match = _PARAMETERS.match((row.get("parameters") or "").strip())
         if not match:
-            raise ReportedError(f"line {line} ({name}): parameters should look like 7B or 100B+")
+            raise ReportedError(f"Line {line} ({name}): parameters should look like 7B or 100B+")
         parameters = None if match.group(2) else float(match.group(1))
         if parameters is None and weights == "open":
-            raise ReportedError(f"line {line} ({name}): an open model needs an exact size")
+            raise ReportedError(f"Line {line} ({name}): an open model needs an exact size")
         by_source = {
             ours: {
                 metric: _number(row, f"{theirs}_{metric}", line)
@@ -108,5 +108,5 @@ def parse_paper_table(text: str) -> list[ReportedResult]:
                 )
             )
     if not results:
-        raise ReportedError("the file holds no results")
+        raise ReportedError("The file holds no results")
     return results

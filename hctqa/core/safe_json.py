@@ -20,7 +20,7 @@ class NestingError(ValueError):
 
     def __init__(self, max_depth: int) -> None:
         super().__init__(
-            f"the JSON is nested too deeply (arrays or objects more than {max_depth} levels "
+            f"The JSON is nested too deeply (arrays or objects more than {max_depth} levels "
             "inside one another)"
         )
 

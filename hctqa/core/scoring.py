@@ -102,12 +102,12 @@ def _drop_trailing_zeros(text: str) -> str:
 def check_rules(rules: str, modality: str = "text") -> Rules:
     """The rules version, checked: known, and able to score this modality."""
     if rules not in RULES:
-        raise ValueError(f"rules should be one of {', '.join(RULES)}, not {rules!r}")
+        raise ValueError(f"Rules should be one of {', '.join(RULES)}, not {rules!r}")
     if modality not in MODALITIES:
-        raise ValueError(f"modality should be text or vision, not {modality!r}")
+        raise ValueError(f"Modality should be text or vision, not {modality!r}")
     if modality == "vision" and rules != "2025-05":
         raise ValueError(
-            f"the {rules} rules score text answers only; vision answers have only the 2025-05 rules"
+            f"The {rules} rules score text answers only; vision answers have only the 2025-05 rules"
         )
     return rules  # type: ignore[return-value]
 
@@ -259,7 +259,7 @@ def response_values(
     """The predicted values of a text response: split on double bars only, each stripped.
     ``split_labels`` applies 2025-10's label:number split for models named like GPT."""
     if split_labels and rules != "2025-10":
-        raise ValueError("the label:number split exists only in the 2025-10 rules")
+        raise ValueError("The label:number split exists only in the 2025-10 rules")
     # normalize_response has lower-cased the text already.
     values = [piece.strip() for piece in normalize_response(response, rules=rules).split("||")]
     return split_label_values(values) if split_labels else values

@@ -48,12 +48,12 @@ def check_version(version: str) -> str:
     """The version, trimmed, or ``VersionError`` saying what a version looks like."""
     version = version.strip()
     if not version:
-        raise VersionError("give the release a version, e.g. 2026.11 or 1.0.0")
+        raise VersionError("Give the release a version, e.g. 2026.11 or 1.0.0")
     if len(version) > VERSION_MAX_LENGTH:
-        raise VersionError(f"a version has at most {VERSION_MAX_LENGTH} characters")
+        raise VersionError(f"A version has at most {VERSION_MAX_LENGTH} characters")
     if not (_CALENDAR.fullmatch(version) or _SEMVER.fullmatch(version)):
         raise VersionError(
-            f"{version!r} is not a version: use a calendar version (2026.11, or 2026.11.2 for "
+            f"Not a version: {version!r}; use a calendar version (2026.11, or 2026.11.2 for "
             "another that month) or a semantic version (1.4.0, 2.0.0-rc.1)"
         )
     return version
@@ -156,7 +156,7 @@ class Snapshot:
             tables = {str(k): str(v) for k, v in data["tables"].items()}
             questions = {str(k): (str(v[0]), str(v[1])) for k, v in data["questions"].items()}
         except (KeyError, TypeError, IndexError, AttributeError) as exc:
-            raise SnapshotError(f"not a release snapshot ({exc!r})") from None
+            raise SnapshotError(f"Not a release snapshot ({exc!r})") from None
         return cls(tables=tables, questions=questions)
 
 

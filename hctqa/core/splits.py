@@ -58,13 +58,13 @@ def read_splits_file(data: bytes) -> list[SplitRow]:
     optional header row (its second cell is ``split``), blank lines ignored."""
     if len(data) > SPLITS_FILE_MAX_BYTES:
         raise SplitsFileError(
-            f"the file is over {SPLITS_FILE_MAX_BYTES // 1024 // 1024} MB: a splits file has one "
+            f"The file is over {SPLITS_FILE_MAX_BYTES // 1024 // 1024} MB: a splits file has one "
             "short line per table or question"
         )
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise SplitsFileError(f"not UTF-8 text (byte {exc.start})") from None
+        raise SplitsFileError(f"Not UTF-8 text (byte {exc.start})") from None
     rows: list[SplitRow] = []
     seen: dict[str, int] = {}
     for number, cells in enumerate(csv.reader(io.StringIO(text)), start=1):
@@ -72,22 +72,22 @@ def read_splits_file(data: bytes) -> list[SplitRow]:
         if not any(cells):
             continue
         if len(cells) != 2:
-            raise SplitsFileError(f"line {number}: expected two cells, id and split")
+            raise SplitsFileError(f"Line {number}: expected two cells, id and split")
         identifier, split = cells
         if not rows and split.lower() == "split":
             continue  # the header
         if split not in SPLITS:
             raise SplitsFileError(
-                f"line {number}: the split should be one of {', '.join(SPLITS)}, not {split!r}"
+                f"Line {number}: the split should be one of {', '.join(SPLITS)}, not {split!r}"
             )
         if identifier in seen:
             raise SplitsFileError(
-                f"line {number}: {identifier} is named again (first on line {seen[identifier]})"
+                f"Line {number}: {identifier} is named again (first on line {seen[identifier]})"
             )
         seen[identifier] = number
         rows.append(SplitRow(identifier, split, number))  # type: ignore[arg-type]
     if not rows:
-        raise SplitsFileError("the file names no table or question")
+        raise SplitsFileError("The file names no table or question")
     return rows
 
 
@@ -113,20 +113,20 @@ def assign_splits(
         table = row.id if row.id in questions_by_table else table_of.get(row.id)
         if table is None:
             raise SplitsFileError(
-                f"line {row.line}: {row.id} is neither a table nor a question of the release "
+                f"Line {row.line}: {row.id} is neither a table nor a question of the release "
                 "being imported"
             )
         if table in named and named[table][0] != row.split:
             first = named[table][1]
             raise SplitsFileError(
-                f"line {row.line} puts table {table} in {row.split} ({row.id}), but line "
+                f"Line {row.line} puts table {table} in {row.split} ({row.id}), but line "
                 f"{first.line} puts it in {first.split} ({first.id}): a table's questions share "
                 "its split"
             )
         named.setdefault(table, (row.split, row))
         if given.get(table) and given[table] != row.split:
             raise SplitsFileError(
-                f"line {row.line} puts table {table} in {row.split}, but the release gives it "
+                f"Line {row.line} puts table {table} in {row.split}, but the release gives it "
                 f"the {given[table]} split"
             )
     out: dict[str, Split] = {t: split for t, (split, _) in named.items()}

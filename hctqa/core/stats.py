@@ -40,10 +40,10 @@ def paired_bootstrap(
     x = np.asarray(a, dtype=np.float64)
     y = np.asarray(b, dtype=np.float64)
     if x.shape != y.shape:
-        raise ValueError("both systems need one score per shared question")
+        raise ValueError("Both systems need one score per shared question")
     n = len(x)
     if n == 0:
-        raise ValueError("the two submissions share no questions")
+        raise ValueError("The two submissions share no questions")
     diffs = x - y
     observed = float(diffs.mean())
     rng = np.random.default_rng(seed)
@@ -119,14 +119,14 @@ def regress_on_table_properties(
     y = np.array([outcome[t] for t in tables], dtype=np.float64)
     n = len(tables)
     if n == 0:
-        raise ValueError("no table has both scores and properties")
+        raise ValueError("No table has both scores and properties")
     counts = matrix.sum(axis=0) if n else np.zeros(len(codes))
     keep = [i for i, c in enumerate(counts) if 0 < c < n]
     dropped = tuple(codes[i] for i in range(len(codes)) if i not in keep)
     x = np.column_stack([np.ones(n), matrix[:, keep]]) if keep else np.ones((n, 1))
     k = x.shape[1]
     if n <= k:
-        raise ValueError(f"too few tables ({n}) for {k - 1} properties")
+        raise ValueError(f"Too few tables ({n}) for {k - 1} properties")
     beta, *_ = np.linalg.lstsq(x, y, rcond=None)
     residuals = y - x @ beta
     dof = n - k

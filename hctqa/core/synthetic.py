@@ -65,7 +65,7 @@ def _values(spec: HCTSpec) -> dict[Key, int]:
     rng = random.Random(spec.seed)
     keys = list(itertools.product(*(d.values for d in spec.row_dims + spec.col_dims)))
     if spec.high - spec.low + 1 < len(keys):
-        raise ValueError(f"{spec.table_id}: value range too small for distinct cells")
+        raise ValueError(f"Table {spec.table_id}: the value range is too small for distinct cells")
     numbers = rng.sample(range(spec.low, spec.high + 1), len(keys))
     return dict(zip(keys, numbers, strict=True))
 

@@ -112,14 +112,14 @@ class HCT:
 def read_csv_rows(text: str) -> list[list[str]]:
     """CSV text → rectangular list of rows (short rows are padded with empty cells)."""
     if "\x00" in text:
-        raise TableFormatError("the CSV contains NUL bytes")
+        raise TableFormatError("The CSV contains NUL bytes")
     try:
         rows = list(csv.reader(io.StringIO(text, newline=""), strict=True))
     except csv.Error as exc:
-        raise TableFormatError(f"not valid CSV: {exc}") from None
+        raise TableFormatError(f"Not valid CSV: {exc}") from None
     rows = [row for row in rows if row]  # csv yields [] for blank lines
     if not rows:
-        raise TableFormatError("the CSV has no rows")
+        raise TableFormatError("The CSV has no rows")
     width = max(len(row) for row in rows)
     return [row + [""] * (width - len(row)) for row in rows]
 
@@ -272,10 +272,10 @@ def parse_table(canonical_csv: str) -> HCT:
 def parse_grid(rows: Sequence[Sequence[str]]) -> HCT:
     grid = [list(row) for row in rows]
     if not grid or not grid[0]:
-        raise TableFormatError("the table has no cells")
+        raise TableFormatError("The table has no cells")
     n_rows, n_cols = len(grid), len(grid[0])
     if any(len(row) != n_cols for row in grid):
-        raise TableFormatError("rows have different numbers of cells")
+        raise TableFormatError("Rows have different numbers of cells")
     labels = _label_like_rows(grid)
     header_rows = _count_header_rows(grid, labels) if n_rows > 1 else 1
     regions = _resolve_spans(grid, labels, header_rows)
@@ -320,9 +320,9 @@ def canonical_from_release_csv(text: str) -> str:
     """
     first, sep, rest = text.partition("\n")
     if not sep or not _numbered(first.rstrip("\r").split(",")):
-        raise TableFormatError("the first line should number the columns: 0,1,2,…")
+        raise TableFormatError("The first line should number the columns: 0,1,2,…")
     if not rest.strip():
-        raise TableFormatError("the CSV has a header line but no rows")
+        raise TableFormatError("The CSV has a header line but no rows")
     return rest
 
 
@@ -331,13 +331,13 @@ def canonical_from_embedded_csv(text: str) -> str:
     rows = read_csv_rows(text)
     header = rows[0]
     if header[0] != "" or not _numbered(header[1:]):
-        raise TableFormatError("the first row should be an empty cell then 0,1,2,…")
+        raise TableFormatError("The first row should be an empty cell then 0,1,2,…")
     body = rows[1:]
     if not body:
-        raise TableFormatError("the CSV has a header row but no table rows")
+        raise TableFormatError("The CSV has a header row but no table rows")
     for i, row in enumerate(body):
         if row[0] != str(i):
-            raise TableFormatError(f"row {i + 1} should start with its index {i}, not {row[0]!r}")
+            raise TableFormatError(f"Row {i + 1} should start with its index {i}, not {row[0]!r}")
     return write_csv_rows([row[1:] for row in body])
 
 
@@ -413,7 +413,7 @@ def html_table_cells(html: str) -> list[list[HtmlCell | None]]:
     parser.feed(html)
     parser.close()
     if not parser.rows or not any(parser.rows):
-        raise TableFormatError("no <table> with cells found in the HTML")
+        raise TableFormatError("No <table> with cells found in the HTML")
     placed: dict[tuple[int, int], HtmlCell | None] = {}
     for r, row in enumerate(parser.rows):
         c = 0

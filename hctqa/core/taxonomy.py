@@ -54,15 +54,15 @@ class Taxonomy:
     def __post_init__(self) -> None:
         codes = [p.code for p in self.properties]
         if len(set(codes)) != len(codes):
-            raise ValueError(f"{self.name}: duplicate property codes")
+            raise ValueError(f"Taxonomy {self.name}: duplicate property codes")
         known = set(codes)
         for p in self.properties:
             if p.parent is not None and p.parent not in known:
-                raise ValueError(f"{self.name}: {p.code} has unknown parent {p.parent}")
+                raise ValueError(f"Taxonomy {self.name}: {p.code} has unknown parent {p.parent}")
         for g in self.groups:
             for m in g.members:
                 if self.get(m).parent != g.parent:
-                    raise ValueError(f"{self.name}: {m} is not a child of {g.parent}")
+                    raise ValueError(f"Taxonomy {self.name}: {m} is not a child of {g.parent}")
 
     @property
     def codes(self) -> tuple[str, ...]:
@@ -674,16 +674,16 @@ def normalize_count(value: object) -> int | None:
     if value is None or value is False or value == "":
         return None
     if value is True:
-        raise PropertyError("a count cannot be true")
+        raise PropertyError("A count cannot be true")
     if isinstance(value, str) and value.strip().isdigit():
         value = int(value.strip())
     if isinstance(value, int):
         if value < 0:
-            raise PropertyError(f"a count cannot be negative: {value}")
+            raise PropertyError(f"A count cannot be negative: {value}")
         if value > MAX_COUNT:
-            raise PropertyError(f"a count is at most {MAX_COUNT}, not {value}")
+            raise PropertyError(f"A count is at most {MAX_COUNT}, not {value}")
         return value
-    raise PropertyError(f"not a count: {value!r}")
+    raise PropertyError(f"Not a count: {value!r}")
 
 
 def normalize(taxonomy: Taxonomy, values: Mapping[str, object]) -> dict[str, bool | int | None]:
@@ -691,7 +691,7 @@ def normalize(taxonomy: Taxonomy, values: Mapping[str, object]) -> dict[str, boo
     result = taxonomy.empty()
     for code, value in values.items():
         if code not in result:
-            raise PropertyError(f"unknown {taxonomy.singular} {code!r}")
+            raise PropertyError(f"Unknown {taxonomy.singular} {code!r}")
         prop = taxonomy.get(code)
         if prop.kind == "flag":
             if not isinstance(value, bool):
@@ -716,7 +716,7 @@ def from_release(taxonomy: Taxonomy, values: Mapping[str, object]) -> dict[str, 
     for name, value in values.items():
         prop = names.get(name)
         if prop is None:
-            raise PropertyError(f"unknown {taxonomy.singular} {name!r}")
+            raise PropertyError(f"Unknown {taxonomy.singular} {name!r}")
         if prop.kind == "flag" and value in ("", None):
             value = False
         coded[prop.code] = value

@@ -59,6 +59,7 @@ from hctqa.core.prompts import (
     prompt_messages,
     prompt_sha256,
 )
+from hctqa.core.wording import counted
 from hctqa.errors import ApplicationError, ConflictError
 from leaderboard import selectors
 from leaderboard.models import (
@@ -187,14 +188,14 @@ def _endpoint_chosen(*, user: Any, data: InferenceRunInput, model_name: str) -> 
     if data.endpoint.strip():
         if data.base_url.strip() or data.api_key.strip():
             raise ApplicationError(
-                "choose a registered endpoint or give your own endpoint's base URL, not both "
+                "Choose a registered endpoint or give your own endpoint's base URL, not both "
                 "(a registered endpoint has its own key)",
                 field="base_url",
             )
         return endpoint_for_run(user=user, name=data.endpoint, model_name=model_name)
     if not data.base_url.strip():
         raise ApplicationError(
-            "choose a registered endpoint, or give your own endpoint's base URL",
+            "Choose a registered endpoint, or give your own endpoint's base URL",
             field="endpoint",
         )
     return None
@@ -203,7 +204,7 @@ def _endpoint_chosen(*, user: Any, data: InferenceRunInput, model_name: str) -> 
 def _validate(*, user: Any, data: InferenceRunInput) -> tuple[InferenceRunInput, Endpoint | None]:
     model_name = data.model_name.strip()
     if not model_name or len(model_name) > 200:
-        raise ApplicationError("give the model's name as the endpoint knows it", field="model_name")
+        raise ApplicationError("Give the model's name as the endpoint knows it", field="model_name")
     endpoint = _endpoint_chosen(user=user, data=data, model_name=model_name)
     if endpoint is not None:
         base_url, api_key = endpoint.base_url, ""
@@ -212,28 +213,28 @@ def _validate(*, user: Any, data: InferenceRunInput) -> tuple[InferenceRunInput,
         api_key = api_key_checked(data.api_key) if data.api_key.strip() else ""
     if data.table_format not in TABLE_FORMATS:
         raise ApplicationError(
-            f"the table format should be one of {', '.join(TABLE_FORMATS)}", field="table_format"
+            f"The table format should be one of {', '.join(TABLE_FORMATS)}", field="table_format"
         )
     if data.prompt_style not in PROMPT_STYLES:
         raise ApplicationError(
-            f"the prompt style should be one of {', '.join(PROMPT_STYLES)}", field="prompt_style"
+            f"The prompt style should be one of {', '.join(PROMPT_STYLES)}", field="prompt_style"
         )
-    for name, value, (low, high) in (
-        ("temperature", data.temperature, TEMPERATURE_RANGE),
-        ("max_tokens", data.max_tokens, MAX_TOKENS_RANGE),
-        ("concurrency", data.concurrency, CONCURRENCY_RANGE),
+    for name, label, value, (low, high) in (
+        ("temperature", "The temperature", data.temperature, TEMPERATURE_RANGE),
+        ("max_tokens", "Max tokens", data.max_tokens, MAX_TOKENS_RANGE),
+        ("concurrency", "Requests in flight", data.concurrency, CONCURRENCY_RANGE),
     ):
         if not low <= value <= high:
-            raise ApplicationError(f"{name} should be between {low} and {high}", field=name)
-    for name, value, choices in (
-        ("modality", data.modality, Modality.values),
-        ("split", data.split, EvalSplit.values),
-        ("data_scope", data.data_scope, DataScope.values),
-        ("weights", data.weights, Weights.values),
-        ("visibility", data.visibility, Visibility.values),
+            raise ApplicationError(f"{label} should be between {low} and {high}", field=name)
+    for name, label, value, choices in (
+        ("modality", "The modality", data.modality, Modality.values),
+        ("split", "The split", data.split, EvalSplit.values),
+        ("data_scope", "The data scope", data.data_scope, DataScope.values),
+        ("weights", "Weights", data.weights, Weights.values),
+        ("visibility", "Visibility", data.visibility, Visibility.values),
     ):
         if value not in choices:
-            raise ApplicationError(f"{name} should be one of {', '.join(choices)}", field=name)
+            raise ApplicationError(f"{label} should be one of {', '.join(choices)}", field=name)
     checked = InferenceRunInput(
         **{
             **data.__dict__,
@@ -272,15 +273,15 @@ def inference_run_create(
     run with a message saying so. A researcher's own key is sealed in the run until it ends.
     """
     if not user.has_perm("leaderboard.add_inferencerun"):
-        raise PermissionDenied("only researchers and admins can start inference runs")
+        raise PermissionDenied("Only researchers and admins can start inference runs")
     if selectors.includes_test_questions(data.split):
         account_check_test_split_access(user=user)
     data, endpoint = _validate(user=user, data=data)
     _check_metadata(_submission_input(data))
     if not selectors.benchmark_questions(split=data.split, data_scope=data.data_scope).exists():
         raise ApplicationError(
-            f"there are no verified {DataScope(data.data_scope).label.lower()} questions in the "
-            f"{EvalSplit(data.split).label.lower()} split to run on",
+            f"There are no verified questions on {DataScope(data.data_scope).label.lower()} in "
+            f"the {EvalSplit(data.split).label.lower()} split to run on",
             field="split",
         )
     examples: list[str] = []
@@ -289,7 +290,7 @@ def inference_run_create(
         examples = one_shot_example_ids(data_scope=data.data_scope)
         if not examples:
             raise ApplicationError(
-                "one-shot prompts need worked examples: verified training-split questions of "
+                "One-shot prompts need worked examples: verified training-split questions of "
                 "this data scope on two different tables",
                 field="prompt_style",
             )
@@ -343,7 +344,7 @@ def inference_run_create(
 
 def _require_manager(user: Any, run: InferenceRun) -> None:
     if not selectors.can_manage_run(user=user, run=run):
-        raise PermissionDenied("only the person who started a run, or an admin, can change it")
+        raise PermissionDenied("Only the person who started a run, or an admin, can change it")
 
 
 def _stale_before(now: datetime) -> datetime:
@@ -371,7 +372,7 @@ def inference_run_cancel(*, user: Any, run_id: int) -> InferenceRun:
         run.cancel_requested = True
         run.save(update_fields=["cancel_requested"])
     else:
-        raise ConflictError(f"this run is already {run.status}", current={"status": run.status})
+        raise ConflictError(f"This run is already {run.status}", current={"status": run.status})
     return run
 
 
@@ -381,7 +382,7 @@ def _key_for_resume(run: InferenceRun, api_key: str) -> dict[str, Any]:
     if run.endpoint_id is not None:
         if api_key.strip():
             raise ApplicationError(
-                "a registered endpoint has its own key; give none", field="api_key"
+                "A registered endpoint has its own key; give none", field="api_key"
             )
         # Deactivated, or the owner's access or the model list changed since: say so now.
         endpoint_for_run(user=run.created_by, name=run.endpoint.name, model_name=run.model_name)
@@ -390,7 +391,7 @@ def _key_for_resume(run: InferenceRun, api_key: str) -> dict[str, Any]:
         return {"sealed_api_key": api_key_seal(api_key_checked(api_key)), "api_key_given": True}
     if run.needs_api_key:
         raise ApplicationError(
-            "give your endpoint's API key again: it was erased when the run stopped",
+            "Give your endpoint's API key again: it was erased when the run stopped",
             field="api_key",
         )
     return {}
@@ -413,9 +414,9 @@ def inference_run_resume(
     resumable = run.is_resumable or (run.status == RunStatus.QUEUED and not enqueue)
     if not resumable:
         reason = {
-            RunStatus.DONE: "this run is done: its answers are a submission already",
-            RunStatus.RUNNING: "this run is running; cancel it first, or wait",
-            RunStatus.QUEUED: "this run is waiting for the inference worker already",
+            RunStatus.DONE: "This run is done: its answers are a submission already",
+            RunStatus.RUNNING: "This run is running; cancel it first, or wait",
+            RunStatus.QUEUED: "This run is waiting for the inference worker already",
         }[RunStatus(run.status)]
         raise ConflictError(reason, current={"status": run.status})
     key_fields = _key_for_resume(run, api_key)
@@ -481,8 +482,8 @@ def inference_run_sweep(*, now: datetime | None = None) -> InferenceSweepResult:
                 lease="",
                 finished_at=now,
                 sealed_api_key="",
-                error=f"the worker stopped {attempts} times during this run; resume it to "
-                "try again",
+                error=f"The worker stopped {counted(attempts, 'time')} during this run; resume "
+                "it to try again",
             ):
                 result.failed.append(pk)
         else:
@@ -558,7 +559,7 @@ def inference_run_execute(
     except KeyboardInterrupt:
         execution.salvage()
         execution.finish(
-            RunStatus.FAILED, "interrupted from the command line; resume the run to continue"
+            RunStatus.FAILED, "Interrupted from the command line; resume the run to continue"
         )
         raise
     except Exception:
@@ -566,7 +567,7 @@ def inference_run_execute(
         execution.salvage()
         execution.finish(
             RunStatus.FAILED,
-            "the run stopped because of an internal error (see the worker's log); resume it "
+            "The run stopped because of an internal error (see the worker's log); resume it "
             "to continue",
         )
         return RunStatus.FAILED
@@ -603,7 +604,7 @@ class _Prompts:
             image = table_png(table)
             if image is None and table.image:
                 raise _ImageUnreadable(
-                    f"the image of table {table.pk} ({table.image.name}) cannot be read where "
+                    f"The image of table {table.pk} ({table.image.name}) cannot be read where "
                     "the run executes: give the inference worker the same MEDIA_ROOT as the "
                     "web server, then resume the run"
                 )
@@ -621,7 +622,7 @@ class _Prompts:
         missing = [qid for qid in ids if qid not in by_id]
         if missing or not ids:
             raise PromptError(
-                f"the worked example {', '.join(missing) or '(none)'} is gone; start a new run"
+                f"The worked example {', '.join(missing) or '(none)'} is gone; start a new run"
             )
         return [
             (
@@ -814,7 +815,7 @@ class _Execution:
             try:
                 messages = prompts.messages(text, table_id)
             except PromptError as exc:
-                out.append(_Prepared(qid, None, "", "", error=f"the prompt cannot be built: {exc}"))
+                out.append(_Prepared(qid, None, "", "", error=f"The prompt cannot be built: {exc}"))
                 continue
             digest = prompt_sha256(messages)
             key = cache_key(
@@ -837,7 +838,7 @@ class _Execution:
         if run.needs_api_key:
             return self.finish(
                 RunStatus.FAILED,
-                "your endpoint's key was erased when the run stopped; resume it with the key",
+                "Your endpoint's key was erased when the run stopped; resume it with the key",
             )
         try:
             target = chat_target(
@@ -881,15 +882,15 @@ class _Execution:
         if self.buffer or any(self.delta.values()):
             self.flush()
         if outcome == "fatal":
-            if self.fatal.startswith("could not reach"):
+            if self.fatal.startswith("Could not reach"):
                 return self.finish(
                     RunStatus.FAILED,
-                    f"the endpoint is unreachable: {self.fatal}. Check that the server is up "
+                    f"The endpoint is unreachable: {self.fatal}. Check that the server is up "
                     "and the base URL, then resume the run",
                 )
             return self.finish(
                 RunStatus.FAILED,
-                f"the endpoint refused the run: {self.fatal}. Check the endpoint, the model "
+                f"The endpoint refused the run: {self.fatal}. Check the endpoint, the model "
                 "name and the key, then resume the run",
             )
         if outcome == "cancelled":
@@ -1005,7 +1006,8 @@ class _Execution:
             last = failed.order_by("-created_at", "-id").first()
             return self.finish(
                 RunStatus.FAILED,
-                f"{failed.count()} questions got no answer ({last.error if last else ''}); "
+                f"No answer to {counted(failed.count(), 'question')} "
+                f"({last.error if last else ''}); "
                 "resume the run to send them again",
             )
         questions = selectors.benchmark_questions(split=run.split, data_scope=run.data_scope)
@@ -1017,7 +1019,7 @@ class _Execution:
             example = rejected.order_by("question_id").first()
             return self.finish(
                 RunStatus.FAILED,
-                f"the endpoint refused {refused} of {asked_total} prompts "
+                f"The endpoint refused {refused:,} of {counted(asked_total, 'prompt')} "
                 f"({example.error if example else ''}): check the model's modality and context "
                 "length, then resume the run to send them again",
             )
@@ -1034,7 +1036,7 @@ class _Execution:
             rejected = InferenceResponse.objects.filter(run=run).exclude(error="").first()
             return self.finish(
                 RunStatus.FAILED,
-                "no question was answered"
+                "No question was answered"
                 + (f"; the endpoint said: {rejected.error}" if rejected else ""),
             )
         predictions = _predictions(run, rows)
@@ -1067,7 +1069,7 @@ class _Execution:
             )
         except (ApplicationError, PermissionDenied) as exc:
             message = exc.message if isinstance(exc, ApplicationError) else str(exc)
-            return self.finish(RunStatus.FAILED, f"the answers could not be submitted: {message}")
+            return self.finish(RunStatus.FAILED, f"The answers could not be submitted: {message}")
         return self.finish(RunStatus.DONE, submission=submission, config=config)
 
 

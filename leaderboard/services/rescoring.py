@@ -27,6 +27,7 @@ from django.utils import timezone
 from annotation.models import RunStatus
 from hctqa.core.scoring import collector_paused
 from hctqa.core.snapshots import FrozenQuestion, question_set_digests
+from hctqa.core.wording import counted
 from leaderboard import selectors
 from leaderboard.models import Kind, Rescore, Status, Submission
 from leaderboard.services.scoring import ScoringContext, claim, score_claimed
@@ -261,7 +262,8 @@ def submission_sweep(*, now: datetime | None = None) -> SweepResult:
             if still_stuck.update(
                 status=Status.FAILED,
                 progress=100,
-                error=f"scoring did not finish after {attempts} attempts; re-score to try again",
+                error=f"Scoring did not finish after {counted(attempts, 'attempt')}; score it "
+                "again to try again",
             ):
                 failed.append(pk)
             continue

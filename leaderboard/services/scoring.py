@@ -195,13 +195,13 @@ def score_claimed(
         _fail(submission_id, str(exc), attempt)
         return "failed: " + str(exc)
     except FileNotFoundError:
-        _fail(submission_id, "the predictions file is missing", attempt)
+        _fail(submission_id, "The predictions file is missing", attempt)
         return "failed: file missing"
     except SoftTimeLimitExceeded:
         limit = settings.SUBMISSION_SCORING_TIME_LIMIT
         _fail(
             submission_id,
-            f"scoring took longer than the {limit:,} s limit and was stopped; an admin can "
+            f"Scoring took longer than the {limit:,} s limit and was stopped; an admin can "
             "look into the file and re-score it",
             attempt,
         )
@@ -216,7 +216,7 @@ def score_claimed(
         logger.exception("scoring submission %s failed", submission_id)
         _fail(
             submission_id,
-            "scoring failed because of an internal error; an admin can re-score it",
+            "Scoring failed because of an internal error; an admin can re-score it",
             attempt,
         )
         return "failed: internal error"
@@ -229,7 +229,7 @@ def _score(
     submission_id = submission.pk
     split, scope = submission.split, submission.data_scope
     if not submission.predictions:
-        raise PredictionsError("the predictions file is missing")
+        raise PredictionsError("The predictions file is missing")
     with submission.predictions.open("rb") as handle:
         # Checked when it was uploaded (the answer limit included); read again as a stream.
         read = read_predictions(
@@ -238,7 +238,7 @@ def _score(
     gold = context.gold(split, scope)
     if not gold:
         raise PredictionsError(
-            f"there are no {submission.get_data_scope_display().lower()} questions in "
+            f"There are no {submission.get_data_scope_display().lower()} questions in "
             f"the {submission.get_split_display().lower()} split to score against"
         )
     check_matches_split(read.answers, split=split, data_scope=scope, gold_ids=gold)

@@ -28,6 +28,7 @@ from hctqa.accounts.services import account_check_test_split_access
 from hctqa.core.predictions import PredictionsError, PredictionsFile, read_predictions
 from hctqa.core.reported import ReportedResult
 from hctqa.core.stats import regress_on_table_properties
+from hctqa.core.wording import counted
 from hctqa.errors import ApplicationError
 from leaderboard import selectors
 from leaderboard.models import (
@@ -99,7 +100,7 @@ def _check_size(upload: UploadedFile) -> None:
     limit = settings.SUBMISSION_MAX_BYTES
     if upload.size is not None and upload.size > limit:
         raise ApplicationError(
-            f"the file is {upload.size / 1024 / 1024:.1f} MB, over the "
+            f"The file is {upload.size / 1024 / 1024:.1f} MB, over the "
             f"{limit / 1024 / 1024:.1f} MB limit",
             field="predictions",
         )
@@ -154,7 +155,7 @@ def check_matches_split(
         kind = "" if verified else "unverified "
         described.append(f"{n:,} in the {where} split ({kind}{scope} tables)")
     raise PredictionsError(
-        f"none of the {len(answers):,} predictions is for {_split_phrase(split, data_scope)}; "
+        f"None of the {len(answers):,} predictions is for {_split_phrase(split, data_scope)}; "
         f"its ids are {', '.join(described)}. Choose the split and tables the file answers."
     )
 
@@ -178,16 +179,17 @@ def check_answers_every_test_question(
     examples = ", ".join(missing[:MISSING_EXAMPLES]) + (", …" if len(missing) > 5 else "")
     if stored:
         raise PredictionsError(
-            f"the test-split questions changed since this file was uploaded, and it does not "
-            f"answer {len(missing):,} of the {total:,} it is now scored on (e.g. {examples}). "
+            f"The test-split questions changed since this file was uploaded, and it does not "
+            f"answer {len(missing):,} of the {counted(total, 'question')} it is now scored on "
+            f"(e.g. {examples}). "
             "A submission scored against test gold answers must answer every one: submit "
             "answers to the current test split."
         )
     raise PredictionsError(
-        f"the file does not answer {len(missing):,} of the {total:,} test-split questions it "
-        f"would be scored on (e.g. {examples}). A submission scored against test gold answers "
-        "must answer every one of them (JSON null for no answer); missing answers are not "
-        "scored as empty."
+        f"The file does not answer {len(missing):,} of the "
+        f"{counted(total, 'test-split question')} it would be scored on (e.g. {examples}). "
+        "A submission scored against test gold answers must answer every one of them (JSON "
+        "null for no answer); missing answers are not scored as empty."
     )
 
 
@@ -209,24 +211,24 @@ def _validated(
 def _check_metadata(data: SubmissionInput) -> None:
     if data.parameters_billions is not None and not (0 < data.parameters_billions < 1_000_000):
         raise ApplicationError(
-            "the parameter count is in billions, more than 0 (blank when unknown)",
+            "The parameter count is in billions, more than 0 (blank when unknown)",
             field="parameters_billions",
         )
     if data.weights == Weights.OPEN and data.parameters_billions is None:
         raise ApplicationError(
-            "give the parameter count of an open-weights model", field="parameters_billions"
+            "Give the parameter count of an open-weights model", field="parameters_billions"
         )
     if data.modality == Modality.VISION and data.table_format not in (
         TableFormat.IMAGE,
         TableFormat.OTHER,
     ):
         raise ApplicationError(
-            "a vision submission reads the table as an image: choose the image format",
+            "A vision submission reads the table as an image: choose the image format",
             field="table_format",
         )
     if data.modality == Modality.TEXT and data.table_format == TableFormat.IMAGE:
         raise ApplicationError(
-            "a text submission cannot read the table as an image", field="table_format"
+            "A text submission cannot read the table as an image", field="table_format"
         )
 
 
@@ -248,8 +250,8 @@ def _take_test_split_slot(user: Any) -> None:
     ).count()
     if used >= limit:
         raise ApplicationError(
-            f"you have made your {limit} test-split submissions for today (failed and deleted "
-            "ones count); the limit resets at 00:00 UTC",
+            f"You have made your {counted(limit, 'test-split submission')} for today (failed and "
+            "deleted ones count); the limit resets at 00:00 UTC",
             field="split",
         )
 
@@ -263,7 +265,7 @@ def submission_create(
     transaction opens: the limit's lock (a write lock on SQLite) is held only to store.
     """
     if not owner.has_perm("leaderboard.add_submission"):
-        raise PermissionDenied("only researchers can submit predictions")
+        raise PermissionDenied("Only researchers can submit predictions")
     if selectors.includes_test_questions(data.split):
         account_check_test_split_access(user=owner)
     _check_metadata(data)
@@ -297,7 +299,7 @@ def submission_create_from_predictions(
     be scored again. ``limit_entry``: the run already took today's test-split slot when it
     was started; without one, a test-split submission takes a slot now."""
     if not owner.has_perm("leaderboard.add_submission"):
-        raise PermissionDenied("only researchers can submit predictions")
+        raise PermissionDenied("Only researchers can submit predictions")
     _check_metadata(data)
     lines = "\n".join(
         json.dumps({"question_id": qid, "response": answer}, ensure_ascii=False)
@@ -345,7 +347,7 @@ def _store(*, owner: Any, data: SubmissionInput, content: File) -> Submission:
 
 def _require_manager(user: Any, submission: Submission) -> None:
     if not selectors.can_manage(user=user, submission=submission):
-        raise PermissionDenied("only the owner of a submission, or an admin, can change it")
+        raise PermissionDenied("Only the owner of a submission, or an admin, can change it")
 
 
 @transaction.atomic
@@ -355,7 +357,7 @@ def submission_rescore(*, submission: Submission, user: Any) -> Submission:
     # Read the state under a lock: the object in hand may be stale, and two clicks race.
     current = Submission.objects.select_for_update().get(pk=submission.pk)
     if current.status in (Status.QUEUED, Status.SCORING):
-        raise ApplicationError("this submission is already waiting to be scored")
+        raise ApplicationError("This submission is already waiting to be scored")
     Submission.objects.filter(pk=submission.pk).update(
         status=Status.QUEUED,
         progress=0,
@@ -385,7 +387,7 @@ def submission_delete(*, submission: Submission, user: Any) -> None:
 def submission_visibility_set(*, submission: Submission, user: Any, visibility: str) -> None:
     _require_manager(user, submission)
     if visibility not in Visibility.values:
-        raise ApplicationError(f"visibility should be public or private, not {visibility!r}")
+        raise ApplicationError(f"Visibility should be public or private, not {visibility!r}")
     Submission.objects.filter(pk=submission.pk).update(visibility=visibility)
     if submission.status == Status.SCORED:
         _enqueue_regression()

@@ -36,7 +36,7 @@ def test_the_sign_up_after_the_limit_from_one_address_is_refused(settings) -> No
         assert sign_up(Client(), f"lab{n}").status_code == 302
     response = sign_up(Client(), "lab3")
     assert response.status_code == 400
-    assert "3 accounts were made from your address in the last hour" in response.text
+    assert "Your address made 3 accounts in the last hour" in response.text
     assert "try again in an hour" in response.text
     assert not User.objects.filter(username="lab3").exists()
     # Another address still signs up.

@@ -65,7 +65,7 @@ def test_tables_render_in_each_format(client: Client, tables: None) -> None:
     assert body["content"].startswith("| Region | 2019 - Male |")
     bad = client.get("/api/tables/psa--1--1/formats/latex/")
     assert bad.status_code == 400
-    assert "unknown format 'latex'" in bad.json()["format"][0]
+    assert "Unknown format 'latex'" in bad.json()["format"][0]
 
 
 def test_bad_filters_are_refused_with_the_field(client: Client) -> None:
@@ -110,7 +110,7 @@ def test_a_token_can_be_obtained_with_username_and_password(client: Client) -> N
 def test_pages_past_the_end_are_404_with_a_reason(client: Client, tables: None) -> None:
     response = client.get("/api/tables/?page=9")
     assert response.status_code == 404
-    assert response.json() == {"detail": "page 9 is past the last page (1)"}
+    assert response.json() == {"detail": "Page 9 is past the last page (1)"}
     bad = client.get("/api/tables/?page=zero")
     assert bad.status_code == 400
     assert bad.json() == {"page": ["Enter a whole number."]}
@@ -122,7 +122,7 @@ def test_pages_past_the_end_are_404_with_a_reason(client: Client, tables: None) 
     assert client.get("/api/tables/?page_size=100000").status_code == 200  # capped at 500
     huge = client.get(f"/api/tables/?page={10**30}")
     assert huge.status_code == 404
-    assert huge.json() == {"detail": f"page {10**30} is past the last page (1)"}
+    assert huge.json() == {"detail": f"Page {10**30} is past the last page (1)"}
 
 
 def test_a_list_page_is_one_query(client: Client, tables: None, django_assert_num_queries) -> None:

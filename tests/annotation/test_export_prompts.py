@@ -117,7 +117,7 @@ def test_unverified_questions_are_left_out(tmp_path: Path) -> None:
 def test_an_image_line_has_a_png_data_url_of_the_drawn_table(tmp_path: Path) -> None:
     question = synthetic_question()
     stdout, records = export(tmp_path / "img.jsonl", "--format", "image", "--scope", "synthetic")
-    assert "Wrote 1 prompts" in stdout
+    assert "Wrote 1 prompt to" in stdout
     [record] = records
     assert record["qa_id"] == question.id
     system, user = record["prompt"]
@@ -145,7 +145,7 @@ def test_an_image_that_cannot_be_read_stops_the_export(tmp_path: Path, settings)
     settings.MEDIA_ROOT = tmp_path / "media"
     question = synthetic_question()
     question.table.image.save("own.png", ContentFile(b"not an image at all"))
-    with pytest.raises(CommandError, match="Nothing was written. the image of table"):
+    with pytest.raises(CommandError, match="Nothing was written. The image of table"):
         export(tmp_path / "i.jsonl", "--format", "image", "--scope", "synthetic")
     assert not (tmp_path / "i.jsonl").exists()
 
@@ -175,7 +175,7 @@ def test_one_shot_takes_its_example_from_another_train_table(tmp_path: Path) -> 
 
 def test_one_shot_without_train_questions_is_refused(tmp_path: Path) -> None:
     synthetic_question()
-    with pytest.raises(CommandError, match="one_shot prompts need verified train-split"):
+    with pytest.raises(CommandError, match="One_shot prompts need verified train-split"):
         export(
             tmp_path / "p.jsonl", "--format", "csv", "--scope", "synthetic", "--style", "one_shot"
         )
@@ -215,11 +215,11 @@ def test_a_failure_part_way_leaves_the_old_file_and_no_temporary(
     def fail_on_second(**kwargs: object) -> list[dict]:
         calls.append(1)
         if len(calls) == 2:
-            raise core_prompts.PromptError("the table cannot be read: boom")
+            raise core_prompts.PromptError("The table cannot be read: boom")
         return real(**kwargs)
 
     monkeypatch.setattr("hctqa.core.prompts.prompt_messages", fail_on_second)
-    with pytest.raises(CommandError, match="Nothing was written. the table cannot be read"):
+    with pytest.raises(CommandError, match="Nothing was written. The table cannot be read"):
         export(out, "--format", "csv", "--scope", "synthetic")
     assert out.read_text() == "the previous export\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p.jsonl"]

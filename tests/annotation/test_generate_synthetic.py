@@ -142,7 +142,7 @@ def test_a_targeted_run_says_when_no_layout_can(small_params: Path) -> None:
         assert services.synthetic_run_execute(run_id=run_.pk) == "failed"
     run_.refresh_from_db()
     assert run_.status == RunStatus.FAILED
-    assert "no layout in the parameter files produces" in run_.error
+    assert "No layout in the parameter files produces" in run_.error
     assert not Table.objects.exists()
 
 

@@ -171,7 +171,7 @@ def test_a_surprise_on_one_table_fails_that_table_and_the_run_goes_on(
     run.refresh_from_db()
     assert (run.tables_done, run.tables_failed) == (1, 1)
     failed = GenerationItem.objects.get(run=run, status="failed")
-    assert "internal error: ValueError: the reply was not JSON at all" in failed.error
+    assert "Internal error: ValueError: the reply was not JSON at all" in failed.error
 
 
 def test_truncated_output_is_reported_and_nothing_is_half_saved(admin, server, tables, key) -> None:
@@ -181,7 +181,7 @@ def test_truncated_output_is_reported_and_nothing_is_half_saved(admin, server, t
     assert generation_run_execute(run_id=run.pk) == "done"
     failed = GenerationItem.objects.get(run=run, table=tables[0])
     assert failed.status == "failed" and failed.attempts == 3
-    assert "no valid reply after 3 attempts" in failed.error
+    assert "No valid reply after 3 attempts" in failed.error
     assert "token limit" in failed.error and failed.last_output == cut
     assert not Question.objects.filter(table=tables[0]).exists()
     # The other table is unaffected.
@@ -193,8 +193,8 @@ def test_truncated_output_is_reported_and_nothing_is_half_saved(admin, server, t
 @pytest.mark.parametrize(
     ("output", "reason"),
     [
-        (valid_reply(9), "expected 8 questions, got 9"),
-        (valid_reply().replace('"{1}"', '"{1"'), "question 1: the answer breaks the format"),
+        (valid_reply(9), "Expected 8 questions, got 9"),
+        (valid_reply().replace('"{1}"', '"{1"'), "Question 1: the answer breaks the format"),
         (valid_reply().replace('"yes_no"', '"trivia"'), "type should be one of"),
         (
             json.dumps({"questions": [{"question": "Q?", "answer": "Yes", "type": "yes_no"}] * 8}),
@@ -223,7 +223,7 @@ def test_a_missing_key_variable_fails_the_run_clearly(admin, server, tables, mon
     run = start(admin, server, tables, "NOT_SET_ANYWHERE_API_KEY")
     assert generation_run_execute(run_id=run.pk) == "failed"
     run.refresh_from_db()
-    assert f"the key of endpoint {run.endpoint.name} is not set" in run.error
+    assert f"The key of endpoint {run.endpoint.name} is not set" in run.error
     # Admins read it: it names the variable and says how to fix it.
     assert "To fix it: set NOT_SET_ANYWHERE_API_KEY in the environment of the Celery worker" in (
         run.error
@@ -247,7 +247,7 @@ def test_a_refusing_endpoint_stops_the_run_and_resuming_carries_on(
     run = start(admin, server, tables, key)
     assert generation_run_execute(run_id=run.pk) == "failed"
     run.refresh_from_db()
-    assert f"the endpoint refused the run: HTTP {status}: no such model" in run.error
+    assert f"The endpoint refused the run: HTTP {status}: no such model" in run.error
     assert len(server.requests) == 1  # nothing more was sent
     assert GenerationItem.objects.filter(run=run, status="pending").count() == 2
     from annotation.services import generation_run_resume

@@ -81,7 +81,7 @@ def test_unknown_ids_and_non_admins_are_refused(admin) -> None:
         gold_pool_add(admin=admin, question_ids=["psa--0--0--M9"])
     with pytest.raises(ApplicationError, match="no such question"):
         gold_pool_remove(admin=admin, question_ids=["psa--0--0--M9"])
-    with pytest.raises(ApplicationError, match="name at least one"):
+    with pytest.raises(ApplicationError, match="Name at least one"):
         gold_pool_add(admin=admin, question_ids=[" "])
     for role in ("annotator", "adjudicator", "researcher"):
         with pytest.raises(PermissionDenied):

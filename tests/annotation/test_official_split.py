@@ -220,7 +220,7 @@ def test_a_split_change_marks_the_submissions_stale_and_re_scores_them(
     # Its file answers the old test questions only: a missing test answer is never scored
     # as empty, so it fails with the count, and stays off the board.
     assert submission.status == Status.FAILED
-    assert "the test-split questions changed since this file was uploaded" in submission.error
+    assert "The test-split questions changed since this file was uploaded" in submission.error
     progress = services.rescore_progress([rescore])[0]
     assert (progress.failed, progress.pending, progress.percent) == (1, 0, 100)
     # The same import again changes nothing, and says so.

@@ -167,9 +167,9 @@ def test_contradictory_and_empty_sets_cannot_be_saved(annotator) -> None:
             table,
             properties={"standard_relational_table": True, "row_group_label": True},
         )
-    with pytest.raises(ApplicationError, match="choose at least one property"):
+    with pytest.raises(ApplicationError, match="Choose at least one property"):
         save(annotator, table, properties={})
-    with pytest.raises(ApplicationError, match="unknown table property 'wavy'"):
+    with pytest.raises(ApplicationError, match="Unknown table property 'wavy'"):
         save(annotator, table, properties={"wavy": True})
     assert not PropertyAnnotation.objects.filter(annotator=annotator, version__gt=0).exists()
 
@@ -272,7 +272,7 @@ def test_an_adjudicator_does_not_resolve_a_table_they_annotated(client: Client) 
     judge = UserFactory(username="judge", role="adjudicator")
     save(judge, table, properties={**NESTED, "row_group_label": True})
     save(UserFactory(role="annotator"), table)
-    with pytest.raises(PermissionDenied, match="you annotated this table yourself"):
+    with pytest.raises(PermissionDenied, match="You annotated this table yourself"):
         services.table_properties_resolve(adjudicator=judge, table=table, properties=NESTED)
     client.force_login(judge)
     page = client.get("/annotate/agreement/").content.decode()
@@ -389,7 +389,7 @@ def test_the_tool_page_and_its_plain_form(client: Client, annotator) -> None:
     garbled = client.post(
         "/annotate/properties/psa--1--1/", {"on": list(NESTED), "base_version": "1e3"}
     )
-    assert garbled.status_code == 400 and b"the form was damaged" in garbled.content
+    assert garbled.status_code == 400 and b"The form was damaged" in garbled.content
     done = client.post("/annotate/properties/psa--1--1/", {"on": list(NESTED), "base_version": "0"})
     assert done["Location"] == "/annotate/properties/psa--1--2/"
     assert PropertyAnnotation.objects.get(annotator=annotator).version == 1

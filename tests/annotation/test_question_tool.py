@@ -175,12 +175,12 @@ def test_an_older_draft_does_not_overwrite_a_newer_one(annotator) -> None:
 @pytest.mark.parametrize(
     ("fields", "message", "field"),
     [
-        ({"gold_answer": "42"}, "row 1 must be wrapped in braces", "gold_answer"),
-        ({"gold_answer": "{a | 1} || {b}"}, "row 2 has 1 value but row 1 has 2", "gold_answer"),
-        ({"text": "   "}, "write the question", "text"),
+        ({"gold_answer": "42"}, "Row 1 must be wrapped in braces", "gold_answer"),
+        ({"gold_answer": "{a | 1} || {b}"}, "Row 2 has 1 value but row 1 has 2", "gold_answer"),
+        ({"text": "   "}, "Write the question", "text"),
         ({"query_properties": {"aggregation": True}}, "Aggregation: choose", "query_properties"),
-        ({"query_properties": {}}, "choose at least one property", "query_properties"),
-        ({"template": "nonsense"}, "unknown template 'nonsense'", "template"),
+        ({"query_properties": {}}, "Choose at least one property", "query_properties"),
+        ({"template": "nonsense"}, "Unknown template 'nonsense'", "template"),
         ({"gold_answer": "Yes"}, "answers a Yes/No question", "gold_answer"),
         (
             {
@@ -252,7 +252,7 @@ def test_the_answer_check_endpoint(client: Client, annotator) -> None:
     )
     assert bad.status_code == 400
     assert bad.json() == {
-        "detail": "row 1 must be wrapped in braces, like {a | b}: '{a'",
+        "detail": "Row 1 must be wrapped in braces, like {a | b}: '{a'",
         "field": "gold_answer",
     }
 

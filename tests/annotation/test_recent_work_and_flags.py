@@ -94,7 +94,7 @@ def test_a_question_is_closed_after_the_change_window(annotator, settings) -> No
 def test_only_the_author_changes_a_question(annotator) -> None:
     question = written(annotator, TableFactory())
     other = UserFactory(role="annotator")
-    with pytest.raises(ApplicationError, match="you did not write this question"):
+    with pytest.raises(ApplicationError, match="You did not write this question"):
         change(other, question, base_version=1, text="Mine now?")
 
 
@@ -232,7 +232,7 @@ def test_a_flag_for_other_needs_a_note_and_the_return_address_stays_on_the_site(
     refused = client.post(
         "/annotate/flags/new/", {"table": table.pk, "reason": "other"}, follow=True
     )
-    assert "Not flagged: say what is wrong in the note." in refused.content.decode()
+    assert "Not flagged: Say what is wrong in the note." in refused.content.decode()
     assert not Flag.objects.exists()
     away = client.post(
         "/annotate/flags/new/",

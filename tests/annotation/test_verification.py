@@ -124,14 +124,14 @@ def test_an_adjudicator_decides_but_not_on_a_question_they_verified() -> None:
     judge_who_verified = UserFactory(role="adjudicator")
     verify(a, GOOD)
     verify(judge_who_verified, Verdict("good", False, corrected_answer="{13}"))
-    with pytest.raises(PermissionDenied, match="you verified this question yourself"):
+    with pytest.raises(PermissionDenied, match="You verified this question yourself"):
         adjudication_decide(
             adjudicator=judge_who_verified, question_id=question.pk, rating="good", answer="{13}"
         )
     with pytest.raises(PermissionDenied):
         adjudication_decide(adjudicator=a, question_id=question.pk, rating="good", answer="{13}")
     judge = UserFactory(role="adjudicator")
-    with pytest.raises(ApplicationError, match="the answer"):
+    with pytest.raises(ApplicationError, match="The answer"):
         adjudication_decide(adjudicator=judge, question_id=question.pk, rating="good", answer="{")
     adjudication_decide(adjudicator=judge, question_id=question.pk, rating="good", answer="{13}")
     question.refresh_from_db()

@@ -321,7 +321,7 @@ def test_generation_pages_start_and_show_a_run(
     run = GenerationRun.objects.get()
     assert response.url == f"/annotate/generation/{run.pk}/"
     page = client.get(response.url).content.decode()
-    assert "hx-trigger" in page and "0 of 1 tables" in page
+    assert "hx-trigger" in page and "0 of 1 table done" in page
     assert "endpoint gen-host" in page
     # The status line says queued, then failed or done; no banner outlives it.
     assert "is queued." not in page

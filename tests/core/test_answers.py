@@ -30,15 +30,15 @@ def test_yes_and_no_are_bare_in_any_case() -> None:
 @pytest.mark.parametrize(
     ("text", "reason"),
     [
-        ("", "the answer is empty"),
-        ("42", "row 1 must be wrapped in braces, like {a | b}: '42'"),
-        ("{a} ||", "row 2 is empty: rows are joined by ' || '"),
-        ("{a | } ", "row 1, value 2 is empty"),
-        ("{a | 1} || {b}", "row 2 has 1 value but row 1 has 2: every row reports the same columns"),
-        ("{a} {b}", "row 1 has a brace inside it; join rows with ' || ': '{a} {b}'"),
-        ("{a | {b}}", "row 1 has a brace inside it"),
-        ("{a} | {b}", "row 1 has a brace inside it"),
-        ("Maybe", "row 1 must be wrapped in braces"),
+        ("", "The answer is empty"),
+        ("42", "Row 1 must be wrapped in braces, like {a | b}: '42'"),
+        ("{a} ||", "Row 2 is empty: rows are joined by ' || '"),
+        ("{a | } ", "Row 1, value 2 is empty"),
+        ("{a | 1} || {b}", "Row 2 has 1 value but row 1 has 2: every row reports the same columns"),
+        ("{a} {b}", "Row 1 has a brace inside it; join rows with ' || ': '{a} {b}'"),
+        ("{a | {b}}", "Row 1 has a brace inside it"),
+        ("{a} | {b}", "Row 1 has a brace inside it"),
+        ("Maybe", "Row 1 must be wrapped in braces"),
     ],
 )
 def test_broken_answers_are_refused_with_the_reason(text: str, reason: str) -> None:

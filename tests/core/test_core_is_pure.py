@@ -30,6 +30,7 @@ CORE_MODULES = [
     "hctqa.core.dataset_card",
     "hctqa.core.release_records",
     "hctqa.core.similarity",
+    "hctqa.core.wording",
     "hctqa.core.synthgen.rrandom",
     "hctqa.core.synthgen.collation",
     "hctqa.core.synthgen.params",

@@ -35,12 +35,12 @@ def test_one_code_fence_is_tolerated() -> None:
     ("text", "message"),
     [
         ("", "empty"),
-        ("Here you go: " + reply(), "not JSON"),
+        ("Here you go: " + reply(), "Not JSON"),
         (reply()[:120], "cut short"),
         (json.dumps([1, 2]), 'exactly one key, "questions"'),
         (reply(extra=1), 'exactly one key, "questions"'),
         (json.dumps({"questions": {}}), "should be a list"),
-        (json.dumps({"questions": [{"question": "Q?", "answer": "Yes"}] * 8}), "question 1"),
+        (json.dumps({"questions": [{"question": "Q?", "answer": "Yes"}] * 8}), "Question 1"),
     ],
 )
 def test_malformed_replies_say_what_is_wrong(text: str, message: str) -> None:

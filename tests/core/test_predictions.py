@@ -68,27 +68,27 @@ def test_not_json_names_the_line() -> None:
     data = jsonl({"id": "q1", "response": "a"}) + b"\n{oops\n"
     assert (
         refused(data)
-        == "line 2: not valid JSON (Expecting property name enclosed in double quotes)"
+        == "Line 2: not valid JSON (Expecting property name enclosed in double quotes)"
     )
-    assert refused(b'[{"id": "q1",\n "response": }]').startswith("line 2: not valid JSON")
+    assert refused(b'[{"id": "q1",\n "response": }]').startswith("Line 2: not valid JSON")
 
 
 def test_missing_keys_are_named() -> None:
     assert refused(jsonl({"response": "a"})) == (
-        "line 1: no question id (expected one of question_id, qap_id, qa_id, id)"
+        "Line 1: no question id (expected one of question_id, qap_id, qa_id, id)"
     )
     assert refused(jsonl({"id": "q1", "text": "a"})) == (
-        "line 1: no answer (expected one of response, answer, prediction, output)"
+        "Line 1: no answer (expected one of response, answer, prediction, output)"
     )
     assert (
         refused(jsonl({"id": "q1", "response": 12}))
-        == "line 1: response must be a string or null, not int"
+        == "Line 1: response must be a string or null, not int"
     )
     assert refused(jsonl({"id": "q1", "response": "a"}, ["q2", "b"])) == (
-        "line 2: each prediction must be a JSON object"
+        "Line 2: each prediction must be a JSON object"
     )
     assert refused(b'[{"id": "q1", "response": "a"}, "q2"]') == (
-        "record 2: each prediction must be a JSON object"
+        "Record 2: each prediction must be a JSON object"
     )
 
 
@@ -110,15 +110,15 @@ def test_unknown_ids_are_refused_with_the_count_and_the_first_few() -> None:
 
 
 def test_an_empty_file_is_refused() -> None:
-    assert refused(b"") == "the file is empty"
-    assert refused(b"\n  \n") == "the file is empty"
-    assert refused(b"[]") == "the file holds no predictions"
+    assert refused(b"") == "The file is empty"
+    assert refused(b"\n  \n") == "The file is empty"
+    assert refused(b"[]") == "The file holds no predictions"
 
 
 def test_a_file_over_the_limit_is_refused_before_reading_it() -> None:
     assert (
         refused(b"x" * 2000, max_bytes=1000)
-        == "the file is 2,000 bytes, over the 1,000 bytes limit"
+        == "The file is 2,000 bytes, over the 1,000 bytes limit"
     )
 
 
@@ -127,14 +127,14 @@ def test_a_small_gzip_that_unpacks_past_the_limit_is_refused() -> None:
     assert len(bomb) < 100_000
     assert (
         refused(bomb, max_bytes=1_000_000)
-        == "the file is larger than the 1,000,000 bytes limit once unzipped"
+        == "The file is larger than the 1,000,000 bytes limit once unzipped"
     )
-    assert refused(bomb[:-10]) == "the gzip file is truncated"
+    assert refused(bomb[:-10]) == "The gzip file is truncated"
 
 
 def test_an_undecodable_encoding_is_refused_with_its_offset() -> None:
     latin1 = '{"id": "q1", "response": "café"}'.encode("latin-1")
-    assert refused(latin1) == "the file is not UTF-8 text: undecodable byte 0xe9 at offset 29"
+    assert refused(latin1) == "The file is not UTF-8 text: undecodable byte 0xe9 at offset 29"
 
 
 # --- The release's own result files, and "no answer" -----------------------------------------
@@ -164,7 +164,7 @@ def test_a_json_null_answer_is_read_as_none() -> None:
 def test_an_answer_over_the_limit_is_refused_with_its_question() -> None:
     data = jsonl({"id": "q1", "response": "ok"}, {"id": "q2", "response": "x" * 11})
     assert refused(data, max_answer_chars=10) == (
-        "line 2: the answer to q2 is 11 characters long, over the limit of 10"
+        "Line 2: the answer to q2 is 11 characters long, over the limit of 10"
     )
     assert parse_predictions(data, max_answer_chars=11)["q2"] == "x" * 11
 
@@ -173,10 +173,10 @@ def test_a_record_too_long_to_hold_is_refused_naming_its_question() -> None:
     # A 3 MB answer: the line is never held whole, and the message still names the question.
     line = b'{"id": "q7", "response": "' + b"a" * 3_000_000 + b'"}'
     message = refused(jsonl({"id": "q1", "response": "a"}) + b"\n" + line, max_answer_chars=100)
-    assert message.startswith("line 2 (question q7): the record is 3,000,0")
+    assert message.startswith("Line 2 (question q7): the record is 3,000,0")
     assert "over the 1,048,576 a record may take" in message
     array = b'[{"response": "' + b"a" * 3_000_000 + b'", "id": "q8"}]'
-    assert refused(array, max_answer_chars=100).startswith("record 1: the record is ")
+    assert refused(array, max_answer_chars=100).startswith("Record 1: the record is ")
 
 
 @pytest.mark.parametrize(
@@ -198,21 +198,21 @@ def test_reading_stops_at_the_first_hundred_problems() -> None:
     with pytest.raises(PredictionsError) as info:
         parse_predictions(data, known_ids={"q1"})
     assert str(info.value) == (
-        "at least 100 unknown question ids (reading stopped at line 100), "
+        "At least 100 unknown question ids (reading stopped at line 100), "
         "e.g. x0000000, x0000001, x0000002, x0000003, x0000004"
     )
     assert len(info.value.problems) == 100
-    assert info.value.problems[0] == "line 1: unknown question id x0000000"
+    assert info.value.problems[0] == "Line 1: unknown question id x0000000"
 
 
 def test_every_problem_is_listed_with_its_line() -> None:
     data = jsonl({"id": "q1", "response": "a"}, {"id": "q9", "response": "b"}) + b"\n{oops"
     with pytest.raises(PredictionsError) as info:
         parse_predictions(data, known_ids={"q1"})
-    assert str(info.value) == "2 problems; the first: line 2: unknown question id q9"
+    assert str(info.value) == "2 problems; the first: Line 2: unknown question id q9"
     assert info.value.problems == [
-        "line 2: unknown question id q9",
-        "line 3: not valid JSON (Expecting property name enclosed in double quotes)",
+        "Line 2: unknown question id q9",
+        "Line 3: not valid JSON (Expecting property name enclosed in double quotes)",
     ]
 
 
@@ -253,12 +253,12 @@ def test_a_json_array_across_many_chunks_reads_as_json_loads_does(seed: int) -> 
 def test_a_broken_json_array_names_the_line() -> None:
     body = ",\n".join(json.dumps({"id": f"q{i}", "response": "a" * 500}) for i in range(400))
     assert refused(("[" + body + ",\n{nope}]").encode()) == (
-        "line 401: not valid JSON (Expecting property name enclosed in double quotes)"
+        "Line 401: not valid JSON (Expecting property name enclosed in double quotes)"
     )
     assert refused(("[" + body + "\n{nope}]").encode()) == (
-        "line 401: not valid JSON (Expecting ',' delimiter)"
+        "Line 401: not valid JSON (Expecting ',' delimiter)"
     )
     assert refused(("[" + body + "]\n\nx").encode()) == (
-        "line 402: not valid JSON (Extra data after the array)"
+        "Line 402: not valid JSON (Extra data after the array)"
     )
-    assert refused(("[" + body).encode()) == "line 400: not valid JSON (the array is not closed)"
+    assert refused(("[" + body).encode()) == "Line 400: not valid JSON (the array is not closed)"

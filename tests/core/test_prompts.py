@@ -469,15 +469,15 @@ def test_one_shot_nonsense_answers_in_the_examples_tokens() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"table_format": "yaml"}, "unknown table format 'yaml'; choose one of paper, csv"),
-        ({"prompt_style": "few_shot"}, "unknown prompt style 'few_shot'; choose one of"),
-        ({"prompt_style": "one_shot"}, "a one_shot prompt needs a worked example"),
-        ({"example": EXAMPLE}, "a zero_shot prompt takes no example"),
-        ({"question": "  \n"}, "the question is empty"),
-        ({"table": PromptTable("")}, "the table cannot be read: the CSV has no rows"),
+        ({"table_format": "yaml"}, "Unknown table format 'yaml'; choose one of paper, csv"),
+        ({"prompt_style": "few_shot"}, "Unknown prompt style 'few_shot'; choose one of"),
+        ({"prompt_style": "one_shot"}, "A one_shot prompt needs a worked example"),
+        ({"example": EXAMPLE}, "A zero_shot prompt takes no example"),
+        ({"question": "  \n"}, "The question is empty"),
+        ({"table": PromptTable("")}, "The table cannot be read: The CSV has no rows"),
         (
             {"table": PromptTable(NESTED, image_png=b"GIF89a"), "table_format": "image"},
-            "the table's image is not a PNG",
+            "The table's image is not a PNG",
         ),
     ],
 )

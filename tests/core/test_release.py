@@ -78,7 +78,7 @@ def test_it_reads_a_well_formed_table() -> None:
         ),
         (broken("questions.0.question", "  "), "psa--1--1--M0: the question text is empty"),
         (broken("table_id", "nasa--1--1"), "nasa--1--1: table_id should look like"),
-        (broken("table_info.table_properties", {"Wavy": True}), "unknown table property 'Wavy'"),
+        (broken("table_info.table_properties", {"Wavy": True}), "Unknown table property 'Wavy'"),
         (broken("table_info.table_formats.csv", "Year,Value\n"), "psa--1--1: canonical CSV"),
         (broken("questions.0.question_properties", {"Rank Report Top": "x"}), "Rank Report Top"),
         (broken("questions", "none"), "'questions' should be list, not str"),

@@ -88,7 +88,7 @@ def test_json_records_carry_the_row_group() -> None:
 
 
 def test_unknown_format_is_refused() -> None:
-    with pytest.raises(ValueError, match="unknown table format 'latex'"):
+    with pytest.raises(ValueError, match="Unknown table format 'latex'"):
         render(parse_table(NESTED), NESTED, "latex")
 
 

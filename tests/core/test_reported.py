@@ -29,7 +29,7 @@ def test_the_paper_table_reads_into_real_and_synthetic_rows(data_dir: Path) -> N
 )
 def test_bad_rows_are_named(row: str, message: str) -> None:
     header = "model,provider,parameters,weights,modality,all_recall\n"
-    with pytest.raises(ReportedError, match=f"line 2 \\(x\\): {message}"):
+    with pytest.raises(ReportedError, match=f"Line 2 \\(x\\): {message}"):
         parse_paper_table(header + row + ",0.5\n")
-    with pytest.raises(ReportedError, match="missing columns: modality"):
+    with pytest.raises(ReportedError, match="Missing columns: modality"):
         parse_paper_table("model,provider,parameters,weights\nx,y,1B,open\n")

@@ -13,7 +13,7 @@ def test_ordinary_json_is_read_as_json_loads_reads_it() -> None:
 
 @pytest.mark.parametrize("depth", [65, 900, 100_000])
 def test_deep_nesting_is_a_value_error_that_says_so(depth: int) -> None:
-    with pytest.raises(ValueError, match="the JSON is nested too deeply"):
+    with pytest.raises(ValueError, match="The JSON is nested too deeply"):
         safe_json.loads("[" * depth + "]" * depth)
     safe_json.loads("[" * 64 + "]" * 64)
 

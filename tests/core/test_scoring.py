@@ -250,9 +250,9 @@ def test_vision_exists_only_under_2025_05() -> None:
 
 
 def test_unknown_rules_and_modalities_are_refused() -> None:
-    with pytest.raises(ValueError, match="rules should be one of 2025-05, 2025-10"):
+    with pytest.raises(ValueError, match="Rules should be one of 2025-05, 2025-10"):
         evaluate({P: "{1}"}, {P: "1"}, "text", rules="2024-01")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="modality should be text or vision"):
+    with pytest.raises(ValueError, match="Modality should be text or vision"):
         evaluate({P: "{1}"}, {P: "1"}, "audio")  # type: ignore[arg-type]
 
 

@@ -81,11 +81,11 @@ def test_a_splits_file_names_tables_and_questions(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        (b"psa--1--1,holdout\n", "line 1: the split should be one of train, validation, test"),
-        (b"psa--1--1\n", "line 1: expected two cells"),
-        (b"psa--1--1,test\npsa--1--1,test\n", "line 2: psa--1--1 is named again (first on line 1)"),
-        (b"table_id,split\n", "the file names no table or question"),
-        (b"\xff\xfe,test\n", "not UTF-8 text"),
+        (b"psa--1--1,holdout\n", "Line 1: the split should be one of train, validation, test"),
+        (b"psa--1--1\n", "Line 1: expected two cells"),
+        (b"psa--1--1,test\npsa--1--1,test\n", "Line 2: psa--1--1 is named again (first on line 1)"),
+        (b"table_id,split\n", "The file names no table or question"),
+        (b"\xff\xfe,test\n", "Not UTF-8 text"),
     ],
 )
 def test_a_bad_splits_file_is_refused_with_its_line(text: bytes, message: str) -> None:
@@ -95,7 +95,7 @@ def test_a_bad_splits_file_is_refused_with_its_line(text: bytes, message: str) -
 
 def test_a_file_that_does_not_fit_the_import_is_refused() -> None:
     unknown = read_splits_file(b"psa--7--7,test\n")
-    with pytest.raises(SplitsFileError, match="line 1: psa--7--7 is neither a table nor"):
+    with pytest.raises(SplitsFileError, match="Line 1: psa--7--7 is neither a table nor"):
         assign_splits(TABLES, given={}, rows=unknown)
     split_table = read_splits_file(b"psa--1--1--M0,test\npsa--1--1--A1,train\n")
     with pytest.raises(SplitsFileError, match="a table's questions share its split"):

@@ -85,7 +85,7 @@ def test_the_release_csv_loses_only_its_numbered_header_line() -> None:
 def test_the_embedded_csv_loses_its_index_column_and_header_row() -> None:
     embedded = ",0,1\n0,Year,Men\n1,2007,75\n"
     assert canonical_from_embedded_csv(embedded) == "Year,Men\n2007,75\n"
-    with pytest.raises(TableFormatError, match="row 2 should start with its index 1"):
+    with pytest.raises(TableFormatError, match="Row 2 should start with its index 1"):
         canonical_from_embedded_csv(",0,1\n0,Year,Men\n7,2007,75\n")
 
 

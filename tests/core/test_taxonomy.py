@@ -74,18 +74,18 @@ def test_a_missing_release_flag_counts_as_false() -> None:
 
 
 def test_it_rejects_an_unknown_property_name() -> None:
-    with pytest.raises(taxonomy.PropertyError, match="unknown table property 'Diagonal Header'"):
+    with pytest.raises(taxonomy.PropertyError, match="Unknown table property 'Diagonal Header'"):
         taxonomy.from_release(TABLE_PROPERTIES, {"Diagonal Header": True})
 
 
 def test_it_rejects_a_count_that_is_not_a_number() -> None:
-    with pytest.raises(taxonomy.PropertyError, match="Rank Report Top: not a count: 'many'"):
+    with pytest.raises(taxonomy.PropertyError, match="Rank Report Top: Not a count: 'many'"):
         taxonomy.from_release(QUERY_PROPERTIES, {"Rank Report Top": "many"})
 
 
 @pytest.mark.parametrize("value", [10**40, "100", -1])
 def test_it_rejects_a_count_out_of_range(value: object) -> None:
-    with pytest.raises(taxonomy.PropertyError, match="a count"):
+    with pytest.raises(taxonomy.PropertyError, match="A count"):
         taxonomy.normalize_count(value)
     assert taxonomy.normalize_count("12 ") == 12 and taxonomy.normalize_count(0) == 0
 

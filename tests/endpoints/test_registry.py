@@ -64,12 +64,12 @@ def test_an_admin_registers_changes_and_removes_an_endpoint(admin_api: Client) -
     ("change", "field", "message"),
     [
         ({"name": "Not A Slug"}, "name", "lower-case letters"),
-        ({"api_key_env": "SECRET_KEY"}, "api_key_env", "not a variable the platform sends"),
+        ({"api_key_env": "SECRET_KEY"}, "api_key_env", "is not one the platform sends"),
         ({"api_key_env": "sk-live-123"}, "api_key_env", "NAME of the environment variable"),
         ({"base_url": "http://[::ffff:a9fe:a9fe]/v1"}, "base_url", "never a model endpoint"),
         ({"base_url": "ftp://x"}, "base_url", "http(s)://host"),
-        ({"users": ["nobody"]}, "usernames", "no such user: nobody"),
-        ({"groups": ["nope"]}, "group_names", "no such group: nope"),
+        ({"users": ["nobody"]}, "usernames", "No such user: nobody"),
+        ({"groups": ["nope"]}, "group_names", "No such group: nope"),
     ],
 )
 def test_the_registry_refuses_bad_endpoints(admin_api: Client, change, field, message) -> None:

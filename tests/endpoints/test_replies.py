@@ -142,5 +142,5 @@ def test_a_reply_dripped_byte_by_byte_ends_at_the_timeout() -> None:
     took = time.monotonic() - began
     stop.set()
     listener.close()
-    assert result.outcome == "failed" and "no reply within 0.6 s" in result.error
+    assert result.outcome == "failed" and "No reply within 0.6 s" in result.error
     assert took < 2

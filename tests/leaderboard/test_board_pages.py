@@ -190,7 +190,7 @@ def test_owners_take_a_submission_off_the_board_and_put_it_back(
     assert rows(client.get("/leaderboard/")) == []
     client.force_login(researcher)
     bad = client.post(url, {"visibility": "everyone"}, follow=True)
-    assert "visibility should be public or private" in bad.content.decode()
+    assert "Visibility should be public or private" in bad.content.decode()
     api = client.post(
         f"/api/submissions/{submission.pk}/visibility/",
         {"visibility": "public"},
@@ -283,9 +283,9 @@ def test_compare_runs_a_paired_bootstrap(client: Client, dataset, researcher) ->
     assert comparison.metrics["recall"].n == 12
     assert b"second is better" in response.content
     same = client.get(f"/leaderboard/compare/?a={a.pk}&b={a.pk}")
-    assert same.status_code == 400 and b"choose two different submissions" in same.content
+    assert same.status_code == 400 and b"Choose two different submissions" in same.content
     missing = client.get(f"/leaderboard/compare/?a={a.pk}&b=99999")
-    assert missing.status_code == 400 and b"no such submission" in missing.content
+    assert missing.status_code == 400 and b"No such submission" in missing.content
 
 
 def test_the_same_comparison_asked_again_is_not_computed_again(

@@ -172,7 +172,7 @@ def test_cancelling_from_the_page_swaps_in_the_new_state(logged_in: Client, rese
     assert "hx-trigger" not in html  # no more polling
     # Again, without htmx: the message says why not.
     again = logged_in.post(f"/leaderboard/inference/{run.pk}/cancel/", follow=True)
-    assert "this run is already cancelled" in again.content.decode()
+    assert "This run is already cancelled" in again.content.decode()
 
 
 def test_resuming_from_the_page_queues_the_run_again(logged_in: Client, researcher) -> None:
@@ -196,7 +196,7 @@ def test_resuming_an_own_endpoints_run_asks_for_its_key_again(
     page = logged_in.get(f"/leaderboard/inference/{run.pk}/").content.decode()
     assert "key erased" in page and 'type="password" name="api_key"' in page
     refused = logged_in.post(f"/leaderboard/inference/{run.pk}/resume/", follow=True)
-    assert "give your endpoint&#x27;s API key again" in refused.content.decode()
+    assert "Give your endpoint&#x27;s API key again" in refused.content.decode()
     assert InferenceRun.objects.get(pk=run.pk).status == RunStatus.CANCELLED
     logged_in.post(f"/leaderboard/inference/{run.pk}/resume/", {"api_key": "sk-own-2"})
     run.refresh_from_db()
@@ -214,7 +214,7 @@ def test_the_run_page_lists_questions_without_an_answer(
         inference_run_execute(run_id=run.pk)
     html = logged_in.get(f"/leaderboard/inference/{run.pk}/").content.decode()
     assert "Questions without an answer" in html and "HTTP 503: warming up" in html
-    assert "2 questions got no answer" in html and "Resume" in html
+    assert "No answer to 2 questions" in html and "Resume" in html
 
 
 def test_the_submission_page_says_how_the_answers_were_produced(

@@ -154,10 +154,10 @@ def test_a_question_is_given_up_after_the_last_attempt_and_sent_again_on_resume(
     server.queue(*[Reply(status=503, error="overloaded")] * 3)
     run = execute(start(researcher, server.base_url, concurrency=1))
     assert run.status == RunStatus.FAILED and run.submission is None
-    assert run.error.startswith("1 questions got no answer")
+    assert run.error.startswith("No answer to 1 question (")
     assert "resume the run" in run.error and "HTTP 503: overloaded" in run.error
     failed = InferenceResponse.objects.get(run=run, status=ResponseStatus.FAILED)
-    assert failed.attempts == 3 and "no answer after 3 attempts" in failed.error
+    assert failed.attempts == 3 and "No answer after 3 attempts" in failed.error
     sent_before = len(server.requests)
 
     run = execute(inference_run_resume(user=researcher, run_id=run.pk, enqueue=False))
@@ -180,7 +180,7 @@ def test_a_server_that_is_down_counts_as_a_failure_to_retry(researcher, settings
     make_questions(1)
     run = execute(start(researcher, "http://127.0.0.1:9/v1"))  # discard port: refused
     assert run.status == RunStatus.FAILED
-    assert "could not reach the endpoint" in InferenceResponse.objects.get(run=run).error
+    assert "Could not reach the endpoint" in InferenceResponse.objects.get(run=run).error
 
 
 def test_a_host_that_is_down_stops_the_run_instead_of_trying_every_question(
@@ -190,7 +190,7 @@ def test_a_host_that_is_down_stops_the_run_instead_of_trying_every_question(
     make_questions(40)
     run = execute(start(researcher, "http://127.0.0.1:9/v1", concurrency=2))
     assert run.status == RunStatus.FAILED
-    assert run.error.startswith("the endpoint is unreachable: could not reach it 12 times")
+    assert run.error.startswith("The endpoint is unreachable: Could not reach it 12 times")
     # Stopped early: most questions were never tried, and resuming later tries them.
     assert InferenceResponse.objects.filter(run=run).count() < 10
 
@@ -243,7 +243,7 @@ def test_a_run_the_endpoint_mostly_refused_stays_off_the_board_until_resumed(
     server.queue(*[Reply(status=400, error="this model takes no images")] * 3)
     run = execute(start(researcher, server.base_url, concurrency=1))
     assert run.status == RunStatus.FAILED and run.submission is None
-    assert run.error.startswith("the endpoint refused 3 of 4 prompts (HTTP 400: this model")
+    assert run.error.startswith("The endpoint refused 3 of 4 prompts (HTTP 400: this model")
     # Once the endpoint is fixed, resuming sends the refused prompts again.
     run = execute(inference_run_resume(user=researcher, run_id=run.pk, enqueue=False))
     assert run.status == RunStatus.DONE and run.answered == 4
@@ -255,7 +255,7 @@ def test_a_wrong_key_or_model_stops_the_run_at_once(researcher, status) -> None:
     with FakeOpenAI(lambda body: Reply(status=status, error="no such model")) as server:
         run = execute(start(researcher, server.base_url, concurrency=2))
     assert run.status == RunStatus.FAILED
-    assert f"the endpoint refused the run: HTTP {status}: no such model" in run.error
+    assert f"The endpoint refused the run: HTTP {status}: no such model" in run.error
     # At most one request per slot: after the first refusal nothing new is sent.
     assert len(server.requests) <= 2 and not InferenceResponse.objects.exists()
 
@@ -268,7 +268,7 @@ def test_a_missing_key_variable_fails_the_run_with_a_clear_error(
     monkeypatch.delenv(KEY_ENV)
     run = execute(run)
     assert run.status == RunStatus.FAILED
-    assert f"the key of endpoint {run.endpoint.name} is not set" in run.error
+    assert f"The key of endpoint {run.endpoint.name} is not set" in run.error
     assert KEY_ENV not in run.error  # researchers read it; the variable stays the admin's
     assert not server.requests
 
@@ -340,7 +340,7 @@ def test_a_queued_run_is_cancelled_at_once_and_a_finished_one_cannot_be(research
     assert inference_run_cancel(user=researcher, run_id=queued.pk).status == RunStatus.CANCELLED
     assert execute(queued).status == RunStatus.CANCELLED and not server.requests
     done = execute(start(researcher, server.base_url))
-    with pytest.raises(ConflictError, match="this run is already done"):
+    with pytest.raises(ConflictError, match="This run is already done"):
         inference_run_cancel(user=researcher, run_id=done.pk)
     with pytest.raises(ConflictError, match="its answers are a submission already"):
         inference_run_resume(user=researcher, run_id=done.pk)
@@ -357,7 +357,7 @@ def test_an_interrupted_run_resumes_without_asking_again(researcher, server) -> 
     with pytest.raises(KeyboardInterrupt):
         inference_run_execute(run_id=run.pk, on_progress=interrupt)
     run.refresh_from_db()
-    assert run.status == RunStatus.FAILED and "interrupted" in run.error
+    assert run.status == RunStatus.FAILED and "Interrupted" in run.error
     saved = set(InferenceResponse.objects.filter(run=run).values_list("question_id", flat=True))
     assert len(saved) >= 5
     sent_before = len(server.requests)
@@ -424,7 +424,7 @@ def test_a_run_whose_questions_all_settle_as_its_time_runs_out_ends(
         inference_run_execute(run_id=run.pk, time_budget=0)
     run.refresh_from_db()
     assert run.status == RunStatus.FAILED and not callbacks
-    assert run.error.startswith("3 questions got no answer")
+    assert run.error.startswith("No answer to 3 questions")
 
 
 def test_a_continuation_does_not_resend_questions_that_failed(researcher, server) -> None:
@@ -440,7 +440,7 @@ def test_a_continuation_does_not_resend_questions_that_failed(researcher, server
     )
     run = execute(run)
     assert sorted(asked(server)) == ["1", "2"]
-    assert run.status == RunStatus.FAILED and run.error.startswith("1 questions got no answer")
+    assert run.status == RunStatus.FAILED and run.error.startswith("No answer to 1 question (")
     # Resuming by hand is what sends it again.
     run = execute(inference_run_resume(user=researcher, run_id=run.pk, enqueue=False))
     assert run.status == RunStatus.DONE and sorted(asked(server)) == ["0", "1", "2"]
@@ -505,7 +505,7 @@ def test_the_sweeper_resumes_a_run_whose_worker_died(
     )
     assert len(callbacks) == 1
     assert InferenceRun.objects.get(pk=alive.pk).status == RunStatus.RUNNING
-    assert "the worker stopped 2 times" in InferenceRun.objects.get(pk=given_up.pk).error
+    assert "The worker stopped 2 times" in InferenceRun.objects.get(pk=given_up.pk).error
     assert execute(lost).status == RunStatus.DONE
 
 
@@ -588,7 +588,7 @@ def test_a_tables_image_the_worker_cannot_read_stops_the_run(
     (tmp_path / table.image.name).unlink()  # the GPU host has no copy of the media folder
     run = execute(start(researcher, server.base_url, modality="vision", table_format="image"))
     assert run.status == RunStatus.FAILED and not server.requests
-    assert f"the image of table {table.pk}" in run.error and "MEDIA_ROOT" in run.error
+    assert f"The image of table {table.pk}" in run.error and "MEDIA_ROOT" in run.error
 
 
 def test_a_test_split_run_takes_one_daily_slot_for_itself_and_its_submission(
@@ -600,7 +600,7 @@ def test_a_test_split_run_takes_one_daily_slot_for_itself_and_its_submission(
     entry = DailyLimitEntry.objects.get()
     assert entry.inference_run == run and entry.submission == run.submission
     start(researcher, server.base_url)
-    with pytest.raises(ApplicationError, match="you have made your 2 test-split submissions"):
+    with pytest.raises(ApplicationError, match="You have made your 2 test-split submissions"):
         start(researcher, server.base_url)
     # Other splits are not limited.
     make_questions(1, split="validation")
@@ -622,7 +622,7 @@ def test_one_endpoint_has_one_spelling_so_the_cache_finds_it(researcher, server)
     [
         ({"endpoint": "nope"}, "endpoint", "no endpoint 'nope' that you may use"),
         ({"api_key": "sk-mine"}, "base_url", "not both"),
-        ({"own": True, "base_url": ""}, "endpoint", "choose a registered endpoint"),
+        ({"own": True, "base_url": ""}, "endpoint", "Choose a registered endpoint"),
         ({"own": True, "base_url": "gpu-host:8000"}, "base_url", "http(s)://host"),
         ({"own": True, "base_url": "http://gpu:99999/v1"}, "base_url", "http(s)://host"),
         ({"own": True, "base_url": "http://[::1/v1"}, "base_url", "http(s)://host"),
@@ -643,7 +643,7 @@ def test_one_endpoint_has_one_spelling_so_the_cache_finds_it(researcher, server)
         ({"max_tokens": 0}, "max_tokens", "between 1 and 8192"),
         ({"concurrency": 257}, "concurrency", "between 1 and 256"),
         ({"parameters_billions": None}, "parameters_billions", "parameter count"),
-        ({"split": "validation"}, "split", "no verified real tables questions"),
+        ({"split": "validation"}, "split", "no verified questions on real tables"),
         ({"prompt_style": "one_shot"}, "prompt_style", "need worked examples"),
     ],
 )

@@ -81,15 +81,18 @@ def test_enqueue_leaves_the_run_to_the_worker_and_cancel_stops_it(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--model", "m"], "a new run needs --user, --endpoint (or --base-url)"),
-        ([*NEW_RUN, "--endpoint", "nope"], "there is no endpoint 'nope' that you may use"),
+        (["--model", "m"], "A new run needs --user, --endpoint (or --base-url)"),
+        ([*NEW_RUN, "--endpoint", "nope"], "There is no endpoint 'nope' that you may use"),
         ([*NEW_RUN, "--base-url", "http://127.0.0.1:8/v1"], "only endpoints an admin registered"),
         (
             [*NEW_RUN, "--base-url", "http://h/v1", "--concurrency", "0"],
-            "concurrency should be between",
+            "--concurrency: Requests in flight should be between",
         ),
-        (["--resume", "999"], "there is no inference run 999"),
-        (["--user", "nobody", "--model", "m", "--base-url", "http://h/v1"], "no user 'nobody'"),
+        (["--resume", "999"], "There is no inference run 999"),
+        (
+            ["--user", "nobody", "--model", "m", "--base-url", "http://h/v1"],
+            "There is no user 'nobody'",
+        ),
     ],
 )
 def test_mistakes_get_a_clear_message(args, message) -> None:
@@ -121,7 +124,7 @@ def test_an_own_endpoints_key_comes_from_standard_input_and_again_to_resume(
     make_questions(2)
     with FakeOpenAI(right_answer) as server:
         server.queue(Reply(status=503))
-        with pytest.raises(CommandError, match=r"got no answer .*\(--resume \d+\)"):
+        with pytest.raises(CommandError, match=r"No answer to 1 question .*\(--resume \d+\)"):
             run_command(
                 *NEW_RUN,
                 "--base-url",
@@ -132,7 +135,7 @@ def test_an_own_endpoints_key_comes_from_standard_input_and_again_to_resume(
             )
         run = InferenceRun.objects.get()
         assert run.sealed_api_key == "" and run.needs_api_key  # erased when it failed
-        with pytest.raises(CommandError, match="give your endpoint's API key again"):
+        with pytest.raises(CommandError, match="Give your endpoint's API key again"):
             run_command("--resume", str(run.pk))
         out = run_command(
             "--resume",

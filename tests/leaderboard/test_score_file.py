@@ -71,7 +71,7 @@ def test_a_split_scores_only_its_questions_and_reports_coverage(dataset, tmp_pat
 def test_bad_input_is_named(dataset, tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"qa_id": "psa--1--1--M0", "answer": "x"}\nnot json\n')
-    with pytest.raises(CommandError, match="bad.jsonl: line 2: not valid JSON"):
+    with pytest.raises(CommandError, match="bad.jsonl: Line 2: not valid JSON"):
         run(str(bad), "--modality", "text")
     with pytest.raises(CommandError, match="nope.jsonl: no such file"):
         run(str(tmp_path / "nope.jsonl"), "--modality", "text")
@@ -92,7 +92,7 @@ def test_a_file_over_the_limit_is_refused_without_reading_it(
 def test_an_empty_database_says_what_to_do(tmp_path: Path) -> None:
     path = tmp_path / "p.jsonl"
     path.write_text("[]")
-    with pytest.raises(CommandError, match="the file holds no predictions"):
+    with pytest.raises(CommandError, match="The file holds no predictions"):
         run(str(path), "--modality", "text")
 
 

@@ -249,7 +249,7 @@ def test_each_board_ranks_one_question_set_under_one_rules_version(client: Clien
     assert [r["model"] for r in csv.DictReader(io.StringIO(export.content.decode()))] == ["test-b"]
     # Vision answers have only the 2025-05 rules.
     refused = client.get("/api/leaderboard/?modality=vision&rules=2025-10")
-    assert refused.status_code == 400 and "vision answers have only the 2025-05 rules" in (
+    assert refused.status_code == 400 and "Vision answers have only the 2025-05 rules" in (
         refused.content.decode()
     )
 

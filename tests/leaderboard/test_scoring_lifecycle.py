@@ -108,7 +108,7 @@ def test_a_file_that_stopped_being_valid_fails_with_a_reason(dataset, researcher
     assert services.submission_score(submission_id=submission.pk).startswith("failed")
     submission.refresh_from_db()
     assert submission.status == Status.FAILED
-    assert submission.error == "the predictions file is missing"
+    assert submission.error == "The predictions file is missing"
     assert not QuestionResult.objects.filter(submission=submission).exists()
 
 
@@ -216,7 +216,7 @@ def test_the_sweeper_requeues_stuck_submissions_and_fails_hopeless_ones(
     assert states[stuck_scoring.pk] == states[stuck_queued.pk] == Status.QUEUED
     assert states[fresh.pk] == Status.SCORING
     hopeless.refresh_from_db()
-    assert hopeless.error == "scoring did not finish after 3 attempts; re-score to try again"
+    assert hopeless.error == "Scoring did not finish after 3 attempts; score it again to try again"
     # Scoring counted the stuck one's attempt when it claimed it; a lost queue message is an
     # attempt of its own. Neither is counted twice.
     attempts = dict(Submission.objects.values_list("pk", "attempts"))

@@ -41,15 +41,15 @@ def test_a_researcher_submits_through_the_form(
     ("content", "message"),
     [
         (b"", "The submitted file is empty."),
-        (b"\n\n", "the file is empty"),
-        (b'{"question_id": "psa--1--1--M0", "response": "a"}\n{nope', "line 2: not valid JSON"),
-        (b'{"question_id": "psa--1--1--M0"}', "line 1: no answer"),
-        (b'{"response": "a"}', "line 1: no question id"),
+        (b"\n\n", "The file is empty"),
+        (b'{"question_id": "psa--1--1--M0", "response": "a"}\n{nope', "Line 2: not valid JSON"),
+        (b'{"question_id": "psa--1--1--M0"}', "Line 1: no answer"),
+        (b'{"response": "a"}', "Line 1: no question id"),
         (
             b'{"id": "psa--1--1--M0", "response": "a"}\n{"id": "psa--1--1--M0", "response": "b"}',
-            "1 duplicate question ids",
+            "1 duplicate question id,",
         ),
-        (b'{"id": "psa--9--9--M0", "response": "a"}', "1 unknown question ids, e.g. psa--9--9--M0"),
+        (b'{"id": "psa--9--9--M0", "response": "a"}', "1 unknown question id, e.g. psa--9--9--M0"),
         ("café".encode("latin-1"), "not UTF-8 text"),
     ],
 )
@@ -80,7 +80,7 @@ def test_bad_metadata_is_refused_with_the_field(
     client.force_login(researcher)
     response = post(client, form_data(parameters_billions=""), upload(answers(dataset)))
     assert response.status_code == 400
-    assert "give the parameter count of an open-weights model" in response.content.decode()
+    assert "Give the parameter count of an open-weights model" in response.content.decode()
     response = post(
         client, form_data(modality="vision", table_format="csv"), upload(answers(dataset))
     )
@@ -128,7 +128,7 @@ def test_the_daily_test_split_limit_counts_failed_and_deleted_submissions(
     services.submission_delete(submission=second, user=researcher)
     make(researcher, dataset)
     with pytest.raises(
-        ApplicationError, match="you have made your 3 test-split submissions for today"
+        ApplicationError, match="You have made your 3 test-split submissions for today"
     ):
         make(researcher, dataset)
     # Other splits are not limited, and other users have their own count.
@@ -210,7 +210,7 @@ def test_the_api_names_what_is_wrong(client: Client, dataset, researcher, form_d
         "/api/submissions/create/", {**form_data(), "predictions": upload(b" \n")}
     )
     assert response.status_code == 400
-    assert response.json() == {"detail": "the file is empty", "field": "predictions"}
+    assert response.json() == {"detail": "The file is empty", "field": "predictions"}
     response = client.post("/api/submissions/create/", form_data(split="dev"))
     assert response.status_code == 400
     body = response.json()
@@ -243,7 +243,7 @@ def test_the_api_rescores_and_deletes_for_the_owner(
     )
     again = client.post(f"/api/submissions/{created['id']}/rescore/")
     assert again.status_code == 400 and again.json() == {
-        "detail": "this submission is already waiting to be scored"
+        "detail": "This submission is already waiting to be scored"
     }
     client.force_login(UserFactory(role="researcher"))
     assert client.post(f"/api/submissions/{created['id']}/delete/").status_code == 403

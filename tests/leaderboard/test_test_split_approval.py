@@ -23,7 +23,7 @@ from tests.leaderboard.inference_helpers import make_questions, registered, star
 
 pytestmark = pytest.mark.django_db
 
-WHY = "test-split submissions (split test or all) are open to accounts an admin has approved"
+WHY = "Test-split submissions (split test or all) are open to accounts an admin has approved"
 GPU_HOST = "http://gpu-host:8000/v1"
 RUN = {
     "model_name": "fake-7b",

@@ -72,7 +72,7 @@ def test_a_49_mb_answer_is_refused_without_reading_it_whole(
     response = client.post("/api/submissions/create/", {**form_data(), "predictions": upload(line)})
     assert response.status_code == 400
     detail = response.json()["detail"]
-    assert detail.startswith("line 1 (question psa--1--1--M0): the record is 49,000,0")
+    assert detail.startswith("Line 1 (question psa--1--1--M0): the record is 49,000,0")
     assert not Submission.objects.exists()
 
 
@@ -128,10 +128,10 @@ def test_a_million_unknown_ids_stop_after_a_hundred(
     assert response.status_code == 400
     body = response.json()
     assert body["detail"].startswith(
-        "at least 100 unknown question ids (reading stopped at line 100), e.g. psa--9--0--M0"
+        "At least 100 unknown question ids (reading stopped at line 100), e.g. psa--9--0--M0"
     )
     assert len(body["problems"]) == 100
-    assert body["problems"][99] == "line 100: unknown question id psa--9--99--M0"
+    assert body["problems"][99] == "Line 100: unknown question id psa--9--99--M0"
 
 
 def test_the_form_lists_each_problem(client: Client, dataset, researcher, form_data) -> None:
@@ -139,8 +139,8 @@ def test_the_form_lists_each_problem(client: Client, dataset, researcher, form_d
     client.force_login(researcher)
     response = post(client, form_data(), upload(content))
     page = response.content.decode()
-    assert "2 problems; the first: line 1: response must be a string or null, not int" in page
-    assert "<li>line 2: unknown question id nope</li>" in page
+    assert "2 problems; the first: Line 1: response must be a string or null, not int" in page
+    assert "<li>Line 2: unknown question id nope</li>" in page
 
 
 def test_a_long_answer_is_cut_on_the_page_and_whole_in_the_download(
@@ -170,11 +170,11 @@ def test_a_file_with_no_prediction_in_the_split_is_refused_saying_where_its_ids_
     response = post(client, form_data(split="validation"), upload(test_only))
     assert response.status_code == 400
     assert (
-        "none of the 3 predictions is for the verified questions of the validation split on "
+        "None of the 3 predictions is for the verified questions of the validation split on "
         "real tables; its ids are 3 in the test split (real tables)"
     ) in response.content.decode()
     response = post(client, form_data(split="all", data_scope="synthetic"), upload(test_only))
-    assert "none of the 3 predictions is for the verified questions on synthetic tables" in (
+    assert "None of the 3 predictions is for the verified questions on synthetic tables" in (
         response.content.decode()
     )
     assert not Submission.objects.exists()
@@ -294,7 +294,7 @@ def test_a_scoring_task_past_its_time_limit_fails_its_submission_with_the_reason
     assert score_submission.apply(args=[submission.pk]).get() == "failed: time limit"
     submission.refresh_from_db()
     assert submission.status == Status.FAILED
-    assert submission.error.startswith("scoring took longer than the 300 s limit and was stopped")
+    assert submission.error.startswith("Scoring took longer than the 300 s limit and was stopped")
 
 
 def test_the_sweeper_requeues_a_scoring_whose_heartbeat_stopped_a_minute_ago(

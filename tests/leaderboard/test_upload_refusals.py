@@ -22,11 +22,11 @@ BOMB = gzip.compress(b" " * 3_000_000)  # 3 MB of spaces in 3 KB, past a 1 MB li
     ("content", "message"),
     [
         (b"", "empty"),
-        (gzip.compress(GOOD)[:-6], "the gzip file is truncated"),
+        (gzip.compress(GOOD)[:-6], "The gzip file is truncated"),
         (BOMB, "limit once unzipped"),
         (b'{"question_id": "pak--1--1--M0", "response": "caf\xe9"}', "not UTF-8 text"),
-        (GOOD + GOOD, "1 duplicate question ids"),
-        (b'{"id": "zzz--9--9--M0", "response": "a"}', "1 unknown question ids"),
+        (GOOD + GOOD, "1 duplicate question id,"),
+        (b'{"id": "zzz--9--9--M0", "response": "a"}', "1 unknown question id,"),
     ],
     ids=["empty", "truncated-gzip", "gzip-bomb", "bad-utf8", "duplicate-ids", "unknown-ids"],
 )

@@ -340,7 +340,7 @@ def test_an_empty_release_is_refused(releases_root: Path, cut) -> None:
 
 @pytest.mark.parametrize("version", ["latest", "2026.13", "../2026.11"])
 def test_a_bad_version_is_refused(dataset: dict, cut, version: str) -> None:
-    with pytest.raises(CommandError, match="not a version"):
+    with pytest.raises(CommandError, match="Not a version"):
         cut(version)
     assert not ReleaseBuild.objects.exists()
 

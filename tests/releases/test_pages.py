@@ -177,7 +177,7 @@ def test_the_web_form_starts_a_build_and_shows_its_progress(
     refused = client.post("/releases/cut/", {"version": "2026.12", "title": "Too soon"})
     assert refused.status_code == 400 and "2026.11 is being built" in refused.content.decode()
     bad = client.post("/releases/cut/", {"version": "november", "title": "x"})
-    assert bad.status_code == 400 and "not a version" in bad.content.decode()
+    assert bad.status_code == 400 and "Not a version" in bad.content.decode()
     assert ReleaseBuild.objects.count() == 1 and build.status == BuildStatus.QUEUED
 
 

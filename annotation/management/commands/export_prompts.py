@@ -13,6 +13,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.selectors.prompts import PROMPT_SCOPES, PROMPT_SPLITS, prompt_records
 from hctqa.core.prompts import PROMPT_STYLES, TABLE_FORMATS, PromptError
+from hctqa.core.wording import counted
 
 
 def _file_mode() -> int:
@@ -81,4 +82,4 @@ class Command(BaseCommand):
         except BaseException:
             os.unlink(temp)
             raise
-        self.stdout.write(self.style.SUCCESS(f"Wrote {count:,} prompts to {out}."))
+        self.stdout.write(self.style.SUCCESS(f"Wrote {counted(count, 'prompt')} to {out}."))

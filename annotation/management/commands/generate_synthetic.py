@@ -19,6 +19,7 @@ from annotation.services import (
 from annotation.services.dataset import release_import
 from hctqa.core.synthgen.output import OutputError, write_generation
 from hctqa.core.synthgen.pipeline import Generation
+from hctqa.core.wording import counted
 from hctqa.errors import ApplicationError
 
 _STAGE_LABELS = {"tables": "Tables   ", "questions": "Questions", "nonsense": "Nonsense "}
@@ -76,7 +77,7 @@ class Command(BaseCommand):
                 count = write_generation(generation, out, force=options["force"])
             except OutputError as exc:
                 raise CommandError(str(exc)) from None
-            self.stdout.write(self.style.SUCCESS(f"Wrote {count:,} files to {out}."))
+            self.stdout.write(self.style.SUCCESS(f"Wrote {counted(count, 'file')} to {out}."))
             return
         try:
             tables = synthetic_generation_tables(generation)

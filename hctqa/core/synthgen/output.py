@@ -23,9 +23,9 @@ def write_generation(generation: Generation, out_dir: str | Path, *, force: bool
     """
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
-        raise OutputError(f"{out}: exists and is not a folder")
+        raise OutputError(f"Not a folder: {out} exists and is something else")
     if out.is_dir() and any(out.iterdir()) and not force:
-        raise OutputError(f"{out}: the folder is not empty (use --force to write into it)")
+        raise OutputError(f"The folder {out} is not empty (use --force to write into it)")
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".synthetic-", dir=out.parent))
     try:

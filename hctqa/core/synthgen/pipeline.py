@@ -329,9 +329,9 @@ def generate_targeted(
     known = set(taxonomy.TABLE_PROPERTIES.empty())
     unknown = [p for p in required if p not in known]
     if unknown:
-        raise TargetError(f"unknown table properties: {', '.join(unknown)}")
+        raise TargetError(f"Unknown table properties: {', '.join(unknown)}")
     if count < 1:
-        raise TargetError("ask for at least one table")
+        raise TargetError("Ask for at least one table")
     seen: Counter[str] = Counter()
 
     def select(table: GeneratedTable) -> bool:
@@ -343,10 +343,10 @@ def generate_targeted(
         never = [p for p in required if not seen[p]]
         if never:
             raise TargetError(
-                "no layout in the parameter files produces " + ", ".join(_label(p) for p in never)
+                "No layout in the parameter files produces " + ", ".join(_label(p) for p in never)
             )
         raise TargetError(
-            "each property occurs, but no layout produces them all in one table: "
+            "Each property occurs, but no layout produces them all in one table: "
             + ", ".join(_label(p) for p in required)
         )
     return generation

@@ -64,7 +64,7 @@ class Database:
         try:
             return self.connection.execute(sql).fetchall()
         except sqlite3.Error as exc:
-            raise SqlError(f"{exc}: {sql}") from None
+            raise SqlError(f"The SQL failed ({exc}): {sql}") from None
 
     def close(self) -> None:
         self.connection.close()

@@ -154,7 +154,7 @@ class RRandom:
         """``sample.int(n, k)`` without replacement: 1-based values."""
         k = n if k is None else k
         if k > n:
-            raise ValueError(f"cannot take a sample of {k} from {n} without replacement")
+            raise ValueError(f"Cannot take a sample of {k} from {n} without replacement")
         pool = list(range(n))
         out = []
         length = n

@@ -117,8 +117,8 @@ class Command(BaseCommand):
                 self._create(options)
         except ApplicationError as exc:
             # Name the option unless the message does already.
-            named = not exc.field or exc.field in exc.message
-            where = "" if named else f"{exc.field.replace('_', '-')}: "
+            named = not exc.field or exc.field.replace("_", " ") in exc.message.lower()
+            where = "" if named else f"--{exc.field.replace('_', '-')}: "
             raise CommandError(where + exc.message) from None
         except PermissionDenied as exc:
             raise CommandError(str(exc) or "not allowed") from None
@@ -129,7 +129,7 @@ class Command(BaseCommand):
         try:
             return InferenceRun.objects.select_related("created_by").get(pk=pk)
         except InferenceRun.DoesNotExist:
-            raise CommandError(f"there is no inference run {pk}") from None
+            raise CommandError(f"There is no inference run {pk}") from None
 
     def _cancel(self, pk: int) -> None:
         run = self._run(pk)
@@ -161,12 +161,12 @@ class Command(BaseCommand):
             missing.append("--endpoint (or --base-url)")
         if missing:
             raise CommandError(
-                f"a new run needs {', '.join(missing)} (or --resume/--cancel RUN_ID)"
+                f"A new run needs {', '.join(missing)} (or --resume/--cancel RUN_ID)"
             )
         try:
             user = get_user_model().objects.get(username=options["user"])
         except get_user_model().DoesNotExist:
-            raise CommandError(f"there is no user {options['user']!r}") from None
+            raise CommandError(f"There is no user {options['user']!r}") from None
         vision = options["modality"] == Modality.VISION
         data = InferenceRunInput(
             model_name=options["model"],
@@ -224,7 +224,7 @@ class Command(BaseCommand):
             outcome = inference_run_execute(run_id=pk, on_progress=show)
         except KeyboardInterrupt:
             raise CommandError(
-                f"interrupted; the answers so far are saved: --resume {pk}"
+                f"Interrupted; the answers so far are saved: --resume {pk}"
             ) from None
         if latest:
             show(latest[0], final=True)
@@ -233,7 +233,7 @@ class Command(BaseCommand):
         run = self._run(pk)
         if run.status != RunStatus.DONE:
             raise CommandError(
-                f"run {pk} is {run.status}: {run.error or outcome}"
+                f"Run {pk} is {run.status}: {run.error or outcome}"
                 + ("" if run.status == RunStatus.RUNNING else f" (--resume {pk})")
             )
         self.stdout.write(

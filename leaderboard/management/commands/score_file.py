@@ -81,7 +81,7 @@ class Command(BaseCommand):
         gold = selectors.gold_answers(split=options["split"], data_scope=options["scope"])
         if not gold:
             raise CommandError(
-                f"no {options['scope']} questions in split {options['split']}: "
+                f"No {options['scope']} questions in split {options['split']}: "
                 "import the dataset first"
             )
         try:

@@ -66,7 +66,7 @@ class Command(BaseCommand):
             return None
         user = get_user_model().objects.filter(username=username).first()
         if user is None:
-            raise CommandError(f"no user {username!r}")
+            raise CommandError(f"No user {username!r}")
         if not selectors.can_cut_release(user):
             raise CommandError(f"{username} is not an admin; only admins cut releases")
         return user

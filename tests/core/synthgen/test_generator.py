@@ -87,7 +87,7 @@ def test_targeted_generation_finds_the_layouts_with_the_properties(small_params:
 
 
 def test_targeted_generation_says_when_no_layout_can(small_params: Path) -> None:
-    with pytest.raises(TargetError, match="no layout .* produces Split header cell"):
+    with pytest.raises(TargetError, match="No layout .* produces Split header cell"):
         generate_targeted(read_params(small_params), ["split_header_cell"], 2)
 
 
