@@ -53,8 +53,9 @@ def endpoint_choices(*, user: Any) -> list[tuple[str, str]]:
     return choices
 
 
-def endpoint_for_run(*, user: Any, name: str, model_name: str) -> Endpoint:
-    """The endpoint ``user`` chose by name, if they may use it for ``model_name``."""
+def endpoint_for_run(*, user: Any, name: str, model_name: str | None) -> Endpoint:
+    """The endpoint ``user`` chose by name, if they may use it for ``model_name`` (None: a
+    model not known yet, checked later)."""
     endpoint = endpoints_usable_by(user=user).filter(name=name.strip()).first()
     if endpoint is None:
         raise ApplicationError(
@@ -62,7 +63,7 @@ def endpoint_for_run(*, user: Any, name: str, model_name: str) -> Endpoint:
             "endpoints and says who may use them)",
             field="endpoint",
         )
-    if not endpoint.serves(model_name):
+    if model_name is not None and not endpoint.serves(model_name):
         raise ApplicationError(
             f"Endpoint {endpoint.name} serves {', '.join(endpoint.model_names)}, not {model_name}",
             field="model_name",

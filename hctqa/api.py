@@ -6,11 +6,12 @@ from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import exceptions, serializers
+from rest_framework.fields import SkipField
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from hctqa.core.safe_json import MAX_DEPTH, NestingError
-from hctqa.errors import ApplicationError, ConflictError
+from hctqa.errors import ApplicationError, ConflictError, Problems
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
@@ -22,6 +23,9 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
             body["field"] = exc.field
         if exc.details:
             body["problems"] = exc.details
+        if len(exc.problems) > 1:
+            # Checked in one pass: every problem, by field.
+            body["errors"] = exc.by_field
         return Response(body, status=400)
     if isinstance(exc, RecursionError):
         # A view with parsers of its own (the token endpoint) reading deeply nested JSON; the
@@ -41,10 +45,33 @@ class StrictInput(serializers.Serializer):
 
     retired: dict[str, str] = {}
 
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+    def unknown_fields(self) -> dict[str, list[str]]:
         unknown = sorted(set(self.initial_data) - set(self.fields))
-        if unknown:
-            raise exceptions.ValidationError(
-                {name: [self.retired.get(name, "Not a field of this request")] for name in unknown}
-            )
+        return {name: [self.retired.get(name, "Not a field of this request")] for name in unknown}
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if unknown := self.unknown_fields():
+            raise exceptions.ValidationError(unknown)
         return attrs
+
+
+def read_what_is_valid(serializer: serializers.Serializer) -> tuple[dict[str, Any], Problems]:
+    """The fields of a flat input serializer that are valid, and the problems of the others,
+    so that a service can check the rest and report everything at once."""
+    problems = Problems()
+    if serializer.is_valid():
+        return dict(serializer.validated_data), problems
+    problems.add_form_errors({k: [str(e) for e in v] for k, v in serializer.errors.items()})
+    if isinstance(serializer, StrictInput):
+        # validate() did not run: the fields it refuses are not among the errors yet.
+        unknown = serializer.unknown_fields()
+        problems.add_form_errors({k: v for k, v in unknown.items() if k not in serializer.errors})
+    values: dict[str, Any] = {}
+    for name, field in serializer.fields.items():
+        if name in serializer.errors:
+            continue
+        try:
+            values[name] = field.run_validation(field.get_value(serializer.initial_data))
+        except (exceptions.ValidationError, SkipField):
+            continue
+    return values, problems

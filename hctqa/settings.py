@@ -270,6 +270,9 @@ SUBMISSION_MAX_ANSWER_CHARS = env_int("SUBMISSION_MAX_ANSWER_CHARS", 10_000)
 # Submissions scored against test gold answers (split test or all) per user per UTC day;
 # failed and deleted ones count too.
 SUBMISSION_DAILY_TEST_LIMIT = env_int("SUBMISSION_DAILY_TEST_LIMIT", 5)
+# A predictions file whose form came back with other problems is kept this long (private,
+# for its owner's next try of that form), then deleted by the sweeper.
+SUBMISSION_KEPT_UPLOAD_SECONDS = env_int("SUBMISSION_KEPT_UPLOAD_SECONDS", 3600)
 # A submission still queued or scoring after this long is requeued, or failed after
 # SUBMISSION_MAX_ATTEMPTS tries.
 SUBMISSION_STUCK_AFTER_SECONDS = env_int("SUBMISSION_STUCK_AFTER_SECONDS", 600)

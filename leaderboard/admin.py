@@ -5,6 +5,7 @@ from leaderboard.models import (
     DailyLimitEntry,
     InferenceResponse,
     InferenceRun,
+    KeptUpload,
     PropertyRegression,
     QuestionResult,
     Rescore,
@@ -78,6 +79,21 @@ class QuestionResultAdmin(admin.ModelAdmin):
 class DailyLimitEntryAdmin(admin.ModelAdmin):
     list_display = ("user", "submission", "inference_run", "created_at")
     raw_id_fields = ("user", "submission", "inference_run")
+
+
+@admin.register(KeptUpload)
+class KeptUploadAdmin(admin.ModelAdmin):
+    """Read-only: the token finds the file, so it is not shown."""
+
+    list_display = ("name", "owner", "size", "created_at", "expires_at")
+    fields = ("name", "owner", "size", "created_at", "expires_at")
+    readonly_fields = fields
+
+    def has_add_permission(self, request: object) -> bool:
+        return False
+
+    def has_change_permission(self, request: object, obj: object = None) -> bool:
+        return False
 
 
 @admin.register(PropertyRegression)

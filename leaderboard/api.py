@@ -14,10 +14,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from hctqa.api import StrictInput
+from hctqa.api import StrictInput, read_what_is_valid
 from hctqa.pagination import CountedPagination
 from leaderboard import exports, selectors, services
-from leaderboard.forms import BoardFilterForm, SubmissionForm
+from leaderboard.forms import BoardFilterForm, SubmissionForm, form_problems, input_from
 from leaderboard.models import (
     BOARD_SPLITS,
     INFERENCE_FORMATS,
@@ -179,10 +179,13 @@ class SubmissionCreateApi(APIView):
     @extend_schema(request={"multipart/form-data": dict}, responses={201: SubmissionOutput})
     def post(self, request: Request) -> Response:
         form = SubmissionForm(request.data, request.FILES)
-        if not form.is_valid():
-            raise _form_errors(form)
+        form.is_valid()
+        # Every problem at once: the form's, the metadata's and the file's.
         submission = services.submission_create(
-            owner=request.user, data=form.to_input(), predictions=form.cleaned_data["predictions"]
+            owner=request.user,
+            data=form.to_input(),
+            predictions=form.cleaned_data.get("predictions"),
+            problems=form_problems(form),
         )
         return Response(SubmissionOutput(submission, context={"request": request}).data, status=201)
 
@@ -375,10 +378,12 @@ class InferenceRunCreateApi(APIView):
 
     @extend_schema(request=InputSerializer, responses={201: InferenceRunOutput})
     def post(self, request: Request) -> Response:
-        data = self.InputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
+        # Every problem at once: the fields' and the service's checks of what could be read.
+        values, problems = read_what_is_valid(self.InputSerializer(data=request.data))
         run = services.inference_run_create(
-            user=request.user, data=services.InferenceRunInput(**data.validated_data)
+            user=request.user,
+            data=input_from(services.InferenceRunInput, values),
+            problems=problems,
         )
         return Response(InferenceRunOutput(run, context={"request": request}).data, status=201)
 

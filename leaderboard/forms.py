@@ -1,9 +1,14 @@
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import MISSING, fields
 from decimal import Decimal
+from typing import Any, TypeVar
 
 from django import forms
+from django.core.exceptions import NON_FIELD_ERRORS
 
+from hctqa.errors import ApplicationError, Problems
 from leaderboard import selectors
 from leaderboard.models import (
     DEFAULT_RULES,
@@ -22,6 +27,7 @@ from leaderboard.models import (
 from leaderboard.services import InferenceRunInput, SubmissionInput
 
 _ANY = [("", "Any")]
+T = TypeVar("T")
 
 
 def _parameters_field() -> forms.DecimalField:
@@ -32,15 +38,56 @@ def _parameters_field() -> forms.DecimalField:
         min_value=Decimal("0.01"),
         max_digits=8,
         decimal_places=2,
-        help_text="Leave blank for a closed model of unknown size.",
+        help_text="In billions, e.g. 7 or 0.5. Needed for open weights; leave it blank for a "
+        "closed model of unknown size.",
+        error_messages={"invalid": "Give the parameter count as a number of billions, e.g. 7"},
     )
 
 
+def _weights_field(**kwargs: object) -> forms.ChoiceField:
+    return forms.ChoiceField(
+        choices=[("", "Choose…"), *Weights.choices],
+        error_messages={"required": "Say whether the model's weights are open or closed"},
+        **kwargs,
+    )
+
+
+def add_problems(form: forms.Form, error: ApplicationError) -> None:
+    """Show every problem of a request checked in one pass on its form: by field where the
+    form has it, at the top otherwise; a file's problems with their details."""
+    for problem in error.problems:
+        field = problem.field if problem.field in form.fields else None
+        messages = [problem.message, *problem.details]
+        if messages[0] not in form.errors.get(field or NON_FIELD_ERRORS, []):
+            form.add_error(field, messages)
+
+
+def input_from(cls: type[T], values: Mapping[str, Any]) -> T:
+    """A service's input dataclass from the values a form or serializer could read; the
+    others keep their default, or are blank (their errors are reported apart)."""
+    return cls(
+        **{
+            f.name: values.get(f.name, "" if f.default is MISSING else f.default)
+            for f in fields(cls)  # type: ignore[arg-type]
+        }
+    )
+
+
+def form_problems(form: forms.Form) -> Problems:
+    """The form's own errors (after ``is_valid()``), for a service to report with its own."""
+    problems = Problems()
+    problems.add_form_errors({k: list(v) for k, v in form.errors.items()})
+    return problems
+
+
 class SubmissionForm(forms.Form):
-    model_name = forms.CharField(max_length=200)
+    model_name = forms.CharField(
+        max_length=200, error_messages={"required": "Give the model's name"}
+    )
     organisation = forms.CharField(max_length=200, required=False)
     parameters_billions = _parameters_field()
-    weights = forms.ChoiceField(choices=Weights.choices)
+    # No default: a wrong guess would contradict the parameter count's help.
+    weights = _weights_field(help_text="Open: the parameter count is needed.")
     modality = forms.ChoiceField(choices=Modality.choices)
     table_format = forms.ChoiceField(choices=TableFormat.choices, initial=TableFormat.PAPER)
     prompt_style = forms.ChoiceField(
@@ -56,11 +103,15 @@ class SubmissionForm(forms.Form):
     paper_url = forms.URLField(required=False, max_length=500, assume_scheme="https")
     code_url = forms.URLField(required=False, max_length=500, assume_scheme="https")
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 3}))
+    # Not required here: a file kept from the last try (``kept_upload``) may stand in; the
+    # service says when there is neither.
     predictions = forms.FileField(
+        required=False,
         help_text="JSONL or a JSON array, optionally gzipped: one object per question with "
         "question_id (or qap_id, qa_id, id) and response (or answer, prediction, output; null "
-        "for no answer). A gt key is compared with our gold answers, never scored."
+        "for no answer). A gt key is compared with our gold answers, never scored.",
     )
+    kept_upload = forms.CharField(required=False, max_length=64, widget=forms.HiddenInput)
 
     # What an API client may leave out.
     DEFAULTS = {
@@ -70,10 +121,12 @@ class SubmissionForm(forms.Form):
     }
 
     def to_input(self) -> SubmissionInput:
-        data = {k: v for k, v in self.cleaned_data.items() if k != "predictions"}
+        """The values read (after ``is_valid()``); a field the form could not read is blank,
+        and its error is in ``form_problems``."""
+        values = dict(self.cleaned_data)
         for key, default in self.DEFAULTS.items():
-            data[key] = data[key] or default
-        return SubmissionInput(**data)
+            values[key] = values.get(key) or default
+        return input_from(SubmissionInput, values)
 
 
 SORT_CHOICES = [(k, k) for k in selectors.SORTABLE] + [
@@ -226,7 +279,7 @@ class InferenceRunForm(forms.Form):
     )
     organisation = forms.CharField(max_length=200, required=False)
     parameters_billions = _parameters_field()
-    weights = forms.ChoiceField(choices=Weights.choices, initial=Weights.OPEN)
+    weights = _weights_field(help_text="Open: the parameter count is needed.")
     visibility = forms.ChoiceField(
         choices=Visibility.choices,
         initial=Visibility.PUBLIC,
@@ -242,12 +295,14 @@ class InferenceRunForm(forms.Form):
         field.initial = endpoints[0][0] if endpoints else OWN_ENDPOINT
 
     def to_input(self) -> InferenceRunInput:
-        data = dict(self.cleaned_data)
-        if data["endpoint"] != OWN_ENDPOINT:
+        """The values read (after ``is_valid()``); a field the form could not read keeps its
+        default or is blank, and its error is in ``form_problems``."""
+        values = dict(self.cleaned_data)
+        if values.get("endpoint", OWN_ENDPOINT) != OWN_ENDPOINT:
             # The own-endpoint fields are for the other choice; without JavaScript they are
             # still on the page, with whatever the browser filled in.
-            data["base_url"] = data["api_key"] = ""
-        return InferenceRunInput(**data)
+            values["base_url"] = values["api_key"] = ""
+        return input_from(InferenceRunInput, values)
 
 
 class InferenceResumeForm(forms.Form):

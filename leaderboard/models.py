@@ -436,6 +436,28 @@ class QuestionResult(models.Model):
         return f"{self.question_id} in submission {self.submission_id}"
 
 
+class KeptUpload(models.Model):
+    """A predictions file kept for a short while after its submission form came back with
+    problems elsewhere (the metadata, the split), so that the researcher does not have to
+    choose it again. Private like every upload (never served), for its owner only, found
+    by an unguessable token the form carries, and deleted once used or past
+    ``expires_at`` (the sweeper)."""
+
+    token = models.CharField(max_length=64, unique=True)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    file = models.FileField(storage=private_storage, upload_to="kept/%Y/%m/")
+    name = models.CharField(max_length=255, help_text="The file's name on the researcher's side.")
+    size = models.PositiveBigIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"kept upload {self.name} of user {self.owner_id}"
+
+
 class DailyLimitEntry(models.Model):
     """One submission scored against test gold answers, counted toward its owner's daily
     limit. Entries outlive their submission: deleting one does not give a submission back.

@@ -45,11 +45,16 @@ def rescore_submissions(self: object, rescore_id: int) -> str:
 
 
 @app.task(acks_late=True)
-def sweep_submissions() -> dict[str, list[int]]:
-    from leaderboard.services import submission_sweep
+def sweep_submissions() -> dict[str, list[int] | int]:
+    from leaderboard.services import kept_uploads_expire, submission_sweep
 
     result = submission_sweep()
-    return {"requeued": result.requeued, "failed": result.failed, "rescores": result.rescores}
+    return {
+        "requeued": result.requeued,
+        "failed": result.failed,
+        "rescores": result.rescores,
+        "kept_uploads_expired": kept_uploads_expire(),
+    }
 
 
 @app.task(acks_late=True)

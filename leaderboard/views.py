@@ -22,6 +22,8 @@ from leaderboard.forms import (
     InferenceRunForm,
     RulesForm,
     SubmissionForm,
+    add_problems,
+    form_problems,
 )
 from leaderboard.models import DEFAULT_RULES, InferenceRun, Modality
 
@@ -86,25 +88,45 @@ def _download(rows: list[dict], fmt: str, name: str, columns: tuple[str, ...]) -
 
 @login_required
 def submit(request: HttpRequest) -> HttpResponse:
+    """The submission form. Everything is checked in one pass and every problem shown at
+    once; a file that is fine itself is kept for the next try (``kept_upload``)."""
     form = SubmissionForm(request.POST or None, request.FILES or None)
-    if request.method == "POST" and form.is_valid():
-        try:
-            submission = services.submission_create(
-                owner=request.user,
-                data=form.to_input(),
-                predictions=form.cleaned_data["predictions"],
-            )
-        except ApplicationError as exc:
-            # The summary, then each problem in the file with its line.
-            field = exc.field if exc.field in form.fields else None
-            form.add_error(field, [exc.message, *exc.details])
-        else:
-            messages.success(
-                request, "Your predictions are in the queue; this page updates as they are scored."
-            )
-            return redirect(submission)
-    status = 400 if request.method == "POST" else 200
-    return render(request, "leaderboard/submit.html", {"form": form}, status=status)
+    if request.method != "POST":
+        return render(request, "leaderboard/submit.html", {"form": form})
+    form.is_valid()
+    upload = form.cleaned_data.get("predictions")
+    kept = services.kept_upload_get(
+        owner=request.user, token=form.cleaned_data.get("kept_upload", "")
+    )
+    if kept is not None and upload is not None:
+        services.kept_upload_discard(kept=kept)  # a new file replaces the kept one
+        kept = None
+    if upload is None and kept is not None:
+        upload = kept.file.open("rb")
+    try:
+        submission = services.submission_create(
+            owner=request.user,
+            data=form.to_input(),
+            predictions=upload,
+            problems=form_problems(form),
+        )
+    except ApplicationError as exc:
+        add_problems(form, exc)
+        if upload is not None and not any(p.code == services.BROKEN_FILE for p in exc.problems):
+            kept = kept or services.kept_upload_save(owner=request.user, upload=upload)
+        elif kept is not None:
+            services.kept_upload_discard(kept=kept)
+            kept = None
+        return render(request, "leaderboard/submit.html", {"form": form, "kept": kept}, status=400)
+    finally:
+        if upload is not None:
+            upload.close()
+    if kept is not None:
+        services.kept_upload_discard(kept=kept)
+    messages.success(
+        request, "Your predictions are in the queue; this page updates as they are scored."
+    )
+    return redirect(submission)
 
 
 @login_required
@@ -254,16 +276,18 @@ def inference_run_new(request: HttpRequest) -> HttpResponse:
     if not selectors.can_start_inference(user=request.user):
         raise PermissionDenied("Inference runs are for researchers and admins")
     form = InferenceRunForm(request.POST or None, endpoints=endpoint_choices(user=request.user))
-    if request.method == "POST" and form.is_valid():
-        try:
-            run = services.inference_run_create(user=request.user, data=form.to_input())
-        except ApplicationError as exc:
-            form.add_error(exc.field if exc.field in form.fields else None, exc.message)
-        else:
-            messages.success(request, "The run is queued for the inference worker.")
-            return redirect(run)
-    status = 400 if request.method == "POST" else 200
-    return render(request, "leaderboard/inference_run_new.html", {"form": form}, status=status)
+    if request.method != "POST":
+        return render(request, "leaderboard/inference_run_new.html", {"form": form})
+    form.is_valid()
+    try:
+        run = services.inference_run_create(
+            user=request.user, data=form.to_input(), problems=form_problems(form)
+        )
+    except ApplicationError as exc:
+        add_problems(form, exc)  # every problem at once
+        return render(request, "leaderboard/inference_run_new.html", {"form": form}, status=400)
+    messages.success(request, "The run is queued for the inference worker.")
+    return redirect(run)
 
 
 def _run_context(run: InferenceRun) -> dict:

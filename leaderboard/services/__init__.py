@@ -10,6 +10,12 @@ from leaderboard.services.inference import (
     inference_run_resume,
     inference_run_sweep,
 )
+from leaderboard.services.kept_uploads import (
+    kept_upload_discard,
+    kept_upload_get,
+    kept_upload_save,
+    kept_uploads_expire,
+)
 from leaderboard.services.rescoring import (
     RescoreProgress,
     SweepResult,
@@ -28,6 +34,7 @@ from leaderboard.services.scoring import (
     submission_score,
 )
 from leaderboard.services.submissions import (
+    BROKEN_FILE,
     ReportedImportSummary,
     SubmissionInput,
     check_answers_every_test_question,
@@ -42,6 +49,7 @@ from leaderboard.services.submissions import (
 )
 
 __all__ = [
+    "BROKEN_FILE",
     "InferenceRunInput",
     "ReportedImportSummary",
     "RescoreProgress",
@@ -58,6 +66,10 @@ __all__ = [
     "inference_run_execute",
     "inference_run_resume",
     "inference_run_sweep",
+    "kept_upload_discard",
+    "kept_upload_get",
+    "kept_upload_save",
+    "kept_uploads_expire",
     "property_regression_refresh",
     "reported_results_import",
     "rescore_progress",

@@ -60,7 +60,7 @@ from hctqa.core.prompts import (
     prompt_sha256,
 )
 from hctqa.core.wording import counted
-from hctqa.errors import ApplicationError, ConflictError
+from hctqa.errors import ApplicationError, ConflictError, Problems
 from leaderboard import selectors
 from leaderboard.models import (
     ACTIVE_RUN_STATUSES,
@@ -183,58 +183,82 @@ def cache_key(
 # --- Creating, cancelling, resuming --------------------------------------------------------
 
 
-def _endpoint_chosen(*, user: Any, data: InferenceRunInput, model_name: str) -> Endpoint | None:
-    """The registered endpoint the run names, or None for the researcher's own."""
+def _endpoint_chosen(
+    *, user: Any, data: InferenceRunInput, model_name: str, problems: Problems
+) -> tuple[Endpoint | None, str, str]:
+    """The registered endpoint the run names (None for the researcher's own), with the base
+    URL and key the run sends to; what is wrong goes into ``problems``."""
+    if problems.on("endpoint"):
+        return None, "", ""
     if data.endpoint.strip():
         if data.base_url.strip() or data.api_key.strip():
-            raise ApplicationError(
+            problems.add(
                 "Choose a registered endpoint or give your own endpoint's base URL, not both "
                 "(a registered endpoint has its own key)",
                 field="base_url",
             )
-        return endpoint_for_run(user=user, name=data.endpoint, model_name=model_name)
+        with problems.check():
+            # Which models it serves is checked when the model's name could be read.
+            endpoint = endpoint_for_run(
+                user=user, name=data.endpoint, model_name=model_name or None
+            )
+            return endpoint, endpoint.base_url, ""
+        return None, "", ""
     if not data.base_url.strip():
-        raise ApplicationError(
+        problems.add(
             "Choose a registered endpoint, or give your own endpoint's base URL",
             field="endpoint",
         )
-    return None
-
-
-def _validate(*, user: Any, data: InferenceRunInput) -> tuple[InferenceRunInput, Endpoint | None]:
-    model_name = data.model_name.strip()
-    if not model_name or len(model_name) > 200:
-        raise ApplicationError("Give the model's name as the endpoint knows it", field="model_name")
-    endpoint = _endpoint_chosen(user=user, data=data, model_name=model_name)
-    if endpoint is not None:
-        base_url, api_key = endpoint.base_url, ""
-    else:
+        return None, "", ""
+    base_url = api_key = ""
+    with problems.check():
         base_url = own_base_url_checked(data.base_url)
-        api_key = api_key_checked(data.api_key) if data.api_key.strip() else ""
-    if data.table_format not in TABLE_FORMATS:
-        raise ApplicationError(
+    if data.api_key.strip():
+        with problems.check():
+            api_key = api_key_checked(data.api_key)
+    return None, base_url, api_key
+
+
+# The ranges of a run's numbers, with the names the form gives them.
+_RANGES = (
+    ("temperature", "The temperature", TEMPERATURE_RANGE),
+    ("max_tokens", "Max tokens", MAX_TOKENS_RANGE),
+    ("concurrency", "Requests in flight", CONCURRENCY_RANGE),
+)
+
+
+def _validate(
+    *, user: Any, data: InferenceRunInput, problems: Problems
+) -> tuple[InferenceRunInput, Endpoint | None]:
+    """The request with its endpoint resolved, every problem into ``problems`` (fields that
+    have one already are not checked again)."""
+    model_name = data.model_name.strip()
+    if not problems.on("model_name") and (not model_name or len(model_name) > 200):
+        problems.add("Give the model's name as the endpoint knows it", field="model_name")
+        model_name = ""
+    endpoint, base_url, api_key = _endpoint_chosen(
+        user=user, data=data, model_name=model_name, problems=problems
+    )
+    if not problems.on("table_format") and data.table_format not in TABLE_FORMATS:
+        problems.add(
             f"The table format should be one of {', '.join(TABLE_FORMATS)}", field="table_format"
         )
-    if data.prompt_style not in PROMPT_STYLES:
-        raise ApplicationError(
+    if not problems.on("prompt_style") and data.prompt_style not in PROMPT_STYLES:
+        problems.add(
             f"The prompt style should be one of {', '.join(PROMPT_STYLES)}", field="prompt_style"
         )
-    for name, label, value, (low, high) in (
-        ("temperature", "The temperature", data.temperature, TEMPERATURE_RANGE),
-        ("max_tokens", "Max tokens", data.max_tokens, MAX_TOKENS_RANGE),
-        ("concurrency", "Requests in flight", data.concurrency, CONCURRENCY_RANGE),
+    for name, label, (low, high) in _RANGES:
+        if not problems.on(name) and not low <= getattr(data, name) <= high:
+            problems.add(f"{label} should be between {low} and {high}", field=name)
+    for name, label, choices in (
+        ("modality", "The modality", Modality.values),
+        ("split", "The split", EvalSplit.values),
+        ("data_scope", "The data scope", DataScope.values),
+        ("weights", "Weights", Weights.values),
+        ("visibility", "Visibility", Visibility.values),
     ):
-        if not low <= value <= high:
-            raise ApplicationError(f"{label} should be between {low} and {high}", field=name)
-    for name, label, value, choices in (
-        ("modality", "The modality", data.modality, Modality.values),
-        ("split", "The split", data.split, EvalSplit.values),
-        ("data_scope", "The data scope", data.data_scope, DataScope.values),
-        ("weights", "Weights", data.weights, Weights.values),
-        ("visibility", "Visibility", data.visibility, Visibility.values),
-    ):
-        if value not in choices:
-            raise ApplicationError(f"{label} should be one of {', '.join(choices)}", field=name)
+        if not problems.on(name) and getattr(data, name) not in choices:
+            problems.add(f"{label} should be one of {', '.join(choices)}", field=name)
     checked = InferenceRunInput(
         **{
             **data.__dict__,
@@ -263,37 +287,55 @@ def _submission_input(run: InferenceRun | InferenceRunInput) -> SubmissionInput:
     )
 
 
+def _split_words(split: str) -> str:
+    return "any split" if split == EvalSplit.ALL else f"the {split} split"
+
+
 def inference_run_create(
-    *, user: Any, data: InferenceRunInput, enqueue: bool = True
+    *,
+    user: Any,
+    data: InferenceRunInput,
+    enqueue: bool = True,
+    problems: Problems | None = None,
 ) -> InferenceRun:
     """Check the request and queue the run for the inference worker (``enqueue=False``: the
     caller executes it, as the command does in the foreground).
+
+    Everything is checked in one pass and every problem raised at once
+    (``ApplicationError.problems``). ``problems``: what the caller found wrong reading the
+    request (a form's field errors); the fields they name are not checked again.
 
     A registered endpoint's key is read where the run executes, and a missing one fails the
     run with a message saying so. A researcher's own key is sealed in the run until it ends.
     """
     if not user.has_perm("leaderboard.add_inferencerun"):
         raise PermissionDenied("Only researchers and admins can start inference runs")
-    if selectors.includes_test_questions(data.split):
-        account_check_test_split_access(user=user)
-    data, endpoint = _validate(user=user, data=data)
-    _check_metadata(_submission_input(data))
-    if not selectors.benchmark_questions(split=data.split, data_scope=data.data_scope).exists():
-        raise ApplicationError(
+    problems = problems or Problems()
+    if not problems.on("split") and selectors.includes_test_questions(data.split):
+        with problems.check():
+            account_check_test_split_access(user=user)
+    data, endpoint = _validate(user=user, data=data, problems=problems)
+    _check_metadata(_submission_input(data), problems)
+    scope_known = not (problems.on("split") or problems.on("data_scope"))
+    questions = selectors.benchmark_questions(split=data.split, data_scope=data.data_scope)
+    total = questions.count() if scope_known else 0
+    if scope_known and not total:
+        problems.add(
             f"There are no verified questions on {DataScope(data.data_scope).label.lower()} in "
-            f"the {EvalSplit(data.split).label.lower()} split to run on",
+            f"{_split_words(data.split)} to run on",
             field="split",
         )
     examples: list[str] = []
-    if data.prompt_style == "one_shot":
+    if data.prompt_style == "one_shot" and not problems.on("data_scope"):
         # The prompt export's own rule, so a run sends exactly the exported prompts.
         examples = one_shot_example_ids(data_scope=data.data_scope)
         if not examples:
-            raise ApplicationError(
+            problems.add(
                 "One-shot prompts need worked examples: verified training-split questions of "
                 "this data scope on two different tables",
                 field="prompt_style",
             )
+    problems.raise_if_any()
     config = {
         "model": data.model_name,
         # Where it ran: a registered endpoint by name (its URL and key are the admin's), or
@@ -329,6 +371,7 @@ def inference_run_create(
         run = InferenceRun.objects.create(
             created_by=user,
             **fields,
+            total=total,
             endpoint=endpoint,
             sealed_api_key=api_key_seal(data.api_key) if data.api_key else "",
             api_key_given=bool(data.api_key),

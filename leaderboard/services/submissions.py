@@ -19,7 +19,6 @@ from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.core.files.base import ContentFile, File
-from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.db.models import Avg, Count
 from django.utils import timezone
@@ -29,7 +28,7 @@ from hctqa.core.predictions import PredictionsError, PredictionsFile, read_predi
 from hctqa.core.reported import ReportedResult
 from hctqa.core.stats import regress_on_table_properties
 from hctqa.core.wording import counted
-from hctqa.errors import ApplicationError
+from hctqa.errors import ApplicationError, Problems
 from leaderboard import selectors
 from leaderboard.models import (
     BOARD_SOURCES,
@@ -96,13 +95,19 @@ def _queue_regression_once() -> None:
         raise
 
 
-def _check_size(upload: UploadedFile) -> None:
+# The code of a problem with the uploaded file itself (not with how it fits the form's
+# choices): such a file is not kept for the next try.
+BROKEN_FILE = "file"
+
+
+def _check_size(upload: File) -> None:
     limit = settings.SUBMISSION_MAX_BYTES
     if upload.size is not None and upload.size > limit:
         raise ApplicationError(
             f"The file is {upload.size / 1024 / 1024:.1f} MB, over the "
             f"{limit / 1024 / 1024:.1f} MB limit",
             field="predictions",
+            code=BROKEN_FILE,
         )
 
 
@@ -120,7 +125,9 @@ def _read(source: bytes | IO[bytes], *, max_answer_chars: int | None) -> Predict
     except PredictionsError as exc:
         # Several problems are listed one by one; a single one is the message itself.
         details = exc.problems if len(exc.problems) > 1 else None
-        raise ApplicationError(str(exc), field="predictions", details=details) from None
+        raise ApplicationError(
+            str(exc), field="predictions", details=details, code=BROKEN_FILE
+        ) from None
 
 
 def _split_phrase(split: str, data_scope: str) -> str:
@@ -193,10 +200,9 @@ def check_answers_every_test_question(
     )
 
 
-def _validated(
-    source: bytes | IO[bytes], *, split: str, data_scope: str, max_answer_chars: int | None
-) -> PredictionsFile:
-    read = _read(source, max_answer_chars=max_answer_chars)
+def _check_fits(read: PredictionsFile, *, split: str, data_scope: str) -> None:
+    """The file answers questions of the chosen split and tables, and every test question
+    it would be scored on."""
     try:
         check_matches_split(read.answers, split=split, data_scope=data_scope)
         if selectors.includes_test_questions(split):
@@ -205,45 +211,77 @@ def _validated(
             )
     except PredictionsError as exc:
         raise ApplicationError(str(exc), field="predictions") from None
+
+
+def _validated(
+    source: bytes | IO[bytes], *, split: str, data_scope: str, max_answer_chars: int | None
+) -> PredictionsFile:
+    read = _read(source, max_answer_chars=max_answer_chars)
+    _check_fits(read, split=split, data_scope=data_scope)
     return read
 
 
-def _check_metadata(data: SubmissionInput) -> None:
-    if data.parameters_billions is not None and not (0 < data.parameters_billions < 1_000_000):
-        raise ApplicationError(
-            "The parameter count is in billions, more than 0 (blank when unknown)",
-            field="parameters_billions",
-        )
-    if data.weights == Weights.OPEN and data.parameters_billions is None:
-        raise ApplicationError(
-            "Give the parameter count of an open-weights model", field="parameters_billions"
-        )
+def _check_file(problems: Problems, upload: File | None, *, split: str, data_scope: str) -> None:
+    """The file's own problems (size, format, ids, answers), then, if the split and data
+    scope are readable, whether it fits them: all into ``problems``."""
+    if problems.on("predictions"):
+        return
+    if upload is None:
+        problems.add("Choose the predictions file", field="predictions")
+        return
+    with problems.check():
+        _check_size(upload)
+        read = _read(upload, max_answer_chars=settings.SUBMISSION_MAX_ANSWER_CHARS)
+        if not (problems.on("split") or problems.on("data_scope")):
+            _check_fits(read, split=split, data_scope=data_scope)
+
+
+def _check_metadata(data: SubmissionInput, problems: Problems) -> None:
+    """The model's metadata, each problem into ``problems``; fields that already have one
+    (a form could not read them) are not checked again."""
+    unread = {
+        f for f in ("parameters_billions", "weights", "modality", "table_format") if problems.on(f)
+    }
+    parameters = data.parameters_billions
+    if "parameters_billions" not in unread:
+        if parameters is not None and not (0 < parameters < 1_000_000):
+            problems.add(
+                "The parameter count is in billions, more than 0 (blank when unknown)",
+                field="parameters_billions",
+            )
+        elif data.weights == Weights.OPEN and parameters is None and "weights" not in unread:
+            problems.add(
+                "Give the parameter count of an open-weights model (leave it blank only for "
+                "closed weights)",
+                field="parameters_billions",
+            )
+    if {"modality", "table_format"} & unread:
+        return
     if data.modality == Modality.VISION and data.table_format not in (
         TableFormat.IMAGE,
         TableFormat.OTHER,
     ):
-        raise ApplicationError(
+        problems.add(
             "A vision submission reads the table as an image: choose the image format",
             field="table_format",
         )
     if data.modality == Modality.TEXT and data.table_format == TableFormat.IMAGE:
-        raise ApplicationError(
-            "A text submission cannot read the table as an image", field="table_format"
-        )
+        problems.add("A text submission cannot read the table as an image", field="table_format")
+
+
+def check_metadata(data: SubmissionInput) -> None:
+    """Raise every problem with the model's metadata at once."""
+    problems = Problems()
+    _check_metadata(data, problems)
+    problems.raise_if_any()
 
 
 def _start_of_utc_day(now: datetime) -> datetime:
     return now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
 
 
-def _take_test_split_slot(user: Any) -> None:
-    """Count one test-split submission against today's limit, or refuse.
-
-    The user's row is locked for the rest of the transaction, so two uploads by one user
-    count one after the other (on SQLite the IMMEDIATE transaction serializes them anyway).
-    """
-    User = get_user_model()
-    User.objects.select_for_update().filter(pk=user.pk).first()
+def _check_test_split_slot_left(user: Any) -> None:
+    """Refuse when today's test-split submissions are used up."""
     limit = settings.SUBMISSION_DAILY_TEST_LIMIT
     used = DailyLimitEntry.objects.filter(
         user=user, created_at__gte=_start_of_utc_day(timezone.now())
@@ -256,27 +294,47 @@ def _take_test_split_slot(user: Any) -> None:
         )
 
 
-def submission_create(
-    *, owner: Any, data: SubmissionInput, predictions: UploadedFile
-) -> Submission:
-    """Check the metadata, the file and today's limit, store the upload and queue scoring.
+def _take_test_split_slot(user: Any) -> None:
+    """Count one test-split submission against today's limit, or refuse.
 
-    Nothing is stored when any check fails. The file is read and parsed before the
-    transaction opens: the limit's lock (a write lock on SQLite) is held only to store.
+    The user's row is locked for the rest of the transaction, so two uploads by one user
+    count one after the other (on SQLite the IMMEDIATE transaction serializes them anyway).
+    """
+    User = get_user_model()
+    User.objects.select_for_update().filter(pk=user.pk).first()
+    _check_test_split_slot_left(user)
+
+
+def submission_create(
+    *,
+    owner: Any,
+    data: SubmissionInput,
+    predictions: File | None,
+    problems: Problems | None = None,
+) -> Submission:
+    """Check everything in one pass (test-split access and today's limit, the metadata, the
+    file's own problems and whether it fits the split), then store the upload and queue
+    scoring. Every problem is raised at once (``ApplicationError.problems``; a broken file's
+    have the code ``BROKEN_FILE``), and nothing is stored when there is any.
+
+    ``problems``: what the caller found wrong reading the request (a form's field errors);
+    the fields they name are not checked again. The file is read before the transaction
+    opens: the limit's lock (a write lock on SQLite) is held only to store.
     """
     if not owner.has_perm("leaderboard.add_submission"):
         raise PermissionDenied("Only researchers can submit predictions")
-    if selectors.includes_test_questions(data.split):
-        account_check_test_split_access(user=owner)
-    _check_metadata(data)
-    _check_size(predictions)
-    _validated(
-        predictions,
-        split=data.split,
-        data_scope=data.data_scope,
-        max_answer_chars=settings.SUBMISSION_MAX_ANSWER_CHARS,
-    )
-    counted = selectors.includes_test_questions(data.split)
+    problems = problems or Problems()
+    counted = not problems.on("split") and selectors.includes_test_questions(data.split)
+    if counted:
+        with problems.check():
+            account_check_test_split_access(user=owner)
+        if not problems.on("split"):
+            with problems.check():
+                _check_test_split_slot_left(owner)
+    _check_metadata(data, problems)
+    _check_file(problems, predictions, split=data.split, data_scope=data.data_scope)
+    problems.raise_if_any()
+    assert predictions is not None  # a missing file is a problem above
     with transaction.atomic():
         if counted:
             _take_test_split_slot(owner)
@@ -300,7 +358,7 @@ def submission_create_from_predictions(
     was started; without one, a test-split submission takes a slot now."""
     if not owner.has_perm("leaderboard.add_submission"):
         raise PermissionDenied("Only researchers can submit predictions")
-    _check_metadata(data)
+    check_metadata(data)
     lines = "\n".join(
         json.dumps({"question_id": qid, "response": answer}, ensure_ascii=False)
         for qid, answer in sorted(predictions.items())

@@ -353,3 +353,66 @@ def test_the_api_refuses_people_who_cannot_start_runs(client: Client) -> None:
     assert response.status_code == 403
     assert client.get("/api/inference-runs/").json()["count"] == 0
     assert not InferenceResponse.objects.exists()
+
+
+def test_the_form_reports_every_problem_at_once(logged_in: Client) -> None:
+    make_questions(1)
+    response = logged_in.post(
+        "/leaderboard/inference/new/",
+        {
+            **FORM,
+            "model_name": " ",
+            "endpoint": "",
+            "base_url": "",
+            "temperature": "hot",
+            "max_tokens": "0",
+            "concurrency": "999",
+            "weights": "",
+            "modality": "vision",
+        },
+    )
+    page = response.content.decode()
+    assert response.status_code == 400
+    for message in (
+        "Choose a registered endpoint, or give your own endpoint&#x27;s base URL",
+        "Enter a number.",  # the temperature, which the form cannot read
+        "Max tokens should be between 1 and 8192",
+        "Requests in flight should be between 1 and 256",
+        "Say whether the model&#x27;s weights are open or closed",
+        "choose the image format",
+    ):
+        assert message in page, message
+    assert "Nothing was started" in page and not InferenceRun.objects.exists()
+
+
+def test_the_api_reports_every_problem_at_once(api: Client) -> None:
+    make_questions(1)
+    response = api.post(
+        "/api/inference-runs/create/",
+        {
+            "model_name": "fake-7b",
+            "endpoint": "nowhere",
+            "modality": "text",
+            "table_format": "image",
+            "split": "test",
+            "weights": "open",
+            "max_tokens": "many",
+            "concurrency": 0,
+            "api_key_env": "X_API_KEY",
+        },
+        content_type="application/json",
+    )
+    assert response.status_code == 400
+    errors = response.json()["errors"]
+    assert set(errors) == {
+        "endpoint",
+        "table_format",
+        "max_tokens",
+        "concurrency",
+        "parameters_billions",
+        "api_key_env",
+    }
+    assert "cannot read the table as an image" in errors["table_format"][0]
+    assert errors["parameters_billions"][0].startswith("Give the parameter count")
+    assert all(m[0].isupper() for messages in errors.values() for m in messages)
+    assert not InferenceRun.objects.exists()

@@ -213,9 +213,9 @@ def test_the_api_names_what_is_wrong(client: Client, dataset, researcher, form_d
     assert response.json() == {"detail": "The file is empty", "field": "predictions"}
     response = client.post("/api/submissions/create/", form_data(split="dev"))
     assert response.status_code == 400
-    body = response.json()
-    assert "dev is not one of the available choices" in body["split"][0]
-    assert body["predictions"] == ["This field is required."]
+    errors = response.json()["errors"]  # every problem at once, by field
+    assert "dev is not one of the available choices" in errors["split"][0]
+    assert errors["predictions"] == ["Choose the predictions file"]
 
 
 def test_the_api_needs_a_researcher(client: Client, dataset, form_data) -> None:

@@ -116,10 +116,13 @@ class Command(BaseCommand):
             else:
                 self._create(options)
         except ApplicationError as exc:
-            # Name the option unless the message does already.
-            named = not exc.field or exc.field.replace("_", " ") in exc.message.lower()
-            where = "" if named else f"--{exc.field.replace('_', '-')}: "
-            raise CommandError(where + exc.message) from None
+            # Every problem, each naming its option unless the message does already.
+            lines = []
+            for problem in exc.problems:
+                field = problem.field or ""
+                named = not field or field.replace("_", " ") in problem.message.lower()
+                lines.append(("" if named else f"--{field.replace('_', '-')}: ") + problem.message)
+            raise CommandError("\n".join(lines)) from None
         except PermissionDenied as exc:
             raise CommandError(str(exc) or "not allowed") from None
 
