@@ -1,8 +1,21 @@
 from __future__ import annotations
 
+from datetime import datetime
+
 from django import template
+from django.utils import timezone
+
+from hctqa.core.wording import time_span as _time_span
 
 register = template.Library()
+
+
+@register.simple_tag
+def time_span(start: datetime | None, end: datetime | None) -> str:
+    """``2026-11-23 14:16–14:20`` (one date for one day) or ``… to 2026-11-24 09:05``."""
+    if start is None or end is None:
+        return ""
+    return _time_span(timezone.localtime(start), timezone.localtime(end))
 
 
 @register.filter
