@@ -12,20 +12,25 @@ from django.urls import reverse
 
 
 class Source(models.TextChoices):
-    """The release's four sources and the synthetic tables. A table's ``source`` is the code
-    of its ``Collection`` (these four are collections too), or ``synthetic``."""
+    """The release's four sources, the synthetic tables and the demo tables. A table's
+    ``source`` is the code of its ``Collection`` (these four are collections too), or
+    ``synthetic``, or ``demo``."""
 
     PSA = "psa", "QNPC"
     PAK = "pak", "Pakistan Bureau of Statistics"
     CENSUS = "census", "US Census"
     ARXIV = "arxiv", "arXiv"
     SYNTHETIC = "synthetic", "Synthetic"
+    # Made-up tables for trying the platform (manage.py load_demo), never the benchmark's.
+    DEMO = "demo", "Demo (made-up tables)"
 
 
 # A collection's code starts its tables' ids (``<code>--<document>--<n>``), so it holds no
 # "--" and no character a URL or a file name would need to escape.
 SOURCE_CODE_PATTERN = r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$"
 SOURCE_CODE_MAX_LENGTH = 16
+# Sources that are no collection's: their tables are generated, not real.
+NOT_COLLECTIONS = (Source.SYNTHETIC.value, Source.DEMO.value)
 
 
 class Collection(models.Model):
@@ -54,7 +59,7 @@ class Collection(models.Model):
         ordering = ["name"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(code__regex=SOURCE_CODE_PATTERN) & ~Q(code=Source.SYNTHETIC),
+                condition=Q(code__regex=SOURCE_CODE_PATTERN) & ~Q(code__in=NOT_COLLECTIONS),
                 name="collection_code_valid",
             ),
         ]
@@ -80,7 +85,7 @@ class Table(models.Model):
     source = models.CharField(
         max_length=SOURCE_CODE_MAX_LENGTH,
         db_index=True,
-        help_text="The code of its collection, or 'synthetic'.",
+        help_text="The code of its collection, 'synthetic' or 'demo'.",
     )
     split = models.CharField(max_length=10, choices=Split.choices, db_index=True)
     canonical_csv = models.TextField(help_text="Canonical CSV: '__' marks a merged cell.")
@@ -118,9 +123,9 @@ class Table(models.Model):
 
     @property
     def source_label(self) -> str:
-        """The collection's name (one query), "Synthetic", or the code itself."""
-        if self.is_synthetic:
-            return Source.SYNTHETIC.label
+        """The collection's name (one query), "Synthetic", "Demo…", or the code itself."""
+        if self.source in NOT_COLLECTIONS:
+            return Source(self.source).label
         name = Collection.objects.filter(code=self.source).values_list("name", flat=True).first()
         return name or self.source
 

@@ -23,7 +23,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Max, Q
 from django.utils import timezone
 
-from annotation.models import Collection, Source, Table
+from annotation.models import NOT_COLLECTIONS, Collection, Table
 from hctqa.core.extraction import documents as docs
 from hctqa.core.extraction.grid import Grid, GridCell, clean_text
 from hctqa.core.extraction.metrics import compare
@@ -99,8 +99,10 @@ def collection_create(
         url=url.strip(),
         licence=licence.strip(),
     )
-    if collection.code == Source.SYNTHETIC:
-        raise ApplicationError("'synthetic' is kept for the synthetic tables", field="code")
+    if collection.code in NOT_COLLECTIONS:
+        raise ApplicationError(
+            f"'{collection.code}' is kept for the {collection.code} tables", field="code"
+        )
     try:
         collection.full_clean()
     except ValidationError as exc:

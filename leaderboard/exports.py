@@ -24,6 +24,8 @@ BOARD_COLUMNS = (
     "data_scope",
     "n_questions",
     "excluded",
+    "tables",
+    "release",
     "precision",
     "precision_ci_low",
     "precision_ci_high",
@@ -73,6 +75,10 @@ def board_rows(scores: Iterable[Score]) -> list[dict[str, Any]]:
                 "data_scope": s.data_scope,
                 "n_questions": score.n_questions,
                 "excluded": score.excluded,
+                # Where it was computed: the tables of its question set and the release
+                # holding them (none for the paper's rows, which are its figures).
+                "tables": s.question_set_tables,
+                "release": getattr(score, "release_version", None),
                 "precision": score.precision,
                 "precision_ci_low": score.precision_low,
                 "precision_ci_high": score.precision_high,

@@ -161,9 +161,28 @@ class RulesForm(forms.Form):
         return rules
 
 
+# The board's columns a reader may hide, in the board's order (rank, tick and model always
+# show). The vision board has no precision.
+BOARD_COLUMNS = [
+    ("size", "Size"),
+    ("precision", "Precision"),
+    ("recall", "Recall"),
+    ("cc", "CC"),
+    ("psa", "QNPC"),
+    ("pak", "Pak."),
+    ("census", "US Census"),
+    ("arxiv", "arXiv"),
+    ("input", "Input"),
+    ("scored_on", "Scored on"),
+]
+COLUMNS_CHOSEN = "1"
+
+
 class BoardFilterForm(RulesForm):
     """The board's filters. ``modality`` is the board's (the vision board has only the
-    2025-05 rules)."""
+    2025-05 rules). The columns shown travel in the URL too: ``cols=1`` says the
+    checkboxes were sent, and each ``col`` names a column shown (a form without script
+    cannot send the boxes left unticked)."""
 
     label_suffix = ""
     split = forms.ChoiceField(
@@ -187,9 +206,29 @@ class BoardFilterForm(RulesForm):
     )
     sort = forms.ChoiceField(required=False, choices=SORT_CHOICES)
     page = forms.IntegerField(required=False, min_value=1)
+    col = forms.MultipleChoiceField(
+        required=False,
+        choices=BOARD_COLUMNS,
+        widget=forms.CheckboxSelectMultiple,
+        label="Columns shown",
+    )
+    cols = forms.CharField(required=False, max_length=1, widget=forms.HiddenInput)
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        if self.modality == Modality.VISION:
+            self.fields["col"].choices = [c for c in BOARD_COLUMNS if c[0] != "precision"]
 
     def clean_split(self) -> str:
         return self.cleaned_data["split"] or EvalSplit.ALL
+
+    def shown_columns(self) -> list[str]:
+        """The columns to show: those ticked, or all of them when none were chosen."""
+        offered = [key for key, _ in self.fields["col"].choices]
+        data = getattr(self, "cleaned_data", {})
+        if data.get("cols") == COLUMNS_CHOSEN:
+            return [key for key in offered if key in data.get("col", [])]
+        return offered
 
     def filters(self) -> selectors.BoardFilters:
         data = self.cleaned_data
@@ -207,14 +246,31 @@ class BoardFilterForm(RulesForm):
 
 
 class CompareForm(forms.Form):
+    """Two submissions to compare: chosen in the page's lists (``a``, ``b``), or ticked on
+    the board (``pick``, twice)."""
+
     a = forms.IntegerField(min_value=1, label="First submission")
     b = forms.IntegerField(min_value=1, label="Second submission")
     rules = forms.ChoiceField(required=False, choices=RULES_CHOICES, label="Rules")
+
+    def __init__(self, data: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
+        self.ticked: int | None = None
+        if data is not None and "pick" in data:
+            picks = data.getlist("pick")  # type: ignore[attr-defined]
+            self.ticked = len(picks)
+            data = data.copy()  # type: ignore[attr-defined]
+            data.setlist("a", picks[:1])  # type: ignore[union-attr]
+            data.setlist("b", picks[1:2])  # type: ignore[union-attr]
+        super().__init__(data, **kwargs)
 
     def clean_rules(self) -> str:
         return self.cleaned_data["rules"] or DEFAULT_RULES
 
     def clean(self) -> dict:
+        if self.ticked is not None and self.ticked != 2:
+            raise forms.ValidationError(
+                f"Tick two rows of the board to compare them, not {self.ticked}"
+            )
         data = super().clean()
         if data.get("a") and data.get("a") == data.get("b"):
             raise forms.ValidationError("Choose two different submissions")

@@ -69,8 +69,13 @@ class EvalSplit(models.TextChoices):
 
 
 class DataScope(models.TextChoices):
+    """Which tables a submission is scored on: the benchmark's real or synthetic ones, or the
+    demo tables made up to try the platform (a board of their own, never beside the
+    others)."""
+
     REAL = "real", "Real tables"
     SYNTHETIC = "synthetic", "Synthetic tables"
+    DEMO = "demo", "Demo tables"
 
 
 class Visibility(models.TextChoices):
@@ -204,6 +209,8 @@ class Submission(models.Model):
     # The question set it was last scored on: question_set_sha256 of the sorted question ids
     # and their gold answers. Its scores, one row per rules version, are in Score.
     question_set_sha256 = models.CharField(max_length=64, blank=True)
+    # How many tables that question set spans (its questions are the score's n and excluded).
+    question_set_tables = models.PositiveIntegerField(null=True, blank=True)
     # Its scores are for questions or gold answers that have changed since: it is queued to
     # be scored again (by ``rescore``) and is never ranked beside fresh rows until then.
     stale = models.BooleanField(default=False)

@@ -14,17 +14,17 @@ from django.db.models import Count, F, Q, QuerySet
 from django.db.models.functions import Length, Substr
 from django.http import Http404
 
-from annotation.models import Question, QuestionStatus, Source, Split
+from annotation.models import Question, QuestionStatus, Split
 from annotation.selectors import gold_answer_visible
 from annotation.selectors import scope_filter as annotation_scope_filter
 from hctqa.core.render import to_html
+from hctqa.core.snapshots import scope_of
 from hctqa.core.stats import PairedComparison, paired_bootstrap
 from hctqa.core.tables import TableFormatError, parse_table
 from leaderboard.models import (
     BOARD_SPLITS,
     DEFAULT_RULES,
     RESULT_FIGURES,
-    DataScope,
     EvalSplit,
     InferenceResponse,
     InferenceRun,
@@ -106,8 +106,7 @@ def question_places(*, question_ids: Collection[str]) -> dict[tuple[str, str, bo
             .order_by()
         )
         for split, source, status, n in rows:
-            scope = DataScope.SYNTHETIC if source == Source.SYNTHETIC else DataScope.REAL
-            places[(split, scope, status == QuestionStatus.VERIFIED)] += n
+            places[(split, scope_of(source), status == QuestionStatus.VERIFIED)] += n
     return dict(places)
 
 
@@ -207,6 +206,8 @@ def board(*, filters: BoardFilters) -> QuerySet[Score]:
     order = F(column).desc(nulls_last=True) if descending else F(column).asc(nulls_last=True)
     return (
         rows.select_related("submission")
+        # The release a row was scored on, by version only (the row says where it came from).
+        .annotate(release_version=F("submission__release__version"))
         .defer(
             "breakdowns",
             "by_source",
@@ -452,6 +453,12 @@ COMPARISON_CACHE_SECONDS = 600
 def compare(*, a: Submission, b: Submission, rules: str = DEFAULT_RULES) -> Comparison:
     """Paired bootstrap, under these rules, on the questions both submissions answered for the
     same gold and that both had counted (the 2025-10 rules leave some answers out)."""
+    for s in (a, b):
+        if s.is_reported:
+            raise ValueError(
+                f"The row {s.model_name} is reported in the paper: the paper gives its "
+                "figures, not its answer to each question, so the paired test cannot use it"
+            )
     if rules != Rules.V2025_05 and Modality.VISION in (a.modality, b.modality):
         raise ValueError("Vision answers have only the 2025-05 rules")
     key = "compare:" + ":".join(

@@ -25,9 +25,25 @@ from leaderboard.forms import (
     add_problems,
     form_problems,
 )
-from leaderboard.models import DEFAULT_RULES, InferenceRun, Modality
+from leaderboard.models import DEFAULT_RULES, DataScope, InferenceRun, Modality, Score
 
 BOARD_PAGE_SIZE = 100
+
+
+def _recall_by_size(rows: list[Score]) -> dict:
+    """The board chart's points, one per row with a parameter count (recall against it),
+    the paper's rows apart; the rows of unknown size are named instead."""
+    chart: dict[str, list] = {"computed": [], "reported": [], "unplotted": []}
+    for row in rows:
+        s = row.submission
+        if row.recall is None:
+            continue
+        if s.parameters_billions is None:
+            chart["unplotted"].append(s.model_name)
+            continue
+        point = {"x": float(s.parameters_billions), "y": round(row.recall, 4), "name": s.model_name}
+        chart["reported" if s.is_reported else "computed"].append(point)
+    return chart
 
 
 def board(request: HttpRequest, modality: str = Modality.TEXT) -> HttpResponse:
@@ -43,6 +59,7 @@ def board(request: HttpRequest, modality: str = Modality.TEXT) -> HttpResponse:
     query = request.GET.copy()
     query.pop("page", None)
     query.pop("sort", None)
+    scope = filters.data_scope if filters else DataScope.REAL
     context = {
         "form": form,
         "page": page,
@@ -52,6 +69,10 @@ def board(request: HttpRequest, modality: str = Modality.TEXT) -> HttpResponse:
         "being_rescored": being_rescored,
         "query": query.urlencode(),
         "offset": (page.number - 1) * BOARD_PAGE_SIZE if page else 0,
+        "shown": form.shown_columns(),
+        "scope_label": DataScope(scope).label,
+        "chart": _recall_by_size(page.object_list) if page else {},
+        "has_reported": bool(page) and any(r.submission.is_reported for r in page.object_list),
     }
     template = (
         "leaderboard/partials/_board_table.html" if request.htmx else "leaderboard/board.html"

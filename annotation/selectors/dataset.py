@@ -14,6 +14,7 @@ from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404
 
 from annotation.models import (
+    NOT_COLLECTIONS,
     Collection,
     Question,
     QuestionOrigin,
@@ -37,28 +38,29 @@ class TableFilters:
 
 def source_choices() -> list[tuple[str, str]]:
     """Every source a table can have, as (code, label): the release's four, the other
-    collections by name, then synthetic. The release's four are listed even when their
-    collection rows are missing (a database emptied and re-imported)."""
-    names = {s.value: s.label for s in Source if s != Source.SYNTHETIC}
+    collections by name, then synthetic and demo. The release's four are listed even when
+    their collection rows are missing (a database emptied and re-imported)."""
+    names = {s.value: s.label for s in Source if s.value not in NOT_COLLECTIONS}
     release = list(names)
     names.update(Collection.objects.values_list("code", "name"))
     others = sorted((c for c in names if c not in release), key=lambda c: names[c].lower())
     return [(c, names[c]) for c in release + others] + [
-        (Source.SYNTHETIC.value, Source.SYNTHETIC.label)
+        (s.value, s.label) for s in (Source.SYNTHETIC, Source.DEMO)
     ]
 
 
 def real_tables(prefix: str = "") -> Q:
     """Real tables: every collection's, so the four release sources and every table ingested
-    since. Synthetic tables are the only other kind. ``prefix`` reaches the table from
+    since. Synthetic and demo tables are the other kinds. ``prefix`` reaches the table from
     another model (``"table__"``)."""
-    return ~Q(**{f"{prefix}source": Source.SYNTHETIC})
+    return ~Q(**{f"{prefix}source__in": NOT_COLLECTIONS})
 
 
 def scope_filter(data_scope: str, prefix: str = "table__") -> Q:
-    """The tables of a data scope, ``"real"`` or ``"synthetic"``, as the scorer selects them."""
-    if data_scope == "synthetic":
-        return Q(**{f"{prefix}source": Source.SYNTHETIC})
+    """The tables of a data scope, ``"real"``, ``"synthetic"`` or ``"demo"`` (the made-up
+    tables, a board of their own), as the scorer selects them."""
+    if data_scope in NOT_COLLECTIONS:
+        return Q(**{f"{prefix}source": data_scope})
     return real_tables(prefix)
 
 

@@ -21,7 +21,7 @@ from hctqa.core.prompts import (
 )
 
 PROMPT_SPLITS = ("test", "validation", "train", "all")
-PROMPT_SCOPES = ("real", "synthetic")
+PROMPT_SCOPES = ("real", "synthetic", "demo")
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 

@@ -23,7 +23,7 @@ def property_coverage() -> tuple[list[CoverageRow], int, int]:
     synthetic: dict[str, int] = {}
     totals = {"real": 0, "synthetic": 0}
     for source, properties in Table.objects.values_list("source", "table_properties").iterator():
-        side = "synthetic" if source == Source.SYNTHETIC else "real"
+        side = "synthetic" if source in (Source.SYNTHETIC, Source.DEMO) else "real"
         totals[side] += 1
         counts = synthetic if side == "synthetic" else real
         for code, value in (properties or {}).items():

@@ -70,7 +70,7 @@ class TableRow:
 
     @property
     def is_synthetic(self) -> bool:
-        return self.source == "synthetic"
+        return self.source in ("synthetic", "demo")  # the demo tables are generated too
 
 
 @dataclass(frozen=True)

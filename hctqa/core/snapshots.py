@@ -30,14 +30,16 @@ _CALENDAR = re.compile(r"\d{4}\.(0[1-9]|1[0-2])(\.[1-9]\d*)?")
 _SEMVER = re.compile(r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z]+(\.[0-9A-Za-z]+)*)?")
 VERSION_MAX_LENGTH = 40
 # The splits and data scopes a leaderboard submission is scored on; "real" is every source
-# but "synthetic" (the release's four and every collection ingested since), as the scorer
-# selects them (leaderboard.selectors.benchmark_questions).
+# but "synthetic" and "demo" (the release's four and every collection ingested since), as the
+# scorer selects them (leaderboard.selectors.benchmark_questions). The demo tables (made up to
+# try the platform) are a scope of their own: demo scores never share a board with the
+# benchmark's.
 SCORING_SPLITS = (*SPLITS, "all")
-SCORING_SCOPES = ("real", "synthetic")
+SCORING_SCOPES = ("real", "synthetic", "demo")
 
 
 def scope_of(source: str) -> str:
-    return "synthetic" if source == "synthetic" else "real"
+    return source if source in ("synthetic", "demo") else "real"
 
 
 class VersionError(ValueError):

@@ -253,7 +253,8 @@ def _score(
     )
     if not in_batch:
         _set_progress(submission_id, 60)
-    breakdowns = compute_breakdowns(evaluations, context.facts(gold), hidden=hidden)
+    facts = context.facts(gold)
+    breakdowns = compute_breakdowns(evaluations, facts, hidden=hidden)
     claims = gold_claims_check(read.claimed_gold, gold, test_ids=context.test_ids())
     _save_scores(
         submission_id,
@@ -263,6 +264,7 @@ def _score(
         breakdowns,
         claims,
         digest=context.digest(split, scope),
+        tables=len({f.table_id for f in facts.values()}),
         release=context.release(split, scope),
         refresh_regression=not in_batch,
     )
@@ -335,6 +337,7 @@ def _save_scores(
     gold_claims: dict[str, Any],
     *,
     digest: str,
+    tables: int,
     release: Release | None,
     refresh_regression: bool = True,
 ) -> None:
@@ -380,6 +383,7 @@ def _save_scores(
         gold_claims=gold_claims,
         release=release,
         question_set_sha256=digest,
+        question_set_tables=tables,
         stale=False,
     )
     if refresh_regression:

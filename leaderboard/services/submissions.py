@@ -131,10 +131,10 @@ def _read(source: bytes | IO[bytes], *, max_answer_chars: int | None) -> Predict
 
 
 def _split_phrase(split: str, data_scope: str) -> str:
-    scope = "synthetic" if data_scope == DataScope.SYNTHETIC else "real"
+    tables = DataScope(data_scope).label.lower() if data_scope in DataScope.values else "tables"
     if split == EvalSplit.ALL:
-        return f"the verified questions on {scope} tables"
-    return f"the verified questions of the {split} split on {scope} tables"
+        return f"the verified questions on {tables}"
+    return f"the verified questions of the {split} split on {tables}"
 
 
 def check_matches_split(
@@ -160,11 +160,13 @@ def check_matches_split(
     described = []
     for (where, scope, verified), n in sorted(places.items(), key=lambda kv: -kv[1]):
         kind = "" if verified else "unverified "
-        described.append(f"{n:,} in the {where} split ({kind}{scope} tables)")
-    raise PredictionsError(
-        f"None of the {len(answers):,} predictions is for {_split_phrase(split, data_scope)}; "
-        f"its ids are {', '.join(described)}. Choose the split and tables the file answers."
-    )
+        described.append(f"{n:,} in the {where} split ({kind}{scope or 'other'} tables)")
+    where = f"for {_split_phrase(split, data_scope)}; its ids are {', '.join(described)}"
+    if len(answers) == 1:
+        message = f"The one prediction is not {where}"
+    else:
+        message = f"None of the {len(answers):,} predictions is {where}"
+    raise PredictionsError(f"{message}. Choose the split and tables the file answers.")
 
 
 # How many missing question ids a refusal names.

@@ -73,7 +73,7 @@ def test_a_reader_chooses_the_question_set_and_the_rules_version(
     page.goto(f"{live_server.url}/leaderboard/")
     names = page.locator("table.board tbody tr td:nth-child(2) > a")
     shows = page.locator("#board-shows")
-    expect(shows).to_contain_text("All questions, scored with the 2025-05 rules")
+    expect(shows).to_contain_text("All questions on real tables, scored with the 2025-05 rules")
     expect(names).to_have_text(
         ["beta-closed", "paper-row", "gamma-medium", "alpha-small", "newer-rules"]
     )
@@ -88,7 +88,7 @@ def test_a_reader_chooses_the_question_set_and_the_rules_version(
 
     # The test split: only rows scored on it.
     page.select_option("#id_split", "test")
-    expect(shows).to_contain_text("Test split, scored with the 2025-10 rules")
+    expect(shows).to_contain_text("Test split on real tables, scored with the 2025-10 rules")
     expect(names).to_have_text(["on-the-test-split"])
     # The exports follow the choice.
     expect(page.get_by_role("link", name="CSV")).to_have_attribute(

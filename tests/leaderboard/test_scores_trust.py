@@ -238,7 +238,10 @@ def test_each_board_ranks_one_question_set_under_one_rules_version(client: Clien
     assert "10 answers left out" in html
     default = client.get("/leaderboard/").content.decode()
     assert "reported in paper · 2025-05" in default
-    assert "<strong>All questions</strong>, scored with the\n  <strong>2025-05</strong>" in default
+    assert (
+        "<strong>All questions</strong> on <strong>real tables</strong>, scored with the\n"
+        "  <strong>2025-05</strong>" in default
+    )
     # The API and the exports take the same choices and say which they give.
     api = client.get("/api/leaderboard/?split=all&rules=2025-10").json()
     assert (api["split"], api["rules"]) == ("all", "2025-10")
