@@ -3,14 +3,15 @@ views either drop test questions or withhold their scores."""
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Collection
 from dataclasses import dataclass
+from statistics import median
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.cache import cache
-from django.db.models import Count, F, Q, QuerySet
+from django.db.models import Count, F, Max, Q, QuerySet
 from django.db.models.functions import Length, Substr
 from django.http import Http404
 
@@ -300,6 +301,79 @@ def submissions_of(*, user: User) -> QuerySet[Submission]:
     )
 
 
+# The breakdowns a model page sets beside its board's median.
+MEDIAN_KINDS = ("table_properties", "query_properties")
+# Medians are kept this long in the cache, under a key that changes with the board's rows.
+MEDIANS_CACHE_SECONDS = 600
+
+
+def board_medians(*, submission: Submission, rules: str) -> dict[str, dict[str, tuple]] | None:
+    """The median recall of each table-property and query-property group over the public
+    board ``submission`` belongs on: same modality, question set (split and data scope) and
+    rules; the paper's rows have no groups. Each row's groups withheld from the public are
+    left out, so a median gives away nothing the board does not. By kind, then group key:
+    (median, rows). None when it belongs on no public board (train, validation).
+
+    One query for the board's fingerprint (its rows, their last scoring); the breakdowns are
+    read only when the cached medians are out of date."""
+    if submission.owner_only or submission.is_reported:
+        return None
+    board = Score.objects.filter(
+        rules=rules,
+        submission__kind=Kind.SUBMISSION,
+        submission__status=Status.SCORED,
+        submission__visibility=Visibility.PUBLIC,
+        submission__stale=False,
+        submission__modality=submission.modality,
+        submission__split=submission.split,
+        submission__data_scope=submission.data_scope,
+    )
+    mark = board.aggregate(n=Count("pk"), top=Max("pk"), last=Max("submission__scored_at"))
+    key = "board-medians:" + ":".join(
+        str(v)
+        for v in (
+            submission.modality,
+            submission.split,
+            submission.data_scope,
+            rules,
+            *mark.values(),
+        )
+    )
+    cached = cache.get(key)
+    if cached is not None:
+        return cached
+    values: dict[str, dict[str, list[float]]] = {kind: defaultdict(list) for kind in MEDIAN_KINDS}
+    for breakdowns in board.values_list("breakdowns", flat=True).iterator(chunk_size=200):
+        for kind in MEDIAN_KINDS:
+            for row in (breakdowns or {}).get(kind, []):
+                if not row.get("withheld") and row.get("recall") is not None:
+                    values[kind][row["key"]].append(row["recall"])
+    medians = {
+        kind: {group: (median(v), len(v)) for group, v in groups.items()}
+        for kind, groups in values.items()
+    }
+    cache.set(key, medians, MEDIANS_CACHE_SECONDS)
+    return medians
+
+
+def beside_medians(
+    rows: list[dict[str, Any]], medians: dict[str, tuple] | None
+) -> list[dict[str, Any]]:
+    """Breakdown rows with the board's median of each group (``median``, ``median_rows``;
+    None where the board has none)."""
+    out = []
+    for row in rows:
+        found = (medians or {}).get(row.get("key"))
+        out.append(
+            {
+                **row,
+                "median": found[0] if found else None,
+                "median_rows": found[1] if found else 0,
+            }
+        )
+    return out
+
+
 # Pages show at most this much of an answer; the per-question download has all of it.
 PREDICTION_SHOWN_CHARS = 500
 
@@ -517,6 +591,19 @@ def comparable_submissions() -> QuerySet[Submission]:
 
 def current_regression() -> PropertyRegression | None:
     return PropertyRegression.objects.order_by("-computed_at").first()
+
+
+# The normal quantile of a two-sided 95% interval.
+Z_95 = 1.96
+
+
+def coefficient_intervals(regression: PropertyRegression) -> list[dict[str, Any]]:
+    """The regression's coefficients, each with its 95% interval (coefficient ± 1.96 standard
+    errors)."""
+    return [
+        {**c, "low": c["coef"] - Z_95 * c["std_error"], "high": c["coef"] + Z_95 * c["std_error"]}
+        for c in regression.coefficients
+    ]
 
 
 # --- Re-scoring ----------------------------------------------------------------------------

@@ -176,7 +176,12 @@ def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
     context["scores"] = scores
     context["score"] = score
     if score is not None:
-        context["breakdowns"] = selectors.breakdowns_for_viewer(score=score, user=request.user)
+        breakdowns = selectors.breakdowns_for_viewer(score=score, user=request.user)
+        medians = selectors.board_medians(submission=submission, rules=rules)
+        for kind in selectors.MEDIAN_KINDS:
+            breakdowns[kind] = selectors.beside_medians(breakdowns[kind], (medians or {}).get(kind))
+        context["breakdowns"] = breakdowns
+        context["on_a_board"] = medians is not None
     if submission.status == "scored" and not submission.is_reported:
         context["hardest"] = selectors.hardest_questions(submission=submission, rules=rules)
     if not submission.is_reported:
@@ -258,9 +263,15 @@ def compare(request: HttpRequest) -> HttpResponse:
 
 
 def regression(request: HttpRequest) -> HttpResponse:
-    return render(
-        request, "leaderboard/regression.html", {"regression": selectors.current_regression()}
-    )
+    result = selectors.current_regression()
+    coefficients = selectors.coefficient_intervals(result) if result else []
+    chart = {
+        "labels": [c["label"] for c in coefficients],
+        "coef": [round(c["coef"], 4) for c in coefficients],
+        "interval": [[round(c["low"], 4), round(c["high"], 4)] for c in coefficients],
+    }
+    context = {"regression": result, "coefficients": coefficients, "chart": chart}
+    return render(request, "leaderboard/regression.html", context)
 
 
 @login_required

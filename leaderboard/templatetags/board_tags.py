@@ -51,5 +51,15 @@ def aria_sort(current: str, column: str) -> str:
 
 
 @register.filter
+def bar_chart_data(rows: list[dict]) -> dict:
+    """A model page's bars for the chart: each group's recall and its board's median."""
+    return {
+        "labels": [r["label"] for r in rows],
+        "recall": [round(r["recall"], 4) if r["recall"] is not None else None for r in rows],
+        "median": [round(r["median"], 4) if r.get("median") is not None else None for r in rows],
+    }
+
+
+@register.filter
 def get(mapping: dict | None, key: str) -> object:
     return (mapping or {}).get(key)

@@ -82,3 +82,11 @@ def form_data() -> Callable[..., dict]:
         return {**FORM, **overrides}
 
     return make
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache() -> None:
+    """The board medians are cached by the board's rows; ids start again in each test."""
+    from django.core.cache import cache
+
+    cache.clear()
