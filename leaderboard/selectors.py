@@ -3,6 +3,7 @@ views either drop test questions or withhold their scores."""
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter, defaultdict
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -329,16 +330,10 @@ def board_medians(*, submission: Submission, rules: str) -> dict[str, dict[str, 
         submission__data_scope=submission.data_scope,
     )
     mark = board.aggregate(n=Count("pk"), top=Max("pk"), last=Max("submission__scored_at"))
-    key = "board-medians:" + ":".join(
-        str(v)
-        for v in (
-            submission.modality,
-            submission.split,
-            submission.data_scope,
-            rules,
-            *mark.values(),
-        )
-    )
+    board_id = (submission.modality, submission.split, submission.data_scope, rules)
+    fingerprint = ":".join(str(v) for v in (*board_id, *mark.values()))
+    # Hashed: a cache key holds no spaces (the timestamp has one) on every backend.
+    key = "board-medians:" + hashlib.sha256(fingerprint.encode()).hexdigest()
     cached = cache.get(key)
     if cached is not None:
         return cached
@@ -346,7 +341,7 @@ def board_medians(*, submission: Submission, rules: str) -> dict[str, dict[str, 
     for breakdowns in board.values_list("breakdowns", flat=True).iterator(chunk_size=200):
         for kind in MEDIAN_KINDS:
             for row in (breakdowns or {}).get(kind, []):
-                if not row.get("withheld") and row.get("recall") is not None:
+                if row.get("key") and not row.get("withheld") and row.get("recall") is not None:
                     values[kind][row["key"]].append(row["recall"])
     medians = {
         kind: {group: (median(v), len(v)) for group, v in groups.items()}
