@@ -42,6 +42,7 @@ def test_a_researcher_starts_a_run_and_watches_it_finish(
         page.get_by_label(re.compile(r"^Endpoint")).select_option("lab-vllm")
         page.get_by_label("Table format").select_option("markdown")
         page.get_by_label("Requests in flight").fill("2")
+        page.get_by_label("Weights").select_option("open")
         page.get_by_label("Parameters (billions)").fill("7")
         page.get_by_role("button", name="Start the run").click()
 

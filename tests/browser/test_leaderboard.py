@@ -25,7 +25,7 @@ def board() -> None:
 
 def test_a_reader_sorts_and_filters_the_board(live_server, page: Page, board: None) -> None:
     page.goto(f"{live_server.url}/leaderboard/")
-    names = page.locator("table.board tbody tr td:nth-child(2) > a")
+    names = page.locator("table.board tbody tr td:nth-child(3) > a")
     expect(names).to_have_text(["beta-closed", "gamma-medium", "alpha-small"])
 
     # A column header sorts in place, descending first, then ascending.
@@ -55,7 +55,7 @@ def test_the_vision_board_is_separate(live_server, page: Page, board: None) -> N
     )
     page.goto(f"{live_server.url}/leaderboard/")
     page.get_by_role("link", name="Vision-language models").click()
-    names = page.locator("table.board tbody tr td:nth-child(2) > a")
+    names = page.locator("table.board tbody tr td:nth-child(3) > a")
     expect(names).to_have_text(["seeing-eye"])
     expect(page.locator("table.board thead")).not_to_contain_text("Precision")
 
@@ -71,7 +71,7 @@ def test_a_reader_chooses_the_question_set_and_the_rules_version(
     newer.scores.create(rules="2025-10", recall=0.95)
     page.set_viewport_size({"width": 390, "height": 844})  # a phone
     page.goto(f"{live_server.url}/leaderboard/")
-    names = page.locator("table.board tbody tr td:nth-child(2) > a")
+    names = page.locator("table.board tbody tr td:nth-child(3) > a")
     shows = page.locator("#board-shows")
     expect(shows).to_contain_text("All questions on real tables, scored with the 2025-05 rules")
     expect(names).to_have_text(

@@ -87,7 +87,7 @@ def test_the_release_sources_become_collections_with_their_codes() -> None:
     codes = set(Collection.objects.values_list("code", flat=True))
     assert codes == {"psa", "pak", "census", "arxiv"}
     listed = [code for code, _name in annotation_selectors.source_choices()]
-    assert listed == ["psa", "pak", "census", "arxiv", "synthetic"]
+    assert listed == ["psa", "pak", "census", "arxiv", "synthetic", "demo"]
 
 
 def test_a_collection_code_cannot_break_table_ids(adjudicator) -> None:
