@@ -6,6 +6,11 @@ import { PALETTE, drawChart, readJson } from "./charts.js";
 
 let sizeChart = null;
 
+function sizeRange(data) {
+  const sizes = [...data.computed, ...data.reported].map((p) => p.x);
+  return { min: Math.min(...sizes) / 1.5, max: Math.max(...sizes) * 1.5 };
+}
+
 function drawSizeChart() {
   if (sizeChart) {
     sizeChart.destroy();
@@ -32,7 +37,8 @@ function drawSizeChart() {
     xTitle: "Parameters (billions, log scale)",
     yTitle: "Recall",
     options: {
-      scales: { x: { type: "logarithmic" }, y: { max: 1 } },
+      // Some room either side, so no point sits on the chart's edge.
+      scales: { x: { type: "logarithmic", min: sizeRange(data).min, max: sizeRange(data).max }, y: { max: 1 } },
       plugins: {
         tooltip: {
           callbacks: { label: (c) => `${c.raw.name}: recall ${c.raw.y.toFixed(3)}, ${c.raw.x}B` },

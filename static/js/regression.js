@@ -33,7 +33,11 @@ if (data && box && data.labels.length) {
     xTitle: "Change in mean recall",
     options: {
       indexAxis: "y",
-      scales: { x: { beginAtZero: false }, y: { beginAtZero: false, title: { display: false } } },
+      scales: {
+        // The zero line stands out: an interval that crosses it is not significant.
+        x: { beginAtZero: false, grid: { color: (c) => (c.tick && c.tick.value === 0 ? "#444" : "rgba(0, 0, 0, 0.1)") } },
+        y: { beginAtZero: false, title: { display: false } },
+      },
       plugins: {
         tooltip: {
           callbacks: {
