@@ -16,33 +16,11 @@ from leaderboard import services
 from leaderboard.models import Submission
 from tests.browser.pagecheck import check_page
 from tests.browser.test_annotation_tools import log_in
-from tests.factories import QuestionFactory, SubmissionFactory, TableFactory, UserFactory
-from tests.leaderboard.conftest import answers, upload
+from tests.factories import SubmissionFactory, UserFactory
 from tests.leaderboard.inference_helpers import registered
+from tests.leaderboard.test_board_pages import property_tables, scored
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
-
-
-def scored(owner, gold: dict[str, str], *, right: int, **fields) -> Submission:
-    """A public submission answering every question, the first ``right`` correctly."""
-    data = services.SubmissionInput(
-        **{
-            "model_name": "TableLM",
-            "weights": "open",
-            "parameters_billions": 7,
-            "modality": "text",
-            "table_format": "paper",
-            "split": "all",
-            "data_scope": "real",
-            **fields,
-        }
-    )
-    submission = services.submission_create(
-        owner=owner, data=data, predictions=upload(answers(gold, right=right))
-    )
-    services.submission_score(submission_id=submission.pk)
-    submission.refresh_from_db()
-    return submission
 
 
 @pytest.fixture
@@ -50,14 +28,7 @@ def board() -> dict[str, Submission]:
     """Thirty real tables (half with row-group labels), one question each; two researchers'
     scored rows with real per-question answers, one other row and a paper row; the
     regression over them."""
-    gold = {}
-    for i in range(30):
-        table = TableFactory(
-            id=f"psa--4--{i}",
-            table_properties={"row_group_label": i % 2 == 0, "multi_level_column": i % 3 == 0},
-        )
-        question = QuestionFactory(table=table, id=f"{table.id}--M0", gold_answer=f"{{v{i}}}")
-        gold[question.id] = question.gold_answer
+    gold = property_tables()
     rita = UserFactory(username="rita", role="researcher")
     other = UserFactory(username="olaf", role="researcher")
     rows = {

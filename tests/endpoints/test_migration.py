@@ -5,8 +5,8 @@ history stays readable and nothing sends a server-held key until an admin has ch
 from __future__ import annotations
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
+
+from tests.migration_helpers import latest, migrate
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -14,13 +14,6 @@ BEFORE = [
     ("annotation", "0007_synthetic_generation_runs"),
     ("leaderboard", "0004_submission_scored_on_release"),
 ]
-
-
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return MigrationExecutor(connection).loader.project_state(targets).apps
 
 
 def test_old_runs_get_inactive_endpoints_for_what_they_named() -> None:
@@ -59,7 +52,7 @@ def test_old_runs_get_inactive_endpoints_for_what_they_named() -> None:
         created_by=eve, base_url=gpu, model="m", api_key_env="VLLM_API_KEY"
     )
 
-    new = migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+    new = migrate(latest())
     Endpoint = new.get_model("endpoints", "Endpoint")
     InferenceRun = new.get_model("leaderboard", "InferenceRun")
     GenerationRun = new.get_model("annotation", "GenerationRun")

@@ -12,9 +12,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from leaderboard import services
 from tests.factories import SubmissionFactory, UserFactory
-from tests.leaderboard.conftest import answers, upload
 from tests.leaderboard.test_board_pages import scored
 
 pytestmark = pytest.mark.django_db
@@ -158,17 +156,5 @@ def test_the_board_stays_at_constant_queries_with_everything_on(client: Client) 
 
 
 def test_a_submission_made_by_upload_records_its_tables(dataset, researcher) -> None:
-    data = services.SubmissionInput(
-        model_name="m",
-        weights="closed",
-        modality="text",
-        table_format="paper",
-        split="test",
-        data_scope="real",
-    )
-    submission = services.submission_create(
-        owner=researcher, data=data, predictions=upload(answers(dataset))
-    )
-    services.submission_score(submission_id=submission.pk)
-    submission.refresh_from_db()
+    submission = scored(researcher, dataset, split="test")
     assert submission.question_set_tables == 1  # the test split holds one table here

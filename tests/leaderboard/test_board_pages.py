@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 
 from leaderboard import exports, services
 from leaderboard.models import Kind, Score, Status, Submission
-from tests.factories import SubmissionFactory, UserFactory
+from tests.factories import QuestionFactory, SubmissionFactory, TableFactory, UserFactory
 from tests.leaderboard.conftest import answers, upload
 
 pytestmark = pytest.mark.django_db
@@ -118,7 +118,9 @@ def test_the_board_query_count_does_not_grow(client: Client) -> None:
     assert queries() == few <= 5
 
 
-def scored(owner, gold, **fields) -> Submission:
+def scored(owner, gold, *, right: int = 4, **fields) -> Submission:
+    """A scored submission answering every question of ``gold``, the first ``right`` ones
+    correctly."""
     data = services.SubmissionInput(
         **{
             "model_name": "TableLM",
@@ -132,11 +134,21 @@ def scored(owner, gold, **fields) -> Submission:
         }
     )
     submission = services.submission_create(
-        owner=owner, data=data, predictions=upload(answers(gold, right=4))
+        owner=owner, data=data, predictions=upload(answers(gold, right=right))
     )
     services.submission_score(submission_id=submission.pk)
     submission.refresh_from_db()
     return submission
+
+
+def property_tables(n: int = 30) -> dict[str, str]:
+    """``n`` real tables, every second one with row-group labels, one question each: enough
+    for the table-property regression. Question id → gold answer."""
+    gold = {}
+    for i in range(n):
+        table = TableFactory(id=f"psa--4--{i}", table_properties={"row_group_label": i % 2 == 0})
+        gold[QuestionFactory(table=table, id=f"{table.id}--M0", gold_answer="{x}").id] = "{x}"
+    return gold
 
 
 def test_the_model_page_shows_sources_charts_and_its_worst_questions(
@@ -345,13 +357,7 @@ def test_toggling_visibility_in_a_loop_queues_one_regression(
 
 def test_the_regression_page(client: Client, researcher) -> None:
     assert b"Not enough scored public submissions" in client.get("/leaderboard/regression/").content
-    from tests.factories import QuestionFactory, TableFactory
-
-    gold = {}
-    for i in range(30):
-        table = TableFactory(id=f"psa--4--{i}", table_properties={"row_group_label": i % 2 == 0})
-        gold[QuestionFactory(table=table, id=f"{table.id}--M0", gold_answer="{x}").id] = "{x}"
-    scored(researcher, gold)
+    scored(researcher, property_tables())
     services.property_regression_refresh()
     html = client.get("/leaderboard/regression/").content.decode()
     assert "Row group label" in html and "From 1 submission over 30 tables" in html

@@ -5,8 +5,8 @@ other submissions stay where they are."""
 from __future__ import annotations
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
+
+from tests.migration_helpers import latest, migrate
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -14,13 +14,6 @@ BEFORE = [
     ("annotation", "0013_collections"),
     ("leaderboard", "0009_scores_per_rules_version_and_rescoring"),
 ]
-
-
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return MigrationExecutor(connection).loader.project_state(targets).apps
 
 
 def test_demo_tables_and_demo_submissions_move_to_the_demo_scope() -> None:
@@ -45,7 +38,7 @@ def test_demo_tables_and_demo_submissions_move_to_the_demo_scope() -> None:
     demo = Submission.objects.create(model_name="demo-oracle", organisation="HCT-QA demo", **common)
     other = Submission.objects.create(model_name="demo-oracle", organisation="A lab", **common)
 
-    new = migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+    new = migrate(latest())
     Table = new.get_model("annotation", "Table")
     Submission = new.get_model("leaderboard", "Submission")
     assert dict(Table.objects.values_list("id", "source")) == {

@@ -5,19 +5,12 @@ that version's score; scored submissions are queued, together, to be scored agai
 from __future__ import annotations
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
+
+from tests.migration_helpers import latest, migrate
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 BEFORE = [("leaderboard", "0008_daily_limit_entries_plural")]
-
-
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return MigrationExecutor(connection).loader.project_state(targets).apps
 
 
 def test_old_scores_become_2025_05_scores_and_scored_submissions_are_queued_again() -> None:
@@ -40,7 +33,7 @@ def test_old_scores_become_2025_05_scores_and_scored_submissions_are_queued_agai
         kind="submission", owner=ada, model_name="f", status="failed", error="bad", **common
     )
 
-    new = migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+    new = migrate(latest())
     Submission = new.get_model("leaderboard", "Submission")
     Score = new.get_model("leaderboard", "Score")
     Rescore = new.get_model("leaderboard", "Rescore")

@@ -12,7 +12,7 @@ from django.test import Client
 
 from leaderboard.models import PropertyRegression
 from tests.factories import SubmissionFactory
-from tests.leaderboard.test_board_pages import scored
+from tests.leaderboard.test_board_pages import property_tables, scored
 
 pytestmark = pytest.mark.django_db
 
@@ -97,13 +97,8 @@ def test_the_regression_page_charts_each_coefficient_with_its_interval(
 
 def test_the_regression_intervals_come_from_a_real_fit(client: Client, researcher) -> None:
     from leaderboard import services
-    from tests.factories import QuestionFactory, TableFactory
 
-    gold = {}
-    for i in range(30):
-        table = TableFactory(id=f"psa--4--{i}", table_properties={"row_group_label": i % 2 == 0})
-        gold[QuestionFactory(table=table, id=f"{table.id}--M0", gold_answer="{x}").id] = "{x}"
-    scored(researcher, gold)
+    scored(researcher, property_tables())
     services.property_regression_refresh()
     page = client.get("/leaderboard/regression/").content.decode()
     data = chart_data(page, "coefficients-data")
