@@ -410,6 +410,9 @@ API_THROTTLE_RATES: dict[str, str | None] = {
     "user": env_str("API_THROTTLE_USER", "600/minute") or None,
     "uploads": env_str("API_THROTTLE_UPLOADS", "60/hour") or None,
     "auth": env_str("API_THROTTLE_AUTH", "20/minute") or None,
+    # Not the API: new comparisons on the compare page (a bootstrap, half a second of CPU
+    # each, open to anonymous visitors); comparisons already in the cache are not counted.
+    "compare": env_str("PAGE_THROTTLE_COMPARE", "60/hour") or None,
 }
 
 # --- REST API

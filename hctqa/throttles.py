@@ -31,3 +31,20 @@ class UserRateThrottle(_Configured, throttling.UserRateThrottle):
 
 class ScopedRateThrottle(_Configured, throttling.ScopedRateThrottle):
     """For views with a ``throttle_scope``: per user, or per address for anonymous clients."""
+
+
+class PageRateLimit(ScopedRateThrottle):
+    """The same per-user or per-address counting for an HTML page's costly step (a rate in
+    API_THROTTLE_RATES under ``scope``; none: no limit). Only the step is counted, so a page
+    that serves a cached result costs nothing."""
+
+    def __init__(self, scope: str) -> None:
+        super().__init__()
+        self.page_scope = scope
+
+    def allows(self, request: Any) -> bool:
+        view = type("Page", (), {"throttle_scope": self.page_scope})()
+        return self.allow_request(request, view)
+
+    def retry_after_seconds(self) -> int:
+        return max(1, round(self.wait() or 1))

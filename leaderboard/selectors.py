@@ -519,9 +519,9 @@ class Comparison:
 COMPARISON_CACHE_SECONDS = 600
 
 
-def compare(*, a: Submission, b: Submission, rules: str = DEFAULT_RULES) -> Comparison:
-    """Paired bootstrap, under these rules, on the questions both submissions answered for the
-    same gold and that both had counted (the 2025-10 rules leave some answers out)."""
+def _comparison_key(a: Submission, b: Submission, rules: str) -> str:
+    """The two submissions, each as last scored and edited, under these rules: a rescore or
+    an edit of either asks for the bootstrap again."""
     for s in (a, b):
         if s.is_reported:
             raise ValueError(
@@ -530,11 +530,26 @@ def compare(*, a: Submission, b: Submission, rules: str = DEFAULT_RULES) -> Comp
             )
     if rules != Rules.V2025_05 and Modality.VISION in (a.modality, b.modality):
         raise ValueError("Vision answers have only the 2025-05 rules")
-    key = "compare:" + ":".join(
+    pair = ":".join(
         f"{s.pk}@{s.scored_at and s.scored_at.timestamp()}@{s.updated_at.timestamp()}"
         for s in (a, b)
     )
-    key = f"{key}:{rules}"
+    return f"compare:{pair}:{rules}"
+
+
+def comparison_cached(
+    *, a: Submission, b: Submission, rules: str = DEFAULT_RULES
+) -> Comparison | None:
+    """The comparison if it was computed lately (see ``compare``), else None; ValueError
+    when the two cannot be compared."""
+    metrics = cache.get(_comparison_key(a, b, rules))
+    return None if metrics is None else Comparison(a=a, b=b, rules=rules, metrics=metrics)
+
+
+def compare(*, a: Submission, b: Submission, rules: str = DEFAULT_RULES) -> Comparison:
+    """Paired bootstrap, under these rules, on the questions both submissions answered for the
+    same gold and that both had counted (the 2025-10 rules leave some answers out)."""
+    key = _comparison_key(a, b, rules)
     metrics = cache.get(key)
     if metrics is None:
         metrics = _compared(a, b, rules)

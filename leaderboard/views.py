@@ -14,6 +14,7 @@ from endpoints.selectors import endpoint_choices
 from hctqa.csv_export import dict_rows_csv
 from hctqa.errors import ApplicationError
 from hctqa.pagination import page_with_count
+from hctqa.throttles import PageRateLimit
 from leaderboard import exports, selectors, services
 from leaderboard.forms import (
     BoardFilterForm,
@@ -253,7 +254,20 @@ def compare(request: HttpRequest) -> HttpResponse:
             b = selectors.submission_for_viewer(
                 submission_id=form.cleaned_data["b"], user=request.user
             )
-            context["comparison"] = selectors.compare(a=a, b=b, rules=form.cleaned_data["rules"])
+            rules = form.cleaned_data["rules"]
+            comparison = selectors.comparison_cached(a=a, b=b, rules=rules)
+            limit = PageRateLimit("compare")
+            if comparison is None and not limit.allows(request):
+                wait = limit.retry_after_seconds()
+                form.add_error(
+                    None,
+                    f"You have asked for many new comparisons lately; try again in {wait} s. "
+                    "Comparisons already made are shown at once.",
+                )
+                response = render(request, "leaderboard/compare.html", context, status=429)
+                response["Retry-After"] = str(wait)
+                return response
+            context["comparison"] = comparison or selectors.compare(a=a, b=b, rules=rules)
         except (ValueError, Http404) as exc:
             form.add_error(None, str(exc) if isinstance(exc, ValueError) else "No such submission")
             status = 400

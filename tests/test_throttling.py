@@ -28,6 +28,7 @@ def test_the_defaults(rates) -> None:
         "user": "600/minute",
         "uploads": "60/hour",
         "auth": "20/minute",
+        "compare": "60/hour",
     }
 
 

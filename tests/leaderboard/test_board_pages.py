@@ -327,6 +327,28 @@ def test_the_same_comparison_asked_again_is_not_computed_again(
     assert len(runs) == 8
 
 
+def test_new_comparisons_are_limited_per_visitor_and_cached_ones_are_not(
+    client: Client, dataset, researcher, settings
+) -> None:
+    """Many different pairs (N submissions give N² of them, each half a second of CPU) from
+    one address: past the rate, a new comparison is refused with 429 and when to come back;
+    one already computed is still shown, and another address is not held up."""
+    settings.API_THROTTLE_RATES = {**settings.API_THROTTLE_RATES, "compare": "2/hour"}
+    a, b, c = (scored(researcher, dataset, model_name=name) for name in ("one", "two", "three"))
+    visitor = Client(REMOTE_ADDR="203.0.113.7")
+    assert visitor.get(f"/leaderboard/compare/?a={a.pk}&b={b.pk}").status_code == 200
+    assert visitor.get(f"/leaderboard/compare/?a={a.pk}&b={c.pk}").status_code == 200
+    refused = visitor.get(f"/leaderboard/compare/?a={b.pk}&b={c.pk}")
+    assert refused.status_code == 429
+    assert int(refused["Retry-After"]) > 0
+    assert "many new comparisons lately" in refused.content.decode()
+    assert "comparison-table" not in refused.content.decode()
+    again = visitor.get(f"/leaderboard/compare/?a={a.pk}&b={b.pk}")
+    assert again.status_code == 200 and "comparison-table" in again.content.decode()
+    other = Client(REMOTE_ADDR="198.51.100.9")
+    assert other.get(f"/leaderboard/compare/?a={b.pk}&b={c.pk}").status_code == 200
+
+
 def test_toggling_visibility_in_a_loop_queues_one_regression(
     client: Client, dataset, researcher, django_capture_on_commit_callbacks, monkeypatch
 ) -> None:
