@@ -314,6 +314,11 @@ export function renderList(element, items) {
   );
 }
 
+// 2 s after the first failure, then doubling, at most a minute apart.
+export function backoff(failures) {
+  return Math.min(60_000, 1000 * 2 ** Math.min(failures, 6));
+}
+
 // Drafts and saves for one piece of work. Every change is written to this device at once and
 // sent to the server as a draft within a moment; a save asked for while offline or logged out
 // is retried until it goes through. The tool says what to send and what to do with conflicts.
@@ -325,6 +330,7 @@ export class DraftSync {
     this.saveWanted = false;
     this.draftTimer = null;
     this.retryTimer = null;
+    this.failures = 0;
     window.addEventListener("online", () => this.flush());
     window.addEventListener("pagehide", () => {
       if (this.unsent) this.remember();
@@ -362,6 +368,7 @@ export class DraftSync {
     const sent = Date.now();
     const reply = await api("PUT", `${this.url}draft/`, { ...this.payload(), client_ms: sent, elapsed_ms: elapsed });
     if (reply.ok) {
+      this.failures = 0;
       if ((this.local.load() || {}).client_ms <= sent) this.unsent = false;
       this.status.set("", "Draft kept");
       return;
@@ -380,6 +387,7 @@ export class DraftSync {
     const reply = await api("POST", `${this.url}save/`, { ...this.payload(), elapsed_ms: elapsed });
     this.saving = false;
     if (reply.ok) {
+      this.failures = 0;
       this.saveWanted = false;
       this.unsent = false;
       this.local.clear();
@@ -397,6 +405,7 @@ export class DraftSync {
   }
 
   failed(reply) {
+    this.failures += 1;
     if (reply.status === 409) {
       this.onConflict(reply.data.current);
     } else if (reply.status === 0) {
@@ -405,6 +414,10 @@ export class DraftSync {
     } else if (reply.status === 401 || reply.status === 403) {
       this.status.set("error", "Your session has ended: log in again in another tab; your work is kept on this device");
       this.retry(10000);
+    } else if (reply.status >= 500 || reply.status === 429) {
+      // A deploy restarting or a passing fault: keep trying, each time a little later.
+      this.status.set("error", `The server answered ${reply.status}: your work is kept on this device and will be sent again`);
+      this.retry(backoff(this.failures));
     } else {
       this.status.set("error", (reply.data && reply.data.detail) || `The server answered ${reply.status}`);
     }

@@ -1,7 +1,18 @@
 // The verification page: a rating, the answer checked or corrected with the query tool's answer
 // editor, a rewrite for ambiguous questions. The lease is renewed while the page is open, the
 // verdict is kept on this device until the server has it, and a submit brings the next slot.
-import { ActiveTimer, AnswerEditor, LocalDraft, StatusLine, api, autoGrow, isTyping, renderList, setupZoom } from "./common.js";
+import {
+  ActiveTimer,
+  AnswerEditor,
+  LocalDraft,
+  StatusLine,
+  api,
+  autoGrow,
+  backoff,
+  isTyping,
+  renderList,
+  setupZoom,
+} from "./common.js";
 
 const state = JSON.parse(document.getElementById("verify-state").textContent);
 const form = document.getElementById("verify-form");
@@ -21,6 +32,7 @@ const IDLE_LIMIT_MS = 30 * 60_000;
 let lastActivity = Date.now();
 let lost = false;
 let sending = false;
+let failures = 0; // sends in a row the server refused with a fault of its own
 
 const answer = new AnswerEditor({
   field: correctionField,
@@ -139,9 +151,16 @@ async function submit() {
   } else if (reply.status === 0) {
     status.set("offline", "Offline: your verdict is kept on this device and will be sent");
     setTimeout(submit, 5000);
-  } else if (reply.status === 401 || reply.status === 403) {
-    status.set("error", (reply.data && reply.data.detail) || "Your session has ended: log in again in another tab; your verdict is kept here");
-    if (reply.status === 401) setTimeout(submit, 10000);
+  } else if (reply.status === 401) {
+    // Logged out meanwhile: the verdict waits here and goes once they log in again.
+    status.set("error", "Your session has ended: log in again in another tab; your verdict is kept on this device and will be sent");
+    setTimeout(submit, 10000);
+  } else if (reply.status === 403) {
+    status.set("error", (reply.data && reply.data.detail) || "Not allowed for your account");
+  } else if (reply.status >= 500 || reply.status === 429) {
+    failures += 1;
+    status.set("error", `The server answered ${reply.status}: your verdict is kept on this device and will be sent again`);
+    setTimeout(submit, backoff(failures));
   } else {
     status.set("error", (reply.data && reply.data.detail) || `The server answered ${reply.status}`);
   }

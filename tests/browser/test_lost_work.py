@@ -1,0 +1,115 @@
+"""Faults annotators hit during long sessions, in headless Chromium: the server failing for a
+few saves, a verifier logged out mid-verdict, a lease lost while typing, the same question
+changed on two devices, a plain form sent after the session ended. Nothing typed is lost."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import Page, Route, expect
+
+from annotation.models import PropertyAnnotation, VerificationSlot
+from tests.browser.test_annotation_tools import log_in
+from tests.factories import ModelQuestionFactory, TableFactory, UserFactory
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
+
+
+def fail_first(page: Page, pattern: str, times: int, status: int) -> list[int]:
+    """The first ``times`` requests to ``pattern`` get ``status`` (a deploy restarting), as a
+    proxy's HTML page; the rest go through. Returns the statuses given, in order."""
+    given: list[int] = []
+
+    def handle(route: Route) -> None:
+        if len(given) < times:
+            given.append(status)
+            route.fulfill(status=status, content_type="text/html", body="<h1>Bad gateway</h1>")
+        else:
+            given.append(200)
+            route.continue_()
+
+    page.route(re.compile(pattern), handle)
+    return given
+
+
+def test_a_save_the_server_fails_is_sent_again(live_server, page: Page) -> None:
+    annotator = UserFactory(username="ann", role="annotator")
+    TableFactory(id="psa--1--1")
+    TableFactory(id="psa--1--2")
+    log_in(page, live_server.url, "ann")
+    page.goto(f"{live_server.url}/annotate/properties/psa--1--1/")
+    given = fail_first(page, r"/save/$", times=2, status=502)
+    for key in ("c", "2", "4"):
+        page.keyboard.press(key)
+    page.keyboard.press("Enter")
+    expect(page.locator("#save-status")).to_contain_text(
+        "502: your work is kept on this device and will be sent again"
+    )
+    # Retried by itself, a little later each time, until the server is back.
+    expect(page).to_have_url(re.compile("psa--1--2"), timeout=15_000)
+    assert given == [502, 502, 200]
+    row = PropertyAnnotation.objects.get(annotator=annotator, table_id="psa--1--1")
+    assert row.version == 1 and row.properties["asymmetric_multi_level_column"]
+
+
+def open_a_slot(page: Page, base: str) -> None:
+    page.goto(f"{base}/annotate/verify/")
+    expect(page).to_have_url(re.compile(r"/annotate/verify/[0-9a-f-]{36}/$"))
+
+
+def rewrite(page: Page, text: str) -> None:
+    page.keyboard.press("a")  # Ambiguous: the rewrite box takes the keys
+    page.keyboard.type(text)
+    page.keyboard.press("Escape")
+    page.keyboard.press("y")
+
+
+def test_a_verdict_sent_after_the_session_ended_goes_once_logged_in_again(
+    live_server, page: Page, settings
+) -> None:
+    settings.VERIFICATION_GOLD_PERCENT = 0
+    ModelQuestionFactory(table=TableFactory(id="psa--7--1"))
+    UserFactory(username="first", role="annotator")
+    log_in(page, live_server.url, "first")
+    open_a_slot(page, live_server.url)
+    given = fail_first(page, r"/submit/$", times=1, status=503)
+    rewrite(page, "How many women lived in the South region in 2020?")
+    page.keyboard.press("Enter")
+    expect(page.locator("#save-status")).to_contain_text("503: your verdict is kept on this device")
+    page.context.clear_cookies()  # logged out (in another tab) before the retry
+    # The status says what to do, not DRF's "Authentication credentials were not provided".
+    expect(page.locator("#save-status")).to_contain_text(
+        "log in again in another tab; your verdict is kept", timeout=10_000
+    )
+    other = page.context.new_page()
+    log_in(other, live_server.url, "first")
+    other.close()
+    expect(page).to_have_url(re.compile("/annotate/$"), timeout=20_000)
+    assert given[0] == 503 and len(given) >= 3
+    slot = VerificationSlot.objects.get(status="done")
+    assert slot.rewritten_question == "How many women lived in the South region in 2020?"
+
+
+def test_a_lease_lost_while_typing_says_so_and_keeps_the_text_in_view(
+    live_server, page: Page, settings
+) -> None:
+    settings.VERIFICATION_GOLD_PERCENT = 0
+    ModelQuestionFactory(table=TableFactory(id="psa--7--1"))
+    UserFactory(username="first", role="annotator")
+    log_in(page, live_server.url, "first")
+    open_a_slot(page, live_server.url)
+    page.keyboard.press("a")
+    page.keyboard.type("Which region had the most women in 2020?")
+    # The lease ran out while the page was away and another verifier took the question.
+    VerificationSlot.objects.filter(status="leased").update(
+        annotator=UserFactory(username="second", role="annotator")
+    )
+    page.evaluate("document.dispatchEvent(new Event('visibilitychange'))")  # back: renews
+    expect(page.locator("#conflict")).to_contain_text("went to someone else")
+    expect(page.locator("#save-status")).to_have_text("No longer yours")
+    expect(page.locator("#submit")).to_be_disabled()
+    # What they typed stays on the page, to copy into a flag or the next question.
+    expect(page.locator("#rewritten_question")).to_have_value(
+        "Which region had the most women in 2020?"
+    )
