@@ -381,6 +381,7 @@ def question_change(request: HttpRequest, question_id: str) -> HttpResponse:
     question = authoring.question
     status = 200
     near_duplicate = ""
+    saved_elsewhere: dict[str, object] | None = None
     current = {
         "text": question.text,
         "gold_answer": question.gold_answer,
@@ -403,8 +404,11 @@ def question_change(request: HttpRequest, question_id: str) -> HttpResponse:
                 **current,
             )
         except ConflictError as exc:
-            messages.error(request, f"Not saved: {exc.message}. The saved version is shown.")
-            return redirect("annotate:question_change", question_id=question.pk)
+            # The change stays in the form, now based on the saved version: saving again
+            # replaces that version knowingly, Cancel keeps it. Nothing typed is thrown away.
+            saved_elsewhere = exc.current
+            version = int(str(exc.current["version"]))
+            status = 409
         except ApplicationError as exc:
             if exc.field == "near_duplicate":
                 near_duplicate = exc.message
@@ -423,6 +427,7 @@ def question_change(request: HttpRequest, question_id: str) -> HttpResponse:
         "panel": panel(taxonomy.QUERY_PROPERTIES, current["query_properties"]),
         "allowed": selectors.question_change_allowed(authoring),
         "near_duplicate": near_duplicate,
+        "saved_elsewhere": saved_elsewhere,
     }
     return render(request, "annotation/annotate/question_change.html", context, status=status)
 

@@ -122,9 +122,13 @@ def test_the_change_page_saves_and_goes_back_to_recent_work(client: Client, anno
     stale = client.post(
         f"/annotate/mine/questions/{question.pk}/",
         {"base_version": "1", "text": "Old tab?", "gold_answer": "{x}", "on": ["yes_no"]},
-        follow=True,
     )
-    assert "changed in another tab or window" in stale.content.decode()
+    # Refused, with the saved version shown and the stale tab's change kept in the form, now
+    # based on the saved version: saving it again is a knowing choice.
+    page = stale.content.decode()
+    assert stale.status_code == 409 and "changed in another tab or window" in page
+    assert "Which region had the most men in 2020?" in page
+    assert ">Old tab?</textarea>" in page and 'name="base_version" value="2"' in page
 
 
 # --- Verdicts ------------------------------------------------------------------------------

@@ -5,12 +5,16 @@ changed on two devices, a plain form sent after the session ended. Nothing typed
 from __future__ import annotations
 
 import re
+import uuid
 
 import pytest
+from django.contrib.sessions.models import Session
 from playwright.sync_api import Page, Route, expect
 
-from annotation.models import PropertyAnnotation, VerificationSlot
+from annotation import services
+from annotation.models import PropertyAnnotation, Question, VerificationSlot
 from tests.browser.test_annotation_tools import log_in
+from tests.browser.test_people import LOOKUP
 from tests.factories import ModelQuestionFactory, TableFactory, UserFactory
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
@@ -113,3 +117,95 @@ def test_a_lease_lost_while_typing_says_so_and_keeps_the_text_in_view(
     expect(page.locator("#rewritten_question")).to_have_value(
         "Which region had the most women in 2020?"
     )
+
+
+def written(username: str) -> Question:
+    return services.question_write(
+        annotator=UserFactory(username=username, role="annotator"),
+        table=TableFactory(id="psa--1--1"),
+        client_key=uuid.uuid4(),
+        text="Which region had the most women in 2020?",
+        gold_answer="{South}",
+        query_properties=LOOKUP,
+    )
+
+
+def test_a_question_changed_on_two_devices_keeps_the_second_change_to_save_knowingly(
+    live_server, page: Page, browser
+) -> None:
+    question = written("ann")
+    url = f"{live_server.url}/annotate/mine/questions/{question.pk}/"
+    log_in(page, live_server.url, "ann")
+    page.goto(url)
+    laptop = browser.new_context()  # the same annotator on another device
+    other = laptop.new_page()
+    log_in(other, live_server.url, "ann")
+    other.goto(url)
+    other.locator("#text").fill("Which region had the fewest women in 2020?")
+    other.get_by_role("button", name="Save the change").click()
+    expect(other.locator(".messages")).to_contain_text("Saved your change")
+    laptop.close()
+
+    page.locator("#text").fill("Which region had the most men in 2019?")
+    page.get_by_role("button", name="Save the change").click()
+    conflict = page.locator("#conflict")
+    expect(conflict).to_contain_text("changed in another tab or window")
+    expect(conflict).to_contain_text("Which region had the fewest women in 2020?")
+    expect(page.locator("#text")).to_have_value("Which region had the most men in 2019?")
+    assert Question.objects.get(pk=question.pk).text == "Which region had the fewest women in 2020?"
+    # Saving again is a knowing choice: it replaces the other device's change.
+    page.get_by_role("button", name="Save the change").click()
+    expect(page.locator(".messages")).to_contain_text("Saved your change")
+    assert Question.objects.get(pk=question.pk).text == "Which region had the most men in 2019?"
+
+
+def test_a_change_sent_after_the_session_ended_comes_back_after_logging_in(
+    live_server, page: Page
+) -> None:
+    question = written("ann")
+    log_in(page, live_server.url, "ann")
+    page.goto(f"{live_server.url}/annotate/mine/questions/{question.pk}/")
+    page.locator("#text").fill("Which region had the most men in 2019?")
+    Session.objects.all().delete()  # the session ended (expired, logged out) while they typed
+    page.get_by_role("button", name="Save the change").click()
+    expect(page).to_have_url(re.compile("/accounts/login/"))
+    page.locator("#id_username").fill("ann")
+    page.locator("#id_password").fill("a-Long-password-1")
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(re.compile(f"/annotate/mine/questions/{question.pk}/$"))
+    expect(page.locator("#draft-restored")).to_contain_text("Restored what you typed here")
+    expect(page.locator("#text")).to_have_value("Which region had the most men in 2019?")
+    page.get_by_role("button", name="Save the change").click()
+    expect(page.locator(".messages")).to_contain_text("Saved your change")
+    assert Question.objects.get(pk=question.pk).text == "Which region had the most men in 2019?"
+    # Saved: opening the page again shows the saved version, no stale copy.
+    page.goto(f"{live_server.url}/annotate/mine/questions/{question.pk}/")
+    expect(page.locator("#text")).to_have_value("Which region had the most men in 2019?")
+    expect(page.locator("#draft-restored")).to_have_count(0)
+
+
+def test_an_adjudication_sent_after_logging_in_again_in_another_tab_goes_through(
+    live_server, page: Page, settings
+) -> None:
+    settings.VERIFICATION_GOLD_PERCENT = 0
+    question = ModelQuestionFactory(table=TableFactory(id="psa--7--1"), gold_answer="{7}")
+    for name, verdict in (
+        ("first", services.Verdict("good", True)),
+        ("second", services.Verdict("good", False, corrected_answer="{8}")),
+    ):
+        person = UserFactory(username=name, role="annotator")
+        slot = services.verification_claim(annotator=person)
+        services.verification_submit(annotator=person, slot_id=slot.pk, verdict=verdict)
+    UserFactory(username="judge", role="adjudicator")
+    log_in(page, live_server.url, "judge")
+    page.goto(f"{live_server.url}/annotate/adjudication/{question.pk}/")
+    page.keyboard.press("a")
+    page.keyboard.type("How many women lived in the South region in 2020?")
+    # Logging in again in another tab rotates the CSRF token this page was served with.
+    other = page.context.new_page()
+    log_in(other, live_server.url, "judge")
+    other.close()
+    page.keyboard.press("Control+Enter")
+    expect(page.locator(".messages")).to_contain_text(f"Decided {question.pk}")
+    question.refresh_from_db()
+    assert question.text == "How many women lived in the South region in 2020?"

@@ -15,9 +15,14 @@ const answer = new AnswerEditor({
   field: answerField,
   message: document.getElementById("answer-check"),
   table: document.querySelector(".annotate-table"),
-  onChange: () => {},
+  onChange: () => touched(),
 });
 if (answerField.value) answer.check();
+
+// Changes made by keys and clicks, not typing: form-draft.js keeps them on this device too.
+function touched() {
+  form.dispatchEvent(new Event("input"));
+}
 
 function rating() {
   return (form.querySelector("input[name=rating]:checked") || {}).value || "";
@@ -27,6 +32,7 @@ function choose(value) {
   const input = form.querySelector(`input[name=rating][value=${value}]`);
   if (input) input.checked = true;
   renderList(violations, []);
+  touched();
 }
 
 function problems() {
@@ -79,6 +85,7 @@ document.addEventListener("keydown", (event) => {
   } else if (event.key === "y") {
     event.preventDefault();
     answerField.value = proposed;
+    touched();
     answer.check();
   } else if (event.key === "w") {
     event.preventDefault();

@@ -129,7 +129,7 @@ export class Rules {
   }
 }
 
-function csrfToken() {
+export function csrfToken() {
   // Read at each request: logging in again in another tab rotates the token.
   const match = document.cookie.match(/(?:^|; )csrftoken=([^;]*)/);
   return match ? decodeURIComponent(match[1]) : "";
