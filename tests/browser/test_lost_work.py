@@ -13,9 +13,12 @@ from playwright.sync_api import Page, Route, expect
 
 from annotation import services
 from annotation.models import PropertyAnnotation, Question, VerificationSlot
+from ingest import services as ingest_services
+from ingest.models import Candidate
 from tests.browser.test_annotation_tools import log_in
 from tests.browser.test_people import LOOKUP
-from tests.factories import ModelQuestionFactory, TableFactory, UserFactory
+from tests.factories import CollectionFactory, ModelQuestionFactory, TableFactory, UserFactory
+from tests.ingest.pdfs import TOTAL_ROWS, table_pdf
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
 
@@ -209,3 +212,37 @@ def test_an_adjudication_sent_after_logging_in_again_in_another_tab_goes_through
     expect(page.locator(".messages")).to_contain_text(f"Decided {question.pk}")
     question.refresh_from_db()
     assert question.text == "How many women lived in the South region in 2020?"
+
+
+def test_undo_brings_back_edits_after_extracting_again_and_a_reload(
+    live_server, page: Page, print_pdf, settings, tmp_path
+) -> None:
+    settings.INGEST_FILES_ROOT = tmp_path / "ingest"
+    settings.MEDIA_ROOT = tmp_path / "media"
+    adjudicator = UserFactory(username="adj", role="adjudicator")
+    document = ingest_services.document_upload(
+        user=adjudicator,
+        collection=CollectionFactory(code="census"),
+        file_name="abstract.pdf",
+        chunks=[table_pdf(print_pdf, TOTAL_ROWS)],
+        enqueue=False,
+    )
+    ingest_services.document_extract(document_id=document.pk)
+    candidate = Candidate.objects.get()
+    log_in(page, live_server.url, "adj")
+    page.goto(f"{live_server.url}/ingest/candidates/{candidate.pk}/")
+    page.keyboard.press("ArrowDown")  # North
+    page.keyboard.type("North Qatar")
+    page.keyboard.press("Enter")
+    expect(page.locator("#save-status")).to_have_text("Draft kept", timeout=10_000)
+    # Extracting the box again replaces the grid; then the page is reloaded.
+    page.locator("#page-panel").focus()
+    page.keyboard.press("x")
+    expect(page.locator("#page-status")).to_contain_text("Undo brings back your edits")
+    expect(page.locator("#save-status")).to_have_text("Draft kept", timeout=10_000)
+    page.reload()
+    north = page.locator('#edit-grid td[data-row="1"][data-col="0"]')
+    expect(north).to_have_text("North")
+    page.locator("#edit-grid td[tabindex='0']").focus()
+    page.keyboard.press("Control+z")
+    expect(north).to_have_text("North Qatar")

@@ -330,6 +330,11 @@ const marksElement = document.getElementById("marks");
 const problems = document.getElementById("problems");
 const conflictBox = document.getElementById("conflict");
 
+// Undo and redo survive a reload on this device: extracting again replaces the grid, and
+// "Undo brings back your edits" must still hold after the page is reloaded.
+const HISTORY_KEPT = 50;
+const history = new LocalDraft(`ingest-history:${data.id}`);
+
 const editor = {
   table: null,
   version: data.version,
@@ -359,6 +364,7 @@ const editor = {
   },
 
   changed() {
+    history.save({ undo: this.undo.slice(-HISTORY_KEPT), redo: this.redo.slice(-HISTORY_KEPT) });
     this.render();
     sync.changed();
     schedulePreview();
@@ -630,6 +636,7 @@ if (editorRoot && data.id && data.status === "pending") {
       problems.textContent = detail;
     },
     onSaved: async (reply) => {
+      history.clear();
       status.set("saved", `Accepted as ${reply.table}`);
       window.location.assign(reply.next || reply.table_url);
     },
@@ -645,6 +652,8 @@ if (editorRoot && data.id && data.status === "pending") {
   } else if (data.has_draft) {
     status.set("unsaved", "Your unsaved draft was restored");
   }
+  const kept = history.load();
+  if (kept) Object.assign(editor, { undo: kept.undo || [], redo: kept.redo || [] });
   editorRoot.hidden = false;
   editor.render();
   editor.focus(); // keyboard first: the arrows work as soon as the page opens
