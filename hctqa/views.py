@@ -61,6 +61,16 @@ def permission_denied(request: HttpRequest, exception: Exception) -> HttpRespons
     return render(request, "403.html", context, status=403)
 
 
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """Django's CSRF refusal as a page of the site, saying what to do; nothing was saved."""
+    if "cookie" in reason.lower():
+        why = "Your browser did not send this site's security cookie with the form."
+    else:
+        why = "The form's security token no longer matches your session."
+    context = {"reason": why, "workspace": workspace_url(request.user)}
+    return render(request, "403_csrf.html", context, status=403)
+
+
 def favicon(request: HttpRequest) -> HttpResponse:
     # Read per request: the static file's hashed name exists only after collectstatic.
     return redirect(static("favicon.png"), permanent=True)

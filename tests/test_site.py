@@ -99,3 +99,20 @@ def test_the_menu_folds_into_a_details_element_that_needs_no_script(client: Clie
 def test_the_admin_says_daily_limit_entries(admin_client: Client) -> None:
     page = admin_client.get("/admin/").content.decode()
     assert "Daily limit entries" in page and "entrys" not in page
+
+
+def test_a_form_refused_by_the_csrf_check_gets_a_page_saying_what_to_do() -> None:
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(UserFactory(role="researcher"))
+    no_cookie = client.post("/leaderboard/submit/", {"model_name": "m"})
+    assert no_cookie.status_code == 403
+    page = no_cookie.content.decode()
+    assert '<link rel="stylesheet"' in page  # the site's page, not Django's bare one
+    assert "That form was out of date, so nothing was saved" in page
+    assert "did not send this site&#x27;s security cookie" in page
+
+    client.get("/leaderboard/submit/")  # sets the cookie; the form below carries a stale token
+    stale = client.post("/leaderboard/submit/", {"csrfmiddlewaretoken": "x" * 64})
+    assert stale.status_code == 403
+    assert "security token no longer matches your session" in stale.content.decode()
+    assert "Go back, reload the page and send it again" in stale.content.decode()
