@@ -15,7 +15,10 @@ Where requests go:
   SNI).
 - Redirects are never followed (a 3xx stops the run): the key goes only to the base URL.
 - Replies are read up to ``MAX_REPLY_BYTES``, and a request gets ``timeout_seconds`` in all,
-  however slowly the server drips its reply.
+  however slowly the server drips its reply. An answer longer than the target's
+  ``max_content_chars`` is refused. Timeouts and connection failures in a row stop the
+  client (``unreachable_limit``): an endpoint that never finishes a reply cannot hold a
+  worker for every question's retries.
 - A researcher's own endpoint gets no detail of its error pages back: the status and, at
   most, a short excerpt of an OpenAI-style error message.
 
@@ -81,6 +84,10 @@ class ChatTarget:
     max_tokens: int
     allow_private: bool = False
     error_detail: bool = False
+    # An answer longer than this is refused (None: no limit but MAX_REPLY_BYTES). What is
+    # kept is stored, cached and scored: a hostile endpoint's megabyte per question, times
+    # every question of a run, would fill the database and the worker's memory.
+    max_content_chars: int | None = None
 
     @property
     def url(self) -> str:
@@ -191,7 +198,8 @@ def error_text(reply: Reply, *, detail: bool) -> str:
 # --- Transports: one POST, its status, headers and body --------------------------------
 
 
-# Connection failures in a row (at least twice the requests in flight) that stop a run.
+# Connection failures and timeouts in a row (at least twice the requests in flight) that stop
+# a run.
 UNREACHABLE_AFTER = 12
 # Connecting is quick or not happening: a host that drops packets fails in this many seconds,
 # not in the full request timeout.
@@ -539,7 +547,7 @@ class ChatClient:
         self._transport = transport_for(target, timeout=policy.timeout_seconds, size=size)
         self.stopped = threading.Event()
         self._halt = threading.Event()  # a fatal reply came: send nothing more
-        # Connection failures in a row across all threads, with no reply in between.
+        # Connection failures and timeouts in a row across all threads, no reply in between.
         self._unreachable = 0
         self._unreachable_lock = threading.Lock()
         self.unreachable_limit = max(UNREACHABLE_AFTER, 2 * size)
@@ -605,19 +613,22 @@ class ChatClient:
                     error=f"The reply is larger than {MAX_REPLY_BYTES // 1024} KiB",
                     attempts=attempt,
                 )
-            except TransportTimeout:
-                error = f"No reply within {policy.timeout_seconds:g} s"
-            except TransportError as exc:
-                error = f"Could not reach the endpoint: {exc}"
+            except (TransportTimeout, TransportError) as exc:
+                if isinstance(exc, TransportTimeout):
+                    error = reason = f"No reply within {policy.timeout_seconds:g} s"
+                else:
+                    reason = str(exc)
+                    error = f"Could not reach the endpoint: {reason}"
                 with self._unreachable_lock:
                     self._unreachable += 1
                     down = self._unreachable >= self.unreachable_limit
                 if down:
-                    # A host that is down fails every question the same way: stop the run
-                    # instead of spending every question's retries on it.
+                    # A host that is down, or that never finishes a reply (a slow drip, a
+                    # connection held open), fails every question the same way: stop the run
+                    # instead of holding the worker for every question's retries.
                     return self._fatal(
                         request,
-                        f"Could not reach it {self.unreachable_limit} times in a row ({exc})",
+                        f"Could not reach it {self.unreachable_limit} times in a row ({reason})",
                         attempt,
                     )
             else:
@@ -630,6 +641,15 @@ class ChatClient:
                     except ValueError as exc:
                         error = str(exc)
                     else:
+                        limit = self.target.max_content_chars
+                        if limit is not None and len(content) > limit:
+                            return ChatResult(
+                                key=request.key,
+                                outcome="rejected",
+                                error=f"The answer is {len(content):,} characters long, over "
+                                f"the {limit:,} kept",
+                                attempts=attempt,
+                            )
                         return ChatResult(
                             key=request.key,
                             outcome="answered",

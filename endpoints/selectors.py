@@ -97,6 +97,7 @@ def chat_target(
             temperature=temperature,
             max_tokens=max_tokens,
             allow_private=settings.INFERENCE_ALLOW_PRIVATE_ENDPOINTS,
+            max_content_chars=settings.INFERENCE_MAX_ANSWER_CHARS or None,
         )
     endpoint_for_run(user=user, name=endpoint.name, model_name=model)
     key = ""
@@ -132,4 +133,5 @@ def chat_target(
         max_tokens=max_tokens,
         allow_private=True,
         error_detail=True,
+        max_content_chars=settings.INFERENCE_MAX_ANSWER_CHARS or None,
     )

@@ -271,6 +271,9 @@ SUBMISSION_MAX_ANSWER_CHARS = env_int("SUBMISSION_MAX_ANSWER_CHARS", 10_000)
 # Submissions scored against test gold answers (split test or all) per user per UTC day;
 # failed and deleted ones count too.
 SUBMISSION_DAILY_TEST_LIMIT = env_int("SUBMISSION_DAILY_TEST_LIMIT", 5)
+# Submissions one researcher may keep stored (any split; admins excepted; 0: no limit): each
+# keeps its predictions file, up to SUBMISSION_MAX_BYTES. Deleting one frees its place.
+SUBMISSION_MAX_STORED = env_int("SUBMISSION_MAX_STORED", 200)
 # A predictions file whose form came back with other problems is kept this long (private,
 # for its owner's next try of that form), then deleted by the sweeper.
 SUBMISSION_KEPT_UPLOAD_SECONDS = env_int("SUBMISSION_KEPT_UPLOAD_SECONDS", 3600)
@@ -307,6 +310,13 @@ INFERENCE_QUEUED_RESEND_SECONDS = env_int("INFERENCE_QUEUED_RESEND_SECONDS", 360
 # A task works on a run this long, then queues its own continuation: long runs stay under
 # the Celery time limits, and other runs get their turn.
 INFERENCE_SLICE_SECONDS = env_int("INFERENCE_SLICE_SECONDS", 1800)
+# An endpoint's answer longer than this many characters is refused, not stored or scored
+# (about 8,192 tokens of English, the most a run may ask for): a hostile endpoint's megabyte
+# per question would otherwise fill the database. 0: only the 1 MiB reply limit.
+INFERENCE_MAX_ANSWER_CHARS = env_int("INFERENCE_MAX_ANSWER_CHARS", 32_000)
+# Runs one person may have queued or running at once (admins excepted; 0: no limit): the
+# inference worker takes one run at a time, so one researcher's many runs would hold it.
+INFERENCE_MAX_ACTIVE_RUNS = env_int("INFERENCE_MAX_ACTIVE_RUNS", 2)
 
 # --- Accounts, sign-up and logging in
 # Self-service sign-ups per client address (an IPv6 /64) per hour; 0: no limit.

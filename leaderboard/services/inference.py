@@ -81,6 +81,8 @@ from leaderboard.services.submissions import (
     SubmissionInput,
     _check_metadata,
     _take_test_split_slot,
+    check_stored_submissions_left,
+    lock_user,
     submission_create_from_predictions,
 )
 
@@ -287,6 +289,21 @@ def _submission_input(run: InferenceRun | InferenceRunInput) -> SubmissionInput:
     )
 
 
+def _check_active_runs_left(user: Any, *, besides: int | None = None) -> None:
+    """Refuse another queued run when the user has INFERENCE_MAX_ACTIVE_RUNS queued or
+    running already (``besides``: a run being resumed, which is not another)."""
+    limit = settings.INFERENCE_MAX_ACTIVE_RUNS
+    if not limit or user.has_perm("leaderboard.change_inferencerun"):
+        return
+    active = InferenceRun.objects.filter(created_by=user, status__in=ACTIVE_RUN_STATUSES)
+    if active.exclude(pk=besides).count() >= limit:
+        raise ApplicationError(
+            f"You have {counted(limit, 'inference run')} queued or running, the most one "
+            "person may have at once (the worker takes one run at a time); wait for one to "
+            "end, or cancel one"
+        )
+
+
 def _split_words(split: str) -> str:
     return "any split" if split == EvalSplit.ALL else f"the {split} split"
 
@@ -311,6 +328,11 @@ def inference_run_create(
     if not user.has_perm("leaderboard.add_inferencerun"):
         raise PermissionDenied("Only researchers and admins can start inference runs")
     problems = problems or Problems()
+    with problems.check():
+        _check_active_runs_left(user)
+    with problems.check():
+        # The run ends as a submission: refused now rather than after all its requests.
+        check_stored_submissions_left(user)
     if not problems.on("split") and selectors.includes_test_questions(data.split):
         with problems.check():
             account_check_test_split_access(user=user)
@@ -367,6 +389,9 @@ def inference_run_create(
         counted = selectors.includes_test_questions(data.split)
         if counted:
             _take_test_split_slot(user)
+        else:
+            lock_user(user)
+        _check_active_runs_left(user)  # again, under the lock: two requests at once
         fields = {k: v for k, v in data.__dict__.items() if k not in ("endpoint", "api_key")}
         run = InferenceRun.objects.create(
             created_by=user,
@@ -463,6 +488,8 @@ def inference_run_resume(
         }[RunStatus(run.status)]
         raise ConflictError(reason, current={"status": run.status})
     key_fields = _key_for_resume(run, api_key)
+    lock_user(run.created_by)
+    _check_active_runs_left(run.created_by, besides=run.pk)
     # Questions that failed, or that the endpoint refused, are sent again (the endpoint may
     # have been fixed); a continuation or an automatic resume after a lost worker does not
     # resend them (they have had their tries).

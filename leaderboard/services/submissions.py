@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import unicodedata
 import uuid
 from collections.abc import Collection
 from dataclasses import asdict, dataclass
@@ -238,9 +239,29 @@ def _check_file(problems: Problems, upload: File | None, *, split: str, data_sco
             _check_fits(read, split=split, data_scope=data_scope)
 
 
+# Names shown to everyone on the board, one line each.
+_SHOWN_NAMES = (("model_name", "The model's name"), ("organisation", "The organisation"))
+
+
+def _check_shown_name(label: str, value: str) -> str | None:
+    """What is wrong with a name the board shows, if anything. Control and format characters
+    (zero-width spaces and joiners, right-to-left overrides, the BOM) are invisible or
+    reorder the text around them: a row could look like another or like the paper's."""
+    if value != value.strip():
+        return f"{label} should not start or end with spaces"
+    hidden = sorted({c for c in value if unicodedata.category(c) in ("Cc", "Cf")})
+    if hidden:
+        codes = ", ".join(f"U+{ord(c):04X}" for c in hidden)
+        return f"{label} has invisible or direction-changing characters ({codes}); type it plainly"
+    return None
+
+
 def _check_metadata(data: SubmissionInput, problems: Problems) -> None:
     """The model's metadata, each problem into ``problems``; fields that already have one
     (a form could not read them) are not checked again."""
+    for name, label in _SHOWN_NAMES:
+        if not problems.on(name) and (wrong := _check_shown_name(label, getattr(data, name))):
+            problems.add(wrong, field=name)
     unread = {
         f for f in ("parameters_billions", "weights", "modality", "table_format") if problems.on(f)
     }
@@ -296,15 +317,30 @@ def _check_test_split_slot_left(user: Any) -> None:
         )
 
 
-def _take_test_split_slot(user: Any) -> None:
-    """Count one test-split submission against today's limit, or refuse.
+def lock_user(user: Any) -> None:
+    """Lock the user's row for the rest of the transaction, so that two requests by one user
+    counting against a limit count one after the other (on SQLite the IMMEDIATE transaction
+    serializes them anyway)."""
+    get_user_model().objects.select_for_update().filter(pk=user.pk).first()
 
-    The user's row is locked for the rest of the transaction, so two uploads by one user
-    count one after the other (on SQLite the IMMEDIATE transaction serializes them anyway).
-    """
-    User = get_user_model()
-    User.objects.select_for_update().filter(pk=user.pk).first()
+
+def _take_test_split_slot(user: Any) -> None:
+    """Count one test-split submission against today's limit, or refuse."""
+    lock_user(user)
     _check_test_split_slot_left(user)
+
+
+def check_stored_submissions_left(user: Any) -> None:
+    """Refuse another submission when the user keeps SUBMISSION_MAX_STORED already: each
+    keeps its predictions file on disk."""
+    limit = settings.SUBMISSION_MAX_STORED
+    if not limit or user.has_perm("leaderboard.change_submission"):
+        return
+    if Submission.objects.filter(owner=user, kind=Kind.SUBMISSION).count() >= limit:
+        raise ApplicationError(
+            f"You keep {counted(limit, 'submission')}, the most one person may; delete ones "
+            "you no longer need (My submissions) to make room"
+        )
 
 
 def submission_create(
@@ -333,6 +369,8 @@ def submission_create(
         if not problems.on("split"):
             with problems.check():
                 _check_test_split_slot_left(owner)
+    with problems.check():
+        check_stored_submissions_left(owner)
     _check_metadata(data, problems)
     _check_file(problems, predictions, split=data.split, data_scope=data.data_scope)
     problems.raise_if_any()
@@ -340,6 +378,9 @@ def submission_create(
     with transaction.atomic():
         if counted:
             _take_test_split_slot(owner)
+        else:
+            lock_user(owner)
+        check_stored_submissions_left(owner)
         submission = _store(owner=owner, data=data, content=predictions)
         if counted:
             DailyLimitEntry.objects.create(user=owner, submission=submission)

@@ -65,6 +65,9 @@ def quick(settings, monkeypatch) -> None:
     settings.INFERENCE_RETRY_BASE_MS = 1
     settings.INFERENCE_RETRY_MAX_SECONDS = 1
     settings.INFERENCE_REQUEST_TIMEOUT = 5
+    # Several tests queue a few runs by one researcher without executing them; the limit on
+    # that has its own tests (test_hostile_researcher).
+    settings.INFERENCE_MAX_ACTIVE_RUNS = 0
     monkeypatch.setenv(KEY_ENV, "sk-test")
 
 
