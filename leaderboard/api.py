@@ -210,6 +210,8 @@ class SubmissionDetailApi(APIView):
 
 class SubmissionRescoreApi(APIView):
     permission_classes = [IsAuthenticated]
+    # Each re-scoring takes the scoring worker as long as an upload: the same rate.
+    throttle_scope = "uploads"
 
     @extend_schema(request=None, responses=SubmissionOutput)
     def post(self, request: Request, pk: int) -> Response:

@@ -5,6 +5,7 @@ import json
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.forms import Form
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
@@ -108,14 +109,35 @@ def _download(rows: list[dict], fmt: str, name: str, columns: tuple[str, ...]) -
     return response
 
 
+_TOO_MANY = "You have sent many uploads, runs and re-scorings lately; try again in {wait} s."
+
+
+def _uploads_wait(request: HttpRequest) -> int | None:
+    """Seconds to wait when the user has used up API_THROTTLE_UPLOADS (shared with the API):
+    every upload, run and re-scoring costs a worker's time, whichever way it comes."""
+    limit = PageRateLimit("uploads")
+    return None if limit.allows(request) else limit.retry_after_seconds()
+
+
+def _too_many(request: HttpRequest, template: str, form: Form, wait: int) -> HttpResponse:
+    form.add_error(None, _TOO_MANY.format(wait=wait))
+    response = render(request, template, {"form": form}, status=429)
+    response["Retry-After"] = str(wait)
+    return response
+
+
 @login_required
 def submit(request: HttpRequest) -> HttpResponse:
     """The submission form. Everything is checked in one pass and every problem shown at
     once; a file that is fine itself is kept for the next try (``kept_upload``)."""
-    form = SubmissionForm(request.POST or None, request.FILES or None)
+    # Bound on any POST: an empty one is a form with every field missing, not an unbound one.
+    posted = request.method == "POST"
+    form = SubmissionForm(request.POST if posted else None, request.FILES if posted else None)
     if request.method != "POST":
         return render(request, "leaderboard/submit.html", {"form": form})
     form.is_valid()
+    if (wait := _uploads_wait(request)) is not None:
+        return _too_many(request, "leaderboard/submit.html", form, wait)
     upload = form.cleaned_data.get("predictions")
     kept = services.kept_upload_get(
         owner=request.user, token=form.cleaned_data.get("kept_upload", "")
@@ -215,6 +237,9 @@ def submission_visibility(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def submission_rescore(request: HttpRequest, pk: int) -> HttpResponse:
     submission = selectors.submission_for_viewer(submission_id=pk, user=request.user)
+    if (wait := _uploads_wait(request)) is not None:
+        messages.error(request, _TOO_MANY.format(wait=wait))
+        return redirect(submission)
     try:
         services.submission_rescore(submission=submission, user=request.user)
     except ApplicationError as exc:
@@ -321,10 +346,15 @@ def inference_runs(request: HttpRequest) -> HttpResponse:
 def inference_run_new(request: HttpRequest) -> HttpResponse:
     if not selectors.can_start_inference(user=request.user):
         raise PermissionDenied("Inference runs are for researchers and admins")
-    form = InferenceRunForm(request.POST or None, endpoints=endpoint_choices(user=request.user))
+    form = InferenceRunForm(
+        request.POST if request.method == "POST" else None,
+        endpoints=endpoint_choices(user=request.user),
+    )
     if request.method != "POST":
         return render(request, "leaderboard/inference_run_new.html", {"form": form})
     form.is_valid()
+    if (wait := _uploads_wait(request)) is not None:
+        return _too_many(request, "leaderboard/inference_run_new.html", form, wait)
     try:
         run = services.inference_run_create(
             user=request.user, data=form.to_input(), problems=form_problems(form)
@@ -379,6 +409,9 @@ def inference_run_resume(request: HttpRequest, pk: int) -> HttpResponse:
     run = selectors.inference_run_for_viewer(run_id=pk, user=request.user)
     form = InferenceResumeForm(request.POST)
     api_key = form.cleaned_data["api_key"] if form.is_valid() else ""
+    if (wait := _uploads_wait(request)) is not None:
+        messages.error(request, _TOO_MANY.format(wait=wait))
+        return redirect(run)
     try:
         services.inference_run_resume(user=request.user, run_id=run.pk, api_key=api_key)
     except ApplicationError as exc:

@@ -228,3 +228,48 @@ def test_the_stored_limit_counts_only_ones_own(stranger, settings) -> None:
         inference_run_execute(run_id=run.pk)
     run.refresh_from_db()
     assert run.status == RunStatus.DONE
+
+
+# --- Worker time: uploads, runs and re-scorings through the pages too -------------------
+
+
+@pytest.fixture
+def uploads_rate(settings):
+    from django.core.cache import cache
+
+    cache.clear()
+    settings.API_THROTTLE_RATES = {**settings.API_THROTTLE_RATES, "uploads": "2/hour"}
+    yield
+    cache.clear()
+
+
+def test_the_submit_page_shares_the_upload_rate_with_the_api(stranger, uploads_rate, client):
+    client.force_login(stranger)
+    assert client.post("/api/submissions/create/", {}).status_code == 400
+    assert client.post("/leaderboard/submit/", {}).status_code == 400
+    response = client.post("/leaderboard/submit/", {})
+    assert response.status_code == 429 and int(response["Retry-After"]) > 0
+    assert "many uploads, runs and re-scorings lately" in response.content.decode()
+    assert client.post("/leaderboard/inference/new/", {}).status_code == 429
+
+
+def test_rescoring_again_and_again_is_limited(stranger, uploads_rate, client) -> None:
+    submission = SubmissionFactory(owner=stranger, status="scored")
+    client.force_login(stranger)
+    url = f"/api/submissions/{submission.pk}/rescore/"
+    assert client.post(url).status_code == 202
+    Submission.objects.filter(pk=submission.pk).update(status="scored")
+    assert client.post(f"/leaderboard/submissions/{submission.pk}/rescore/").status_code == 302
+    Submission.objects.filter(pk=submission.pk).update(status="scored", queued_at=None)
+    assert client.post(url).status_code == 429
+    page = client.post(f"/leaderboard/submissions/{submission.pk}/rescore/", follow=True)
+    assert "many uploads, runs and re-scorings lately" in page.content.decode()
+    assert Submission.objects.get(pk=submission.pk).status == "scored"
+
+
+@pytest.mark.parametrize("url", ["/leaderboard/submit/", "/leaderboard/inference/new/"])
+def test_an_empty_post_to_a_form_is_refused_not_a_server_error(stranger, client, url) -> None:
+    client.force_login(stranger)
+    response = client.post(url, {})
+    assert response.status_code == 400
+    assert "This field is required" in response.content.decode()
