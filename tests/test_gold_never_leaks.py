@@ -345,7 +345,10 @@ def secret_question(tmp_path, settings) -> dict:
         table=TableFactory(id="psa--5--6", split="train"), id=OPEN_Q, gold_answer="{open}"
     )
     pool_table = TableFactory(id=POOL_T, split="train")
-    QuestionFactory(table=pool_table, text="A public question on the same table?")
+    # An id of its own: a sequence number like M31 would contain the pool question's id M3.
+    QuestionFactory(
+        table=pool_table, id=f"{POOL_T}--M1", text="A public question on the same table?"
+    )
     pool_question = QuestionFactory(
         table=pool_table, id=POOL_Q, text=POOL_TEXT, gold_answer="{POOLGOLD-8830}"
     )
