@@ -1,5 +1,6 @@
 """DRF's rate throttles with their rates read from API_THROTTLE_RATES on each request (DRF's
-own read them once, at import), and the client's address from hctqa.accounts.addresses."""
+own read them once, at import), and the client's address group (an IPv4 address or an IPv6 /64) from
+hctqa.accounts.addresses."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 from django.conf import settings
 from rest_framework import throttling
 
-from hctqa.accounts.addresses import client_address
+from hctqa.accounts.addresses import address_group, client_address
 
 
 class _Configured:
@@ -18,7 +19,8 @@ class _Configured:
         return settings.API_THROTTLE_RATES.get(self.scope or "")
 
     def get_ident(self, request: Any) -> str:
-        return client_address(request)
+        # An IPv6 host may use any address of its /64: counting each apart would be no limit.
+        return address_group(client_address(request))
 
 
 class AnonRateThrottle(_Configured, throttling.AnonRateThrottle):

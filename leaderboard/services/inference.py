@@ -392,6 +392,7 @@ def inference_run_create(
         else:
             lock_user(user)
         _check_active_runs_left(user)  # again, under the lock: two requests at once
+        check_stored_submissions_left(user)
         fields = {k: v for k, v in data.__dict__.items() if k not in ("endpoint", "api_key")}
         run = InferenceRun.objects.create(
             created_by=user,
@@ -490,6 +491,8 @@ def inference_run_resume(
     key_fields = _key_for_resume(run, api_key)
     lock_user(run.created_by)
     _check_active_runs_left(run.created_by, besides=run.pk)
+    if run.submission_id is None:
+        check_stored_submissions_left(run.created_by, besides_run=run.pk)
     # Questions that failed, or that the endpoint refused, are sent again (the endpoint may
     # have been fixed); a continuation or an automatic resume after a lost worker does not
     # resend them (they have had their tries).

@@ -32,11 +32,13 @@ from hctqa.core.wording import counted
 from hctqa.errors import ApplicationError, Problems
 from leaderboard import selectors
 from leaderboard.models import (
+    ACTIVE_RUN_STATUSES,
     BOARD_SOURCES,
     DEFAULT_RULES,
     DailyLimitEntry,
     DataScope,
     EvalSplit,
+    InferenceRun,
     Kind,
     Modality,
     PropertyRegression,
@@ -330,13 +332,22 @@ def _take_test_split_slot(user: Any) -> None:
     _check_test_split_slot_left(user)
 
 
-def check_stored_submissions_left(user: Any) -> None:
+def check_stored_submissions_left(user: Any, *, besides_run: int | None = None) -> None:
     """Refuse another submission when the user keeps SUBMISSION_MAX_STORED already: each
-    keeps its predictions file on disk."""
+    keeps its predictions file on disk. Runs queued or running count as the submissions
+    they will end as, so starting runs cannot go past the limit."""
     limit = settings.SUBMISSION_MAX_STORED
     if not limit or user.has_perm("leaderboard.change_submission"):
         return
-    if Submission.objects.filter(owner=user, kind=Kind.SUBMISSION).count() >= limit:
+    stored = Submission.objects.filter(owner=user, kind=Kind.SUBMISSION).count()
+    coming = (
+        InferenceRun.objects.filter(
+            created_by=user, status__in=ACTIVE_RUN_STATUSES, submission__isnull=True
+        )
+        .exclude(pk=besides_run)
+        .count()
+    )
+    if stored + coming >= limit:
         raise ApplicationError(
             f"You keep {counted(limit, 'submission')}, the most one person may; delete ones "
             "you no longer need (My submissions) to make room"

@@ -349,6 +349,22 @@ def test_new_comparisons_are_limited_per_visitor_and_cached_ones_are_not(
     assert other.get(f"/leaderboard/compare/?a={b.pk}&b={c.pk}").status_code == 200
 
 
+def test_the_compare_limit_counts_an_ipv6_64_as_one_visitor(
+    client: Client, dataset, researcher, settings
+) -> None:
+    """One IPv6 host may use any address of its /64: one new address per pair was no limit."""
+    settings.API_THROTTLE_RATES = {**settings.API_THROTTLE_RATES, "compare": "2/hour"}
+    subs = [scored(researcher, dataset, model_name=f"m{i}") for i in range(3)]
+    pairs = [(subs[0], subs[1]), (subs[0], subs[2]), (subs[1], subs[2])]
+    codes = [
+        Client(REMOTE_ADDR=f"2001:db8:1:2::{n}")
+        .get(f"/leaderboard/compare/?a={a.pk}&b={b.pk}")
+        .status_code
+        for n, (a, b) in enumerate(pairs, start=1)
+    ]
+    assert codes == [200, 200, 429]
+
+
 def test_toggling_visibility_in_a_loop_queues_one_regression(
     client: Client, dataset, researcher, django_capture_on_commit_callbacks, monkeypatch
 ) -> None:

@@ -273,3 +273,17 @@ def test_an_empty_post_to_a_form_is_refused_not_a_server_error(stranger, client,
     response = client.post(url, {})
     assert response.status_code == 400
     assert "This field is required" in response.content.decode()
+
+
+def test_runs_under_way_count_against_the_stored_submissions(settings, stranger) -> None:
+    """Each run ends as a submission: counted only when it ended, three runs started under
+    a limit of one gave three stored submissions."""
+    settings.SUBMISSION_MAX_STORED = 1
+    settings.INFERENCE_MAX_ACTIVE_RUNS = 5
+    make_questions(2)
+    with FakeOpenAI(right_answer) as server:
+        first = start(stranger, server.base_url, own=True)
+        with pytest.raises(ApplicationError, match="You keep 1 submission"):
+            start(stranger, server.base_url, own=True)
+        inference_run_execute(run_id=first.pk)
+    assert Submission.objects.filter(owner=stranger).count() == 1
