@@ -315,8 +315,8 @@ def board_medians(*, submission: Submission, rules: str) -> dict[str, dict[str, 
     left out, so a median gives away nothing the board does not. By kind, then group key:
     (median, rows). None when it belongs on no public board (train, validation).
 
-    One query for the board's fingerprint (its rows, their last scoring); the breakdowns are
-    read only when the cached medians are out of date."""
+    One query for the board's fingerprint (its rows, their last scoring and change); the
+    breakdowns are read only when the cached medians are out of date."""
     if submission.owner_only or submission.is_reported:
         return None
     board = Score.objects.filter(
@@ -329,7 +329,13 @@ def board_medians(*, submission: Submission, rules: str) -> dict[str, dict[str, 
         submission__split=submission.split,
         submission__data_scope=submission.data_scope,
     )
-    mark = board.aggregate(n=Count("pk"), top=Max("pk"), last=Max("submission__scored_at"))
+    # Visibility changes set updated_at: one row hidden and another shown keep the count.
+    mark = board.aggregate(
+        n=Count("pk"),
+        top=Max("pk"),
+        last=Max("submission__scored_at"),
+        changed=Max("submission__updated_at"),
+    )
     board_id = (submission.modality, submission.split, submission.data_scope, rules)
     fingerprint = ":".join(str(v) for v in (*board_id, *mark.values()))
     # Hashed: a cache key holds no spaces (the timestamp has one) on every backend.

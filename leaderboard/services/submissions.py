@@ -500,7 +500,9 @@ def submission_visibility_set(*, submission: Submission, user: Any, visibility: 
     _require_manager(user, submission)
     if visibility not in Visibility.values:
         raise ApplicationError(f"Visibility should be public or private, not {visibility!r}")
-    Submission.objects.filter(pk=submission.pk).update(visibility=visibility)
+    Submission.objects.filter(pk=submission.pk).update(
+        visibility=visibility, updated_at=timezone.now()
+    )
     if submission.status == Status.SCORED:
         _enqueue_regression()
 

@@ -69,6 +69,21 @@ def test_the_medians_follow_the_board_as_it_changes(client: Client) -> None:
     assert chart_data(client.get(url).content.decode(), "by-table-property-data")["median"] == [0.4]
 
 
+def test_the_medians_follow_a_row_hidden_and_another_shown(client: Client) -> None:
+    """The board keeps its size and its newest row, yet its rows changed."""
+    from leaderboard.services import submission_visibility_set
+
+    later = SubmissionFactory(recall=0.5, visibility="private", breakdowns=groups(nested=0.8))
+    shown = SubmissionFactory(recall=0.5, breakdowns=groups(nested=0.2))
+    hidden = SubmissionFactory(recall=0.5, breakdowns=groups(nested=0.6))
+    SubmissionFactory(recall=0.5, breakdowns=groups(nested=0.9))
+    url = shown.get_absolute_url()
+    assert chart_data(client.get(url).content.decode(), "by-table-property-data")["median"] == [0.6]
+    submission_visibility_set(submission=hidden, user=hidden.owner, visibility="private")
+    submission_visibility_set(submission=later, user=later.owner, visibility="public")
+    assert chart_data(client.get(url).content.decode(), "by-table-property-data")["median"] == [0.8]
+
+
 def test_the_regression_page_charts_each_coefficient_with_its_interval(
     client: Client, researcher
 ) -> None:
