@@ -1,8 +1,10 @@
 // Plain forms (a changed question or verdict, an adjudication) keep what is typed on this
 // device until the server has it: a POST sent after the session ended goes to the login page,
 // one sent with a token rotated by a login in another tab is refused, and either would lose the
-// text. The copy belongs to one version of the item (data-draft-version): after a save the
-// version moves on and the copy is dropped.
+// text. The copy belongs to one user (in data-draft) and one version of the item
+// (data-draft-version): after a save the version moves on and the copy is dropped. A page that
+// re-renders a refused send (data-draft-pending) shows the user's input, maybe on a newer
+// version: that input is what is kept.
 import { LocalDraft, csrfToken } from "./common.js";
 
 const WEEK_MS = 7 * 24 * 3600 * 1000;
@@ -40,7 +42,10 @@ for (const form of document.querySelectorAll("form[data-draft]")) {
   const shape = fields(form).map((e) => `${e.name}=${["checkbox", "radio"].includes(e.type) ? e.value : ""}`);
   const stored = local.load();
   const sent = read(form);
-  if (stored && stored.version === version && JSON.stringify(stored.shape) === JSON.stringify(shape)) {
+  const remember = () => local.save({ version, shape, values: read(form), saved_ms: Date.now() });
+  if ("draftPending" in form.dataset) {
+    remember(); // not on the server yet: keep it under the version it now goes against
+  } else if (stored && stored.version === version && JSON.stringify(stored.shape) === JSON.stringify(shape)) {
     if (JSON.stringify(stored.values) !== JSON.stringify(sent)) {
       write(form, stored.values);
       const notice = document.createElement("div");
@@ -72,7 +77,6 @@ for (const form of document.querySelectorAll("form[data-draft]")) {
     const token = csrfToken();
     if (token && event.formData.has("csrfmiddlewaretoken")) event.formData.set("csrfmiddlewaretoken", token);
   });
-  const remember = () => local.save({ version, shape, values: read(form), saved_ms: Date.now() });
   form.addEventListener("input", remember);
   form.addEventListener("change", remember);
 }

@@ -33,6 +33,12 @@ let lastActivity = Date.now();
 let lost = false;
 let sending = false;
 let failures = 0; // sends in a row the server refused with a fault of its own
+let retry = null; // the one pending resend: a manual send during a backoff replaces it
+
+function retryIn(ms) {
+  clearTimeout(retry);
+  retry = setTimeout(submit, ms);
+}
 
 const answer = new AnswerEditor({
   field: correctionField,
@@ -117,6 +123,8 @@ function goTo(next) {
 }
 
 async function submit() {
+  clearTimeout(retry);
+  retry = null;
   if (lost || sending) return;
   const found = problems();
   renderList(violations, found);
@@ -150,17 +158,17 @@ async function submit() {
     showLost("This question went to someone else after its lease ran out; your verdict was not recorded.");
   } else if (reply.status === 0) {
     status.set("offline", "Offline: your verdict is kept on this device and will be sent");
-    setTimeout(submit, 5000);
+    retryIn(5000);
   } else if (reply.status === 401) {
     // Logged out meanwhile: the verdict waits here and goes once they log in again.
     status.set("error", "Your session has ended: log in again in another tab; your verdict is kept on this device and will be sent");
-    setTimeout(submit, 10000);
+    retryIn(10000);
   } else if (reply.status === 403) {
     status.set("error", (reply.data && reply.data.detail) || "Not allowed for your account");
   } else if (reply.status >= 500 || reply.status === 429) {
     failures += 1;
     status.set("error", `The server answered ${reply.status}: your verdict is kept on this device and will be sent again`);
-    setTimeout(submit, backoff(failures));
+    retryIn(backoff(failures));
   } else {
     status.set("error", (reply.data && reply.data.detail) || `The server answered ${reply.status}`);
   }

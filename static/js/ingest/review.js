@@ -332,8 +332,38 @@ const conflictBox = document.getElementById("conflict");
 
 // Undo and redo survive a reload on this device: extracting again replaces the grid, and
 // "Undo brings back your edits" must still hold after the page is reloaded.
+// The copy is capped by size and tied to the candidate's version: a few large documents must
+// not fill the device's storage, or no tool could keep a draft there any more.
 const HISTORY_KEPT = 50;
+const HISTORY_CHARS = 1_000_000;
+const HISTORY_PREFIX = "hctqa:ingest-history:";
+const WEEK_MS = 7 * 24 * 3600 * 1000;
 const history = new LocalDraft(`ingest-history:${data.id}`);
+
+// The newest steps of both stacks that fit under the cap; older ones are dropped.
+function historyToKeep(undo, redo, limit = HISTORY_CHARS) {
+  const keep = { undo: [], redo: [] };
+  let size = 0;
+  for (let back = 1; back <= HISTORY_KEPT; back++) {
+    for (const [from, to] of [[undo, keep.undo], [redo, keep.redo]]) {
+      const step = from[from.length - back];
+      if (step === undefined) continue;
+      size += JSON.stringify(step).length;
+      if (size > limit) return keep;
+      to.unshift(step);
+    }
+  }
+  return keep;
+}
+
+// Copies left by candidates decided, abandoned or opened long ago do not pile up.
+function forgetOldHistory() {
+  for (const key of Object.keys(localStorage)) {
+    if (!key.startsWith(HISTORY_PREFIX)) continue;
+    const stored = new LocalDraft(key.slice("hctqa:".length)).load();
+    if (!stored || !(Date.now() - stored.saved_ms < WEEK_MS)) localStorage.removeItem(key);
+  }
+}
 
 const editor = {
   table: null,
@@ -364,7 +394,7 @@ const editor = {
   },
 
   changed() {
-    history.save({ undo: this.undo.slice(-HISTORY_KEPT), redo: this.redo.slice(-HISTORY_KEPT) });
+    history.save({ version: this.version, saved_ms: Date.now(), ...historyToKeep(this.undo, this.redo) });
     this.render();
     sync.changed();
     schedulePreview();
@@ -653,7 +683,8 @@ if (editorRoot && data.id && data.status === "pending") {
     status.set("unsaved", "Your unsaved draft was restored");
   }
   const kept = history.load();
-  if (kept) Object.assign(editor, { undo: kept.undo || [], redo: kept.redo || [] });
+  if (kept && kept.version === data.version) Object.assign(editor, { undo: kept.undo || [], redo: kept.redo || [] });
+  else history.clear(); // another version (extracted again elsewhere): its steps are not this grid's
   editorRoot.hidden = false;
   editor.render();
   editor.focus(); // keyboard first: the arrows work as soon as the page opens
@@ -684,3 +715,8 @@ if (editorRoot && data.id && data.status === "pending") {
     }
   });
 }
+
+// Decided (accepted or rejected, here or elsewhere): its undo steps are of no use any more.
+if (data.id && data.status !== "pending") history.clear();
+document.querySelector(`form[action$="/reject/"]`)?.addEventListener("submit", () => history.clear());
+forgetOldHistory();
