@@ -214,9 +214,8 @@ def test_an_adjudication_sent_after_logging_in_again_in_another_tab_goes_through
     assert question.text == "How many women lived in the South region in 2020?"
 
 
-def test_undo_brings_back_edits_after_extracting_again_and_a_reload(
-    live_server, page: Page, print_pdf, settings, tmp_path
-) -> None:
+def reviewing(live_server, page: Page, print_pdf, settings, tmp_path) -> Candidate:
+    """A printed table extracted into one candidate, and an adjudicator logged in to review it."""
     settings.INGEST_FILES_ROOT = tmp_path / "ingest"
     settings.MEDIA_ROOT = tmp_path / "media"
     adjudicator = UserFactory(username="adj", role="adjudicator")
@@ -228,8 +227,14 @@ def test_undo_brings_back_edits_after_extracting_again_and_a_reload(
         enqueue=False,
     )
     ingest_services.document_extract(document_id=document.pk)
-    candidate = Candidate.objects.get()
     log_in(page, live_server.url, "adj")
+    return Candidate.objects.get()
+
+
+def test_undo_brings_back_edits_after_extracting_again_and_a_reload(
+    live_server, page: Page, print_pdf, settings, tmp_path
+) -> None:
+    candidate = reviewing(live_server, page, print_pdf, settings, tmp_path)
     page.goto(f"{live_server.url}/ingest/candidates/{candidate.pk}/")
     page.keyboard.press("ArrowDown")  # North
     page.keyboard.type("North Qatar")
@@ -337,19 +342,7 @@ def test_an_adjudication_typed_by_one_adjudicator_is_not_shown_to_another(
 def test_undo_history_kept_on_the_device_is_capped_and_expires(
     live_server, page: Page, print_pdf, settings, tmp_path
 ) -> None:
-    settings.INGEST_FILES_ROOT = tmp_path / "ingest"
-    settings.MEDIA_ROOT = tmp_path / "media"
-    adjudicator = UserFactory(username="adj", role="adjudicator")
-    document = ingest_services.document_upload(
-        user=adjudicator,
-        collection=CollectionFactory(code="census"),
-        file_name="abstract.pdf",
-        chunks=[table_pdf(print_pdf, TOTAL_ROWS)],
-        enqueue=False,
-    )
-    ingest_services.document_extract(document_id=document.pk)
-    candidate = Candidate.objects.get()
-    log_in(page, live_server.url, "adj")
+    candidate = reviewing(live_server, page, print_pdf, settings, tmp_path)
     url = f"{live_server.url}/ingest/candidates/{candidate.pk}/"
     page.goto(url)
     key = f"hctqa:ingest-history:{candidate.pk}"

@@ -18,6 +18,14 @@ KEY_ENV = "HCTQA_TEST_INFERENCE_API_KEY"
 _NUMBER = re.compile(r"What is value number (\d+)\?")
 
 
+def quick_inference(settings: Any, monkeypatch: Any) -> None:
+    """Retries in milliseconds, a short request timeout, and the key's variable set."""
+    settings.INFERENCE_RETRY_BASE_MS = 1
+    settings.INFERENCE_RETRY_MAX_SECONDS = 1
+    settings.INFERENCE_REQUEST_TIMEOUT = 5
+    monkeypatch.setenv(KEY_ENV, "sk-test")
+
+
 def make_questions(n: int, *, split: str = "test", per_table: int = 3) -> list[str]:
     """``n`` verified real-table questions, ``per_table`` to a table; question k's gold answer
     is ``{gold-k}``, and the question says k."""

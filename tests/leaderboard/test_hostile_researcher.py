@@ -21,18 +21,20 @@ from leaderboard.services import (
 )
 from tests.factories import SubmissionFactory, UserFactory
 from tests.fake_openai import FakeOpenAI, Reply
-from tests.leaderboard.inference_helpers import KEY_ENV, make_questions, right_answer, start
+from tests.leaderboard.inference_helpers import (
+    make_questions,
+    quick_inference,
+    right_answer,
+    start,
+)
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
 def quick(settings, monkeypatch) -> None:
-    settings.INFERENCE_RETRY_BASE_MS = 1
-    settings.INFERENCE_RETRY_MAX_SECONDS = 1
-    settings.INFERENCE_REQUEST_TIMEOUT = 5
+    quick_inference(settings, monkeypatch)
     settings.INFERENCE_ALLOW_PRIVATE_ENDPOINTS = True  # the fake endpoint is on 127.0.0.1
-    monkeypatch.setenv(KEY_ENV, "sk-test")
 
 
 @pytest.fixture

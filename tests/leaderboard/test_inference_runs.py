@@ -51,6 +51,7 @@ from tests.leaderboard.inference_helpers import (
     asked,
     last_user_text,
     make_questions,
+    quick_inference,
     registered,
     right_answer,
     start,
@@ -61,14 +62,10 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture(autouse=True)
 def quick(settings, monkeypatch) -> None:
-    """Retries in milliseconds, and the key's variable set."""
-    settings.INFERENCE_RETRY_BASE_MS = 1
-    settings.INFERENCE_RETRY_MAX_SECONDS = 1
-    settings.INFERENCE_REQUEST_TIMEOUT = 5
+    quick_inference(settings, monkeypatch)
     # Several tests queue a few runs by one researcher without executing them; the limit on
     # that has its own tests (test_hostile_researcher).
     settings.INFERENCE_MAX_ACTIVE_RUNS = 0
-    monkeypatch.setenv(KEY_ENV, "sk-test")
 
 
 @pytest.fixture
