@@ -2,19 +2,10 @@
 
 from __future__ import annotations
 
-from django.db import DatabaseError
-
-from hctqa.celery import app
+from hctqa.celery import RETRY_ON_DATABASE_ERROR, app
 
 
-@app.task(
-    bind=True,
-    acks_late=True,
-    autoretry_for=(DatabaseError,),
-    retry_backoff=2,
-    retry_backoff_max=60,
-    max_retries=5,
-)
+@app.task(**RETRY_ON_DATABASE_ERROR)
 def generate_questions(self: object, run_id: int) -> str:
     from annotation.services import generation_run_execute
 
@@ -28,14 +19,7 @@ def release_expired_leases() -> int:
     return leases_release_expired()
 
 
-@app.task(
-    bind=True,
-    acks_late=True,
-    autoretry_for=(DatabaseError,),
-    retry_backoff=2,
-    retry_backoff_max=60,
-    max_retries=5,
-)
+@app.task(**RETRY_ON_DATABASE_ERROR)
 def synthetic_generation(self: object, run_id: int) -> str:
     from annotation.services import synthetic_run_execute
 

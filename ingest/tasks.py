@@ -2,19 +2,10 @@
 
 from __future__ import annotations
 
-from django.db import DatabaseError
-
-from hctqa.celery import app
+from hctqa.celery import RETRY_ON_DATABASE_ERROR, app
 
 
-@app.task(
-    bind=True,
-    acks_late=True,
-    autoretry_for=(DatabaseError,),
-    retry_backoff=2,
-    retry_backoff_max=60,
-    max_retries=5,
-)
+@app.task(**RETRY_ON_DATABASE_ERROR)
 def extract_document(self: object, document_id: int) -> str:
     from ingest.services import document_extract
 
@@ -28,14 +19,7 @@ def sweep_documents() -> int:
     return documents_sweep()
 
 
-@app.task(
-    bind=True,
-    acks_late=True,
-    autoretry_for=(DatabaseError,),
-    retry_backoff=2,
-    retry_backoff_max=60,
-    max_retries=5,
-)
+@app.task(**RETRY_ON_DATABASE_ERROR)
 def score_candidate(self: object, candidate_id: int) -> float | None:
     from ingest.services import candidate_score
 

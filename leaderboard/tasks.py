@@ -3,20 +3,14 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.db import DatabaseError
 
-from hctqa.celery import app
+from hctqa.celery import RETRY_ON_DATABASE_ERROR, app
 
 
 # On the "scoring" queue (CELERY_TASK_ROUTES). Past the soft limit the service fails the
 # submission with the reason; the hard limit, a little later, kills a task that did not stop.
 @app.task(
-    bind=True,
-    acks_late=True,
-    autoretry_for=(DatabaseError,),
-    retry_backoff=2,
-    retry_backoff_max=60,
-    max_retries=5,
+    **RETRY_ON_DATABASE_ERROR,
     soft_time_limit=settings.SUBMISSION_SCORING_TIME_LIMIT,
     time_limit=settings.SUBMISSION_SCORING_TIME_LIMIT + 30,
 )
@@ -29,12 +23,7 @@ def score_submission(self: object, submission_id: int) -> str:
 # On the "scoring" queue. Each run works for at most RESCORE_SLICE_SECONDS, then queues the
 # rest; the limits leave room for one long submission past the end of the slice.
 @app.task(
-    bind=True,
-    acks_late=True,
-    autoretry_for=(DatabaseError,),
-    retry_backoff=2,
-    retry_backoff_max=60,
-    max_retries=5,
+    **RETRY_ON_DATABASE_ERROR,
     soft_time_limit=settings.RESCORE_SLICE_SECONDS + settings.SUBMISSION_SCORING_TIME_LIMIT,
     time_limit=settings.RESCORE_SLICE_SECONDS + settings.SUBMISSION_SCORING_TIME_LIMIT + 30,
 )
@@ -75,14 +64,7 @@ def refresh_property_regression() -> int | None:
 # Routed to the "inference" queue (CELERY_TASK_ROUTES), for the worker beside the GPUs. A
 # database error hands the run back to the queue and retries; a dead worker's run is resumed
 # by the sweeper.
-@app.task(
-    bind=True,
-    acks_late=True,
-    autoretry_for=(DatabaseError,),
-    retry_backoff=5,
-    retry_backoff_max=120,
-    max_retries=5,
-)
+@app.task(**{**RETRY_ON_DATABASE_ERROR, "retry_backoff": 5, "retry_backoff_max": 120})
 def run_inference(self: object, run_id: int) -> str:
     from django.conf import settings
 
