@@ -28,17 +28,6 @@ from pathlib import Path
 
 from _setup import setup
 
-CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
-FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
 
 def _arguments(parser) -> None:  # type: ignore[no-untyped-def]
     parser.add_argument("--limit", type=int, default=0, help="the first N tables (all: 0)")
@@ -49,11 +38,12 @@ def print_pdfs(tables: list, folder: Path, ruled: bool) -> tuple[list[Path], flo
 
     from hctqa.core.extraction.printable import CONTENT_SIZE_JS, printable_page
     from hctqa.core.tables import parse_table
+    from tests.chromium import launch_chromium
 
     paths = []
     started = time.monotonic()
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+        browser = launch_chromium(playwright)
         page = browser.new_page(viewport={"width": 3000, "height": 1000})
         for table in tables:
             page.set_content(printable_page(parse_table(table.canonical_csv), ruled=ruled))
@@ -147,11 +137,12 @@ def a4_pages(tables: list, folder: Path) -> Path:
 
     from hctqa.core.extraction.printable import printable_pages
     from hctqa.core.tables import parse_table
+    from tests.chromium import launch_chromium
 
     path = folder / "hundred-a4.pdf"
     chosen = (tables * (100 // len(tables) + 1))[:100]
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
+        browser = launch_chromium(playwright)
         page = browser.new_page()
         page.set_content(printable_pages([parse_table(t.canonical_csv) for t in chosen]))
         path.write_bytes(page.pdf(format="A4", print_background=True))

@@ -13,10 +13,11 @@ from urllib.parse import urlsplit, urlunsplit
 import pytest
 from django.db import connections
 
+from tests.chromium import CHROMIUM, launch_chromium
+
 REPO = Path(__file__).resolve().parent.parent
 # The real HCT-QA release lives beside the project; HCTQA_DATA_DIR points elsewhere.
 DATA_DIR = Path(os.environ.get("HCTQA_DATA_DIR", REPO.parent / "shared" / "data")).resolve()
-CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 
 # Close database connections after every request: a live-server thread kept alive by the
 # browser must not hold one open while the test database is dropped.
@@ -235,19 +236,7 @@ def browser() -> Iterator[object]:
     if not Path(CHROMIUM).exists():
         pytest.fail(f"Debian's chromium is not at {CHROMIUM}: apt-get install chromium")
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            headless=True,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-            ],
-        )
+        chromium = launch_chromium(playwright)
         yield chromium
         chromium.close()
 
