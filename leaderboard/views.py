@@ -12,6 +12,7 @@ from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
 from endpoints.selectors import endpoint_choices
+from hctqa.core.disclosure import DISCLOSURE_MARGIN
 from hctqa.csv_export import dict_rows_csv
 from hctqa.errors import ApplicationError
 from hctqa.pagination import page_with_count
@@ -199,12 +200,16 @@ def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
     context["scores"] = scores
     context["score"] = score
     if score is not None:
-        breakdowns = selectors.breakdowns_for_viewer(score=score, user=request.user)
+        breakdowns = selectors.breakdowns_for_viewer(score=score)
         medians = selectors.board_medians(submission=submission, rules=rules)
         for kind in selectors.MEDIAN_KINDS:
             breakdowns[kind] = selectors.beside_medians(breakdowns[kind], (medians or {}).get(kind))
         context["breakdowns"] = breakdowns
         context["on_a_board"] = medians is not None
+        context["figures_withheld"] = score.withheld or any(
+            figures.get("withheld") for figures in (score.by_source or {}).values()
+        )
+        context["disclosure_margin"] = DISCLOSURE_MARGIN
     if submission.status == "scored" and not submission.is_reported:
         context["hardest"] = selectors.hardest_questions(submission=submission, rules=rules)
     if not submission.is_reported:
