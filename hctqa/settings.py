@@ -333,8 +333,12 @@ TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
 # counted: "username+ip_address" (a user's failures from one address: a guesser is stopped,
 # the user can still log in from elsewhere), "username" (from anywhere: also stops a
 # guesser with many addresses, but lets anyone lock a user out), "ip_address" (every user
-# from the address); several, comma-separated, lock out on any.
+# from the address); several, comma-separated, lock out on any. An address (an IPv6 /64)
+# is also locked out, for every user, after LOGIN_FAILURE_LIMIT_PER_ADDRESS failures within
+# LOGIN_LOCKOUT_MINUTES whichever the usernames (one password tried on many: spraying);
+# higher, as people behind one NAT share it; 0: no such limit (hctqa.accounts.lockout).
 LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
+LOGIN_FAILURE_LIMIT_PER_ADDRESS = env_int("LOGIN_FAILURE_LIMIT_PER_ADDRESS", 20)
 LOGIN_LOCKOUT_MINUTES = env_int("LOGIN_LOCKOUT_MINUTES", 15)
 LOGIN_LOCKOUT_BY = env_list("LOGIN_LOCKOUT_BY", ["username+ip_address"])
 _LOCKOUT_PARAMETERS = {"username", "ip_address"}
@@ -348,7 +352,8 @@ AXES_FAILURE_LIMIT = LOGIN_FAILURE_LIMIT
 AXES_COOLOFF_TIME = timedelta(minutes=LOGIN_LOCKOUT_MINUTES)
 AXES_LOCKOUT_PARAMETERS = [item.split("+") if "+" in item else item for item in LOGIN_LOCKOUT_BY]
 AXES_RESET_ON_SUCCESS = True
-AXES_CLIENT_IP_CALLABLE = "hctqa.accounts.addresses.client_address"
+AXES_HANDLER = "hctqa.accounts.lockout.LockoutHandler"
+AXES_CLIENT_IP_CALLABLE = "hctqa.accounts.addresses.client_network"
 AXES_LOCKOUT_CALLABLE = "hctqa.accounts.views.locked_out"
 # The access log would grow by a row per log-in; failures are what axes is for.
 AXES_DISABLE_ACCESS_LOG = True
