@@ -27,6 +27,7 @@ from annotation.models import (
     Table,
 )
 from annotation.selectors.prompts import table_png
+from annotation.services.question_ids import new_question_ids
 from annotation.services.verification import verification_slots_open
 from endpoints.client import ChatClient, ChatRequest, RetryPolicy
 from endpoints.selectors import chat_target, endpoint_for_run
@@ -213,15 +214,6 @@ def _worked_example(table: Table) -> tuple[str, str] | None:
     return example[0], example[1]
 
 
-def _next_model_numbers(table: Table, n: int) -> list[int]:
-    taken = Question.objects.filter(table=table, id__startswith=f"{table.pk}--A").values_list(
-        "id", flat=True
-    )
-    numbers = [int(m.group(1)) for q in taken if (m := re.search(r"--A(\d+)$", q))]
-    start = max(numbers, default=-1) + 1
-    return list(range(start, start + n))
-
-
 def _save_pairs(item: GenerationItem, pairs: list[GeneratedPair], output: str) -> int:
     with transaction.atomic():
         table = Table.objects.select_for_update().get(pk=item.table_id)  # serialises numbering
@@ -230,14 +222,16 @@ def _save_pairs(item: GenerationItem, pairs: list[GeneratedPair], output: str) -
             return 0  # a retried task already saved this table
         questions = [
             Question(
-                id=f"{table.pk}--A{k}",
+                id=question_id,
                 table=table,
                 text=pair.question,
                 gold_answer=pair.answer,
                 origin=QuestionOrigin.MODEL,
                 status=QuestionStatus.UNVERIFIED,
             )
-            for k, pair in zip(_next_model_numbers(table, len(pairs)), pairs, strict=True)
+            for question_id, pair in zip(
+                new_question_ids(table, "A", len(pairs)), pairs, strict=True
+            )
         ]
         Question.objects.bulk_create(questions)
         verification_slots_open(questions=questions)
