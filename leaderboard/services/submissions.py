@@ -226,11 +226,9 @@ def check_most_test_answers_count(
     if left_out <= allowed:
         return
     prefixes = " or ".join(f'"{p}"' for p in EXCLUDED_PREFIXES)
-    which = (
-        "This file, uploaded before the rule or the test split changed," if stored else ("The file")
-    )
+    when = " (uploaded before this rule, or before the test split changed)" if stored else ""
     raise PredictionsError(
-        f"{which} leaves {left_out:,} of its {total:,} test-split answers out of the "
+        f"The file{when} leaves {left_out:,} of its {total:,} test-split answers out of the "
         f"2025-10 rules' averages (JSON null, or an answer starting with {prefixes}). A "
         f"submission scored against test gold answers may leave out at most half "
         f"({allowed:,}): figures on the few answers left would give away whether single "
