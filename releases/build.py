@@ -46,7 +46,7 @@ from typing import IO, Any
 from django.conf import settings
 from django.core.files.storage import default_storage
 
-from annotation.models import Split, SyntheticTable, Table
+from annotation.models import Split, SyntheticTable
 from hctqa.core import alpaca
 from hctqa.core.dataset_card import (
     QUESTION_FEATURES,
@@ -75,7 +75,7 @@ from hctqa.core.snapshots import (
     sha256sums,
 )
 from hctqa.errors import ApplicationError
-from releases.selectors import release_questions
+from releases.selectors import release_questions, release_tables
 
 SPLIT_ORDER = tuple(Split.values)
 _SAFE_STEM = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,150}")
@@ -144,8 +144,10 @@ def _load() -> _Loaded:
     }
     tables: list[TableRow] = []
     images: dict[str, str] = {}
-    rows = Table.objects.order_by("id").values_list(
-        "id", "source", "split", "canonical_csv", "image", "table_properties"
+    rows = (
+        release_tables()
+        .order_by("id")
+        .values_list("id", "source", "split", "canonical_csv", "image", "table_properties")
     )
     for tid, source, split, csv_text, image, properties in rows.iterator(chunk_size=2000):
         family, relational = synthetic.get(tid, ("", ""))

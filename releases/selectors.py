@@ -13,7 +13,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404
 
-from annotation.models import Question, QuestionStatus
+from annotation.models import Question, QuestionStatus, Source, Table
 from hctqa.core.snapshots import question_set_sha256
 from releases.models import ACTIVE_BUILD_STATUSES, Edition, Release, ReleaseBuild
 
@@ -23,14 +23,23 @@ User = AbstractBaseUser | AnonymousUser
 _HEAVY = ("changelog", "question_set_digests")
 
 
+def release_tables() -> QuerySet[Table]:
+    """The tables a release holds: every table but the demo tables (made up to try the
+    platform, never the benchmark's)."""
+    return Table.objects.exclude(source=Source.DEMO)
+
+
 def release_questions() -> QuerySet[Question]:
     """The questions a release holds: every verified question (human-written, model-generated
-    and verified by two people, synthetic).
+    and verified by two people, synthetic) of a released table.
 
     Never the unverified, those awaiting adjudication or the dropped, nor the private
-    gold-control pool (``Question.in_gold_pool``). This is the one place the selection is made.
+    gold-control pool (``Question.in_gold_pool``), nor a demo table's. This is the one place
+    the selection is made.
     """
-    return Question.objects.filter(status=QuestionStatus.VERIFIED, in_gold_pool=False)
+    return Question.objects.filter(status=QuestionStatus.VERIFIED, in_gold_pool=False).exclude(
+        table__source=Source.DEMO
+    )
 
 
 def can_cut_release(user: User) -> bool:

@@ -15,6 +15,9 @@ of the release it adds to, the bytes to append, keyed ``(edition, path)``:
 
 Files shared by both editions are keyed ``full``; the public edition gets its own copy only
 of what differs: the test split's files, with gold answers, SQL and relational tables empty.
+
+The demo tables (made up to try the platform) are never released: a chunk holding one is
+refused.
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ WITHHELD_SPLIT = "test"
 PROMPT_FORMATS = tuple(f for f in TABLE_FORMATS if f != "image")
 # The benchmark's alpaca files hold the paper's prompt (pandas' text rendering).
 ALPACA_FORMAT = "paper"
+# Made-up tables for trying the platform: never the benchmark's.
+NEVER_RELEASED_SOURCES = frozenset({"demo"})
 # A tar archive ends with two empty blocks.
 TAR_END = b"\0" * 1024
 _GZIP_LEVEL = 1  # prompts compress tenfold even so, and fast
@@ -70,7 +75,7 @@ class TableRow:
 
     @property
     def is_synthetic(self) -> bool:
-        return self.source in ("synthetic", "demo")  # the demo tables are generated too
+        return self.source == "synthetic"
 
 
 @dataclass(frozen=True)
@@ -176,6 +181,8 @@ def render_chunk(
     """
     out = _Out()
     for t, questions in items:
+        if t.source in NEVER_RELEASED_SOURCES:
+            raise RecordError(t.id, f"{t.source} tables are never released")
         try:
             _render_table(out, t, questions, archive_mtime=archive_mtime)
         except ValueError as exc:  # PromptError, or TableFormatError from the HTML rendering

@@ -118,3 +118,9 @@ def test_a_table_that_cannot_be_read_is_named() -> None:
     broken = TableRow("psa--9--9", "psa", "train", "a,b\x00\n", {})
     with pytest.raises(RecordError, match="psa--9--9"):
         render_chunk([(broken, [OPEN])], archive_mtime=0)
+
+
+def test_demo_tables_are_never_released() -> None:
+    demo = TableRow("synthetic--demo-students", "demo", "train", "a,b\n1,2\n", {})
+    with pytest.raises(RecordError, match="demo tables are never released"):
+        render_chunk([(TRAIN_TABLE, [OPEN]), (demo, [])], archive_mtime=0)
