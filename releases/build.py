@@ -263,7 +263,8 @@ class _Helpers:
     def submit(self, index: int, payload: bytes) -> None:
         self.tasks.put((index, payload))
 
-    def result(self, index: int) -> dict[tuple[str, str], bytes]:
+    def result(self, index: int) -> tuple[dict[tuple[str, str], bytes], int]:
+        """A chunk's bytes per file, and its longest JSON line."""
         deadline = time.monotonic() + self.timeout
         with self.cond:
             while index not in self.done:
@@ -276,7 +277,7 @@ class _Helpers:
             raise reply
         if reply[0] == "error":
             raise BuildError(f"Table {reply[1]} cannot be released: {reply[2]}")
-        return reply[1]
+        return reply[1], reply[2]
 
     def close(self) -> None:
         for _ in self.threads:
@@ -446,9 +447,10 @@ def write_release(
         ahead = 2 * len(helpers.procs) + 1
         for index, chunk in enumerate(chunks[:ahead]):
             helpers.submit(index, _payload(chunk, mtime))
-        written = 0
+        written = longest = 0
         for index, chunk in enumerate(chunks):
-            result = helpers.result(index)
+            result, chunk_longest = helpers.result(index)
+            longest = max(longest, chunk_longest)
             if index + ahead < len(chunks):
                 helpers.submit(index + ahead, _payload(chunks[index + ahead], mtime))
             for key in sorted(result):
@@ -475,6 +477,7 @@ def write_release(
         loaded=loaded,
         digests=digests,
         line_counts=line_counts,
+        longest_line=longest,
         progress=progress,
     )
 
@@ -514,19 +517,13 @@ def _finish(
     loaded: _Loaded,
     digests: dict[tuple[str, str], tuple[int, str]],
     line_counts: dict[tuple[str, str], int],
+    longest_line: int,
     progress: _Progress,
 ) -> BuildResult:
     full, public = folder / FULL, folder / PUBLIC
     progress(87, "Writing the Parquet copies", force=True)
-    longest = max(len(t.canonical_csv) + len(t.relational_csv) for t in loaded.tables) + max(
-        (
-            len(q.text) + len(q.gold_answer) + len(q.sql)
-            for qs in loaded.questions.values()
-            for q in qs
-        ),
-        default=0,
-    )
-    block_size = max(16 << 20, 8 * longest + (1 << 20))
+    # A block of the JSON reader holds whole lines.
+    block_size = max(16 << 20, 2 * longest_line + (1 << 20))
     for edition, path in sorted(line_counts):
         if not path.endswith(".jsonl"):
             continue

@@ -4,7 +4,9 @@ caller writes the bytes.
 ``render_chunk`` takes tables (in id order) with their questions and returns, for each file
 of the release it adds to, the bytes to append, keyed ``(edition, path)``:
 
-- ``hf/data/<split>.jsonl``: a record per question (``dataset_card.QUESTION_FEATURES``);
+- ``hf/data/<split>.jsonl``: a record per question (``dataset_card.QUESTION_FEATURES``), with
+  the columns the benchmark's own scripts read (``dataset_type``, ``prompt``,
+  ``prompt_without_system``, ``answer``);
 - ``hf/tables/<split>.jsonl``: a record per table (``dataset_card.TABLE_FEATURES``);
 - ``prompts/<format>.jsonl.gz``: the prompt lines ``export_prompts`` writes, as one gzip
   member (concatenated members are one gzip file);
@@ -36,6 +38,7 @@ from hctqa.core.prompts import (
     PromptTable,
     table_prompt_records,
     table_text,
+    without_system_role,
 )
 
 FULL, PUBLIC = "full", "public"
@@ -45,6 +48,9 @@ WITHHELD_SPLIT = "test"
 PROMPT_FORMATS = tuple(f for f in TABLE_FORMATS if f != "image")
 # The benchmark's alpaca files hold the paper's prompt (pandas' text rendering).
 ALPACA_FORMAT = "paper"
+# What the benchmark's scripts filter on: ``dataset_type`` of real and of synthetic tables.
+REAL_DATASET_TYPE = "realWorldHCTs"
+SYNTHETIC_DATASET_TYPE = "syntheticHCTs"
 # Made-up tables for trying the platform: never the benchmark's.
 NEVER_RELEASED_SOURCES = frozenset({"demo"})
 # A tar archive ends with two empty blocks.
@@ -77,6 +83,10 @@ class TableRow:
     def is_synthetic(self) -> bool:
         return self.source == "synthetic"
 
+    @property
+    def dataset_type(self) -> str:
+        return SYNTHETIC_DATASET_TYPE if self.is_synthetic else REAL_DATASET_TYPE
+
 
 @dataclass(frozen=True)
 class QuestionRow:
@@ -92,19 +102,36 @@ class QuestionRow:
 Key = tuple[str, str]
 
 
+def chat_text(messages: Sequence[Mapping[str, Any]]) -> str:
+    """Chat messages as one string, as the benchmark's ``prompt`` columns hold them: JSON,
+    which Python's ``eval`` (what the benchmark's scripts call) and ``json.loads`` both turn
+    back into the same list. Non-ASCII characters stay as they are: JSON's ``\\u`` escapes of
+    characters beyond the BMP are surrogate pairs, which ``eval`` would not join again."""
+    return json.dumps(messages, ensure_ascii=False)
+
+
 def question_record(
-    q: QuestionRow, t: TableRow, table_properties: dict[str, Any], *, withheld: bool
+    q: QuestionRow,
+    t: TableRow,
+    table_properties: dict[str, Any],
+    prompt: Sequence[Mapping[str, Any]],
+    *,
+    withheld: bool,
 ) -> dict[str, Any]:
+    """A question's record; ``prompt`` is its paper prompt (``[system, user]``)."""
     return {
         "question_id": q.id,
         "table_id": t.id,
         "source": t.source,
         "collection": t.collection or t.source,
         "split": t.split,
+        "dataset_type": t.dataset_type,
         "origin": q.origin,
         "template_number": q.template_number,
         "question": q.text,
         "answer": "" if withheld else q.gold_answer,
+        "prompt": chat_text(prompt),
+        "prompt_without_system": chat_text(without_system_role(list(prompt))),
         "sql": "" if withheld else q.sql,
         "query_properties": properties_record(taxonomy.QUERY_PROPERTIES, q.query_properties),
         "table": t.canonical_csv,
@@ -246,7 +273,10 @@ def _render_table(
     data_file = f"hf/data/{t.split}.jsonl"
     variants = alpaca.VARIANTS if not t.is_synthetic else ("real_and_synthetic",)
     for q, prompt in zip(questions, paper, strict=True):
-        out.add((FULL, data_file), _dumps(question_record(q, t, table_properties, withheld=False)))
+        out.add(
+            (FULL, data_file),
+            _dumps(question_record(q, t, table_properties, prompt, withheld=False)),
+        )
         for variant in variants:
             path = f"alpaca/{alpaca.file_name(variant, t.split)}"
             record = alpaca.alpaca_record(prompt, q.gold_answer)
@@ -256,5 +286,6 @@ def _render_table(
                 out.add((PUBLIC, path), ",\n" + json.dumps(record, ensure_ascii=False))
         if withhold:
             out.add(
-                (PUBLIC, data_file), _dumps(question_record(q, t, table_properties, withheld=True))
+                (PUBLIC, data_file),
+                _dumps(question_record(q, t, table_properties, prompt, withheld=True)),
             )
