@@ -12,6 +12,8 @@ Everything is written into an empty folder that the service renames to
   per split, and its ``dataset_info.json``;
 - ``tables.tar.gz``: every table's canonical CSV and HTML rendering (and a synthetic table's
   relational table);
+- ``hctqa-<version>-<edition>.tar.gz``: the one download, the ``hf/`` folder as an archive
+  (its one folder is named like the archive), with its ``.sha256`` for ``sha256sum -c``;
 - ``changelog.json``, ``release.json`` (what the release is) and ``SHA256SUMS``.
 
 The public edition differs from the full one only in what concerns the test split; every
@@ -37,7 +39,9 @@ import sys
 import tempfile
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -62,7 +66,10 @@ from hctqa.core.release_records import (
     TAR_END,
     QuestionRow,
     TableRow,
+    archive_name,
     gzip_member,
+    tar_header,
+    tar_padding,
 )
 from hctqa.core.snapshots import (
     Changelog,
@@ -582,6 +589,11 @@ def _finish(
         digests[(edition, "hf/README.md")] = _write_bytes(
             folder / edition / "hf/README.md", dataset_card(facts).encode("utf-8")
         )
+
+    progress(93, "Packing each edition's Hugging Face folder", force=True)
+    _write_archives(folder, meta, digests)
+
+    for edition in (FULL, PUBLIC):
         about = {
             "version": meta.version,
             "title": meta.title,
@@ -623,6 +635,85 @@ def _finish(
             for (e, p), (size, sha) in sorted(digests.items())
         ],
     )
+
+
+# --- The one download per edition ----------------------------------------------------------
+
+_ARCHIVE_BLOCK = 8 << 20  # compressed apart, two at a time (zlib lets go of the GIL)
+_ARCHIVE_LEVEL = 6
+_COPY_BLOCK = 1 << 20
+
+
+def _compress_block(data: bytes) -> bytes:
+    compressor = zlib.compressobj(_ARCHIVE_LEVEL, zlib.DEFLATED, 31)
+    return compressor.compress(data) + compressor.flush()
+
+
+def _compressed(path: Path, size: int, pool: ThreadPoolExecutor) -> Iterator[bytes]:
+    """A file's data and tar padding as gzip members of ``_ARCHIVE_BLOCK`` bytes each, in
+    order, with a few blocks in flight."""
+    pending: list[Future[bytes]] = []
+    with open(path, "rb") as handle:
+        while block := handle.read(_ARCHIVE_BLOCK):
+            if len(block) < _ARCHIVE_BLOCK:
+                block += tar_padding(size)
+            pending.append(pool.submit(_compress_block, block))
+            if len(pending) > 3:
+                yield pending.pop(0).result()
+    for future in pending:
+        yield future.result()
+    # A size that is a multiple of the block is one of 512 too: no padding is missing.
+
+
+def _copy_range(source: Path, offset: int, length: int, out: _File) -> None:
+    with open(source, "rb") as handle:
+        handle.seek(offset)
+        while length:
+            data = handle.read(min(length, _COPY_BLOCK))
+            if not data:
+                raise BuildError(f"{source} ended early while it was copied")
+            out.write(data)
+            length -= len(data)
+
+
+def _write_archives(
+    folder: Path, meta: ReleaseMeta, digests: dict[tuple[str, str], tuple[int, str]]
+) -> None:
+    """Each edition's ``hf/`` folder as ``hctqa-<version>-<edition>.tar.gz`` (a folder of the
+    same name inside), and its ``.sha256``. A gzip member per header and per block of data;
+    the data of a file both editions share is compressed once and copied into the second."""
+    mtime = int(meta.created.timestamp())
+    done: dict[tuple[int, int], tuple[Path, int, int]] = {}
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="release-archive") as pool:
+        for edition in (FULL, PUBLIC):
+            name = archive_name(meta.version, edition)
+            root = name.removesuffix(".tar.gz")
+            target = folder / edition / name
+            out = _File(target)
+            paths = sorted(p for e, p in digests if e == edition and p.startswith("hf/"))
+            folders = sorted({str(Path(p).parent) for p in paths} | {"hf"})
+            for sub in folders:
+                arcname = root + sub.removeprefix("hf")
+                out.write(gzip_member(tar_header(arcname, 0, mtime=mtime, directory=True)))
+            for path in paths:
+                source = folder / edition / path
+                stat = source.stat()
+                arcname = f"{root}/{path.removeprefix('hf/')}"
+                out.write(gzip_member(tar_header(arcname, stat.st_size, mtime=mtime)))
+                start = out.size
+                shared = done.get((stat.st_dev, stat.st_ino))
+                if shared is not None:
+                    _copy_range(*shared, out)
+                else:
+                    for member in _compressed(source, stat.st_size, pool):
+                        out.write(member)
+                    done[(stat.st_dev, stat.st_ino)] = (target, start, out.size - start)
+            out.write(gzip_member(TAR_END))
+            digests[(edition, name)] = out.close()
+            digests[(edition, f"{name}.sha256")] = _write_bytes(
+                folder / edition / f"{name}.sha256",
+                sha256sums({name: digests[(edition, name)][1]}).encode("utf-8"),
+            )
 
 
 def read_snapshot(path: Path, expected_sha256: str) -> Snapshot:

@@ -14,6 +14,7 @@ from django.db.models import QuerySet
 from django.http import Http404
 
 from annotation.models import Question, QuestionStatus, Source, Table
+from hctqa.core.release_records import archive_name
 from hctqa.core.snapshots import question_set_sha256
 from releases.models import ACTIVE_BUILD_STATUSES, Edition, Release, ReleaseBuild
 
@@ -97,19 +98,57 @@ def _group(path: str) -> str:
     return next(label for prefix, label in _GROUPS if path.startswith(prefix))
 
 
+@dataclass(frozen=True)
+class Archive:
+    """An edition's one download: its Hugging Face folder as a .tar.gz, and the file that
+    ``sha256sum -c`` checks it with."""
+
+    path: str
+    size: int
+    sha256: str
+    checksum_path: str
+    folder: str  # the one folder inside
+
+
+def release_archives(*, release: Release, user: User) -> dict[str, Archive]:
+    """Each edition's archive the user may download (releases cut before archives had none)."""
+    files = {(f["edition"], f["path"]): f for f in release.files}
+    out = {}
+    for edition in editions_for(user):
+        name = archive_name(release.version, edition)
+        entry = files.get((edition, name))
+        if entry is not None:
+            out[edition] = Archive(
+                name, entry["size"], entry["sha256"], f"{name}.sha256", name.removesuffix(".tar.gz")
+            )
+    return out
+
+
+def download_name(*, release: Release, edition: str, path: str) -> str:
+    """The file name a download is saved under: the archive and its checksum file keep
+    theirs (so that ``sha256sum -c`` finds the archive), others are named after the release,
+    the edition and their path."""
+    archive = archive_name(release.version, edition)
+    if path in (archive, f"{archive}.sha256"):
+        return path
+    return f"hctqa-{release.version}-{edition}-{path.replace('/', '-')}"
+
+
 def release_downloads(*, release: Release, user: User) -> dict[str, list[Download]]:
-    """The files of each edition the user may download, by edition, in a stable order. The
-    table images are one row (they are many): ``hf/images/`` with their count and size."""
+    """The files of each edition the user may download, by edition, in a stable order,
+    without the archive (``release_archives``). The table images are one row (they are many):
+    ``hf/images/`` with their count and size."""
     out: dict[str, list[Download]] = {}
     for edition in editions_for(user):
         rows: list[Download] = []
+        archive = archive_name(release.version, edition)
         images = [
             f
             for f in release.files
             if f["edition"] == edition and f["path"].startswith("hf/images/")
         ]
         for f in release.files:
-            if f["edition"] != edition or f["path"].startswith("hf/images/"):
+            if f["edition"] != edition or f["path"].startswith(("hf/images/", archive)):
                 continue
             rows.append(Download(f["path"], f["size"], f["sha256"], _group(f["path"])))
         if images:

@@ -168,14 +168,30 @@ def html_document(title: str, table_html: str) -> str:
     )
 
 
+def tar_header(name: str, size: int, *, mtime: int, directory: bool = False) -> bytes:
+    """The header of a regular file (or a folder) of a tar archive, owned by nobody in
+    particular, so that the same files make the same archive."""
+    info = tarfile.TarInfo(name)
+    info.size = 0 if directory else size
+    info.mtime = mtime
+    info.mode = 0o755 if directory else 0o644
+    info.type = tarfile.DIRTYPE if directory else tarfile.REGTYPE
+    return info.tobuf(format=tarfile.PAX_FORMAT, encoding="utf-8", errors="strict")
+
+
+def tar_padding(size: int) -> bytes:
+    """What follows a file's data in a tar archive, up to the next 512-byte block."""
+    return b"\0" * (-size % 512)
+
+
 def tar_entry(name: str, data: bytes, *, mtime: int) -> bytes:
     """One regular file of a tar archive: its header and its data padded to 512 bytes."""
-    info = tarfile.TarInfo(name)
-    info.size = len(data)
-    info.mtime = mtime
-    info.mode = 0o644
-    header = info.tobuf(format=tarfile.PAX_FORMAT, encoding="utf-8", errors="strict")
-    return header + data + b"\0" * (-len(data) % 512)
+    return tar_header(name, len(data), mtime=mtime) + data + tar_padding(len(data))
+
+
+def archive_name(version: str, edition: str) -> str:
+    """The file name of an edition's one download: its Hugging Face folder as a .tar.gz."""
+    return f"hctqa-{version}-{edition}.tar.gz"
 
 
 def gzip_member(data: bytes) -> bytes:
