@@ -226,6 +226,11 @@ RELEASE_BUILD_STALE_SECONDS = env_int("RELEASE_BUILD_STALE_SECONDS", 300)
 # helper may take over one chunk of tables before the build gives up.
 RELEASE_BUILD_PROCESSES = env_int("RELEASE_BUILD_PROCESSES", min(os.cpu_count() or 1, 4))
 RELEASE_BUILD_TIMEOUT = env_int("RELEASE_BUILD_TIMEOUT", 600)
+# Publishing a release to the Hugging Face Hub (manage.py push_release, the admin action):
+# where the Hub is, and how long each request to it may take before the push gives up. The
+# token is read from HF_TOKEN when pushing and never kept.
+HF_ENDPOINT = env_str("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
+HF_HUB_TIMEOUT = env_int("HF_HUB_TIMEOUT", 60)
 
 # --- OpenAI-compatible endpoints (question generation, inference runs)
 # The environment variables an admin-registered endpoint may name as its key (shell-style

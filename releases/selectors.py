@@ -16,7 +16,14 @@ from django.http import Http404
 from annotation.models import Question, QuestionStatus, Source, Table
 from hctqa.core.release_records import archive_name
 from hctqa.core.snapshots import question_set_sha256
-from releases.models import ACTIVE_BUILD_STATUSES, Edition, Release, ReleaseBuild
+from releases.models import (
+    ACTIVE_BUILD_STATUSES,
+    Edition,
+    PushStatus,
+    Release,
+    ReleaseBuild,
+    ReleasePush,
+)
 
 User = AbstractBaseUser | AnonymousUser
 
@@ -254,3 +261,26 @@ def changelog_rows(release: Release) -> list[ChangeRow]:
         count = counts.get(kind, 0)
         rows.append(ChangeRow(label, count, ids, max(0, count - len(ids))))
     return rows
+
+
+@dataclass(frozen=True)
+class HubRepo:
+    repo: str
+    url: str  # the release's tag there
+
+
+def releases_on_hub(releases: list[Release]) -> dict[int, list[HubRepo]]:
+    """Where each release's public edition was published on the Hub (one query for all)."""
+    out: dict[int, list[HubRepo]] = {r.pk: [] for r in releases}
+    pushes = (
+        ReleasePush.objects.filter(
+            release__in=releases, edition=Edition.PUBLIC, status=PushStatus.DONE
+        )
+        .order_by("repo")
+        .values_list("release_id", "release__version", "repo")
+        .distinct()
+    )
+    for release_id, version, repo in pushes:
+        url = f"{settings.HF_ENDPOINT}/datasets/{repo}/tree/{version}"
+        out[release_id].append(HubRepo(repo, url))
+    return out

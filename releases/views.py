@@ -36,7 +36,9 @@ _TYPES = {
 }
 
 
-def _release_context(release: Release, request: HttpRequest) -> dict[str, object]:
+def _release_context(
+    release: Release, request: HttpRequest, hub: list[selectors.HubRepo]
+) -> dict[str, object]:
     archives = selectors.release_archives(release=release, user=request.user)
     downloads = selectors.release_downloads(release=release, user=request.user)
     return {
@@ -46,14 +48,17 @@ def _release_context(release: Release, request: HttpRequest) -> dict[str, object
             for edition, rows in downloads.items()
         ],
         "public_archive": archives.get(Edition.PUBLIC),
+        "hub": hub,
         "changes": selectors.changelog_rows(release),
     }
 
 
 def _list_context(request: HttpRequest, form: dict[str, str] | None = None) -> dict[str, object]:
     can_cut = selectors.can_cut_release(request.user)
+    releases = list(selectors.release_list())
+    hub = selectors.releases_on_hub(releases)
     return {
-        "releases": [_release_context(r, request) for r in selectors.release_list()],
+        "releases": [_release_context(r, request, hub[r.pk]) for r in releases],
         "can_cut": can_cut,
         "active_build": selectors.active_build(),
         "builds": selectors.recent_builds(limit=5) if can_cut else [],
@@ -83,7 +88,8 @@ def release_cut(request: HttpRequest) -> HttpResponse:
 @require_GET
 def release_detail(request: HttpRequest, version: str) -> HttpResponse:
     release = selectors.release_get(version=version)
-    context = {"release": release, "item": _release_context(release, request)}
+    hub = selectors.releases_on_hub([release])[release.pk]
+    context = {"release": release, "item": _release_context(release, request, hub)}
     return render(request, "releases/detail.html", context)
 
 
