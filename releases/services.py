@@ -21,7 +21,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from hctqa.commit import platform_commit
@@ -63,6 +63,19 @@ def _checked_input(*, version: str, title: str, notes: str) -> tuple[str, str, s
     return version, title, notes
 
 
+def _record_work(model: Any, *, user: Any | None, refused: str, **fields: Any) -> Any:
+    """A queued build or push. The database allows one at a time (a unique constraint on the
+    active ones): when another request got there between the checks and this insert, the
+    request is ``refused``."""
+    try:
+        with transaction.atomic():
+            return model.objects.create(
+                created_by=user if user is not None and user.is_authenticated else None, **fields
+            )
+    except IntegrityError:
+        raise ApplicationError(refused) from None
+
+
 def release_build_start(
     *, user: Any | None, version: str, title: str, notes: str = "", enqueue: bool = True
 ) -> ReleaseBuild:
@@ -93,19 +106,14 @@ def release_build_start(
             raise ApplicationError(
                 "Nothing to release: the dataset has no verified questions", field="version"
             )
-        try:
-            with transaction.atomic():
-                build = ReleaseBuild.objects.create(
-                    version=version,
-                    title=title,
-                    notes=notes,
-                    created_by=user if user is not None and user.is_authenticated else None,
-                )
-        except IntegrityError:
-            # Another request started a build between the check and the insert.
-            raise ApplicationError(
-                "Another release is being built; cut this one when it has finished"
-            ) from None
+        build = _record_work(
+            ReleaseBuild,
+            user=user,
+            refused="Another release is being built; cut this one when it has finished",
+            version=version,
+            title=title,
+            notes=notes,
+        )
         if enqueue:
             from releases.tasks import build_release
 
@@ -154,27 +162,33 @@ def _remove_leftovers(build: ReleaseBuild) -> None:
 Report = Callable[[int, str], None]
 
 
+def _claim(rows: QuerySet, *, queued: str, running: str, stale: Q, **fields: Any) -> bool:
+    """Take queued work (or work whose worker stopped: running and ``stale``) for this run, in
+    one UPDATE, so that of two runs of the same task only one does it."""
+    now = timezone.now()
+    claimed = rows.filter(Q(status=queued) | (Q(status=running) & stale)).update(
+        status=running,
+        started_at=now,
+        heartbeat_at=now,
+        attempts=F("attempts") + 1,
+        stage="Starting",
+        error="",
+        **fields,
+    )
+    return claimed > 0
+
+
 def release_build_run(*, build_id: int, report: Report | None = None) -> Release | None:
     """Build a queued release (or one whose worker died). Safe to run twice: only the run that
     claims the build does the work. Returns the release, or None when there was nothing to
     claim; raises ``ApplicationError`` after recording why the build failed. A failure at any
     point leaves no release row and no folder."""
-    now = timezone.now()
-    claimed = (
-        ReleaseBuild.objects.filter(pk=build_id)
-        .filter(
-            Q(status=BuildStatus.QUEUED)
-            | Q(status=BuildStatus.BUILDING, heartbeat_at__lt=_stale_before())
-        )
-        .update(
-            status=BuildStatus.BUILDING,
-            started_at=now,
-            heartbeat_at=now,
-            attempts=F("attempts") + 1,
-            progress=0,
-            stage="Starting",
-            error="",
-        )
+    claimed = _claim(
+        ReleaseBuild.objects.filter(pk=build_id),
+        queued=BuildStatus.QUEUED,
+        running=BuildStatus.BUILDING,
+        stale=Q(heartbeat_at__lt=_stale_before()),
+        progress=0,
     )
     if not claimed:
         return None
@@ -386,20 +400,15 @@ def release_push_start(
             finished_at=timezone.now(),
             error="The push stopped: its worker went away; push again",
         )
-        try:
-            with transaction.atomic():
-                push = ReleasePush.objects.create(
-                    release=release,
-                    edition=edition,
-                    repo=repo,
-                    created_by=user if user is not None and user.is_authenticated else None,
-                )
-        except IntegrityError:
-            raise ApplicationError(
-                f"Release {version}'s {edition} edition is being pushed to {repo}; wait for that "
-                "push to finish",
-                field="repo",
-            ) from None
+        push = _record_work(
+            ReleasePush,
+            user=user,
+            refused=f"Release {version}'s {edition} edition is being pushed to {repo}; wait "
+            "for that push to finish",
+            release=release,
+            edition=edition,
+            repo=repo,
+        )
         if enqueue:
             from releases.tasks import push_release
 
@@ -413,21 +422,11 @@ def release_push_run(
     """Push a queued push (or one whose worker died). Only the run that claims it pushes;
     None when there was nothing to claim. Raises ``ApplicationError`` after recording why the
     push failed."""
-    now = timezone.now()
-    claimed = (
-        ReleasePush.objects.filter(pk=push_id)
-        .filter(
-            Q(status=PushStatus.QUEUED)
-            | Q(status=PushStatus.PUSHING, started_at__lt=_push_stale_before())
-        )
-        .update(
-            status=PushStatus.PUSHING,
-            started_at=now,
-            heartbeat_at=now,
-            attempts=F("attempts") + 1,
-            stage="Starting",
-            error="",
-        )
+    claimed = _claim(
+        ReleasePush.objects.filter(pk=push_id),
+        queued=PushStatus.QUEUED,
+        running=PushStatus.PUSHING,
+        stale=Q(started_at__lt=_push_stale_before()),
     )
     if not claimed:
         return None
