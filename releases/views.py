@@ -150,6 +150,36 @@ def _slice(location: Path, first: int, last: int) -> Iterator[bytes]:
             yield data
 
 
+def _file_body(
+    request: HttpRequest, location: Path, *, etag: str, size: int, content_type: str
+) -> HttpResponse:
+    """A file that is there: its headers alone (HEAD), the one range asked for (206, or 416
+    past its end) or all of it."""
+    try:
+        byte_range = _byte_range(request, etag, size)
+    except _Unsatisfiable:
+        response = HttpResponse(status=416, content_type=content_type)
+        response["Content-Range"] = f"bytes */{size}"
+        return response
+    if request.method == "HEAD":
+        response = HttpResponse(content_type=content_type)
+    elif byte_range is not None:
+        first, last = byte_range
+        response = StreamingHttpResponse(
+            _slice(location, first, last), status=206, content_type=content_type
+        )
+        response["Content-Range"] = f"bytes {first}-{last}/{size}"
+        size = last - first + 1
+    else:
+        try:
+            handle = open(location, "rb")  # noqa: SIM115 - FileResponse closes it
+        except OSError:
+            raise Http404("The file is missing on the server") from None
+        response = FileResponse(handle, content_type=content_type)
+    response["Content-Length"] = str(size)
+    return response
+
+
 @require_safe
 def release_download(request: HttpRequest, version: str, edition: str, path: str) -> HttpResponse:
     """A release file, as it was written when the release was cut. Never built per request:
@@ -170,32 +200,7 @@ def release_download(request: HttpRequest, version: str, edition: str, path: str
     elif not location.is_file():
         raise Http404(f"The file {path} of release {version} is missing on the server")
     else:
-        try:
-            byte_range = _byte_range(request, etag, size)
-        except _Unsatisfiable:
-            response = HttpResponse(status=416, content_type=content_type)
-            response["Content-Range"] = f"bytes */{size}"
-            byte_range = None
-        else:
-            if request.method == "HEAD":
-                response = HttpResponse(content_type=content_type)
-                response["Content-Length"] = str(size)
-            elif byte_range is not None:
-                first, last = byte_range
-                response = StreamingHttpResponse(
-                    _slice(location, first, last), status=206, content_type=content_type
-                )
-                response["Content-Range"] = f"bytes {first}-{last}/{size}"
-                response["Content-Length"] = str(last - first + 1)
-            else:
-                try:
-                    handle = open(location, "rb")  # noqa: SIM115 - FileResponse closes it
-                except OSError:
-                    raise Http404(
-                        f"The file {path} of release {version} is missing on the server"
-                    ) from None
-                response = FileResponse(handle, content_type=content_type)
-                response["Content-Length"] = str(size)
+        response = _file_body(request, location, etag=etag, size=size, content_type=content_type)
         if response.status_code != 416:
             name = selectors.download_name(release=release, edition=edition, path=path)
             response["Content-Disposition"] = content_disposition_header(True, name)
