@@ -211,9 +211,16 @@ INGEST_MAX_PAGES = env_int("INGEST_MAX_PAGES", 500)
 INGEST_PAGE_SECONDS = env_int("INGEST_PAGE_SECONDS", 30)
 # Address space of the child process that reads a document (0: no limit).
 INGEST_WORKER_MEMORY_MB = env_int("INGEST_WORKER_MEMORY_MB", 2048)
-# An extraction without a heartbeat this long lost its worker: beat queues it again.
-INGEST_STALE_SECONDS = env_int("INGEST_STALE_SECONDS", 300)
+# An extraction beats every 5 s; one without a heartbeat this long lost its worker (killed,
+# out of memory) and the sweeper queues it again, to go on from the pages it had done.
+INGEST_STALE_SECONDS = env_int("INGEST_STALE_SECONDS", 30)
 INGEST_MAX_ATTEMPTS = env_int("INGEST_MAX_ATTEMPTS", 3)
+# A document still queued after this long gets its message sent again (the broker lost it).
+INGEST_QUEUED_RESEND_SECONDS = env_int("INGEST_QUEUED_RESEND_SECONDS", 600)
+# A file the ingest worker refused (damaged, encrypted, no table, too slow to open) is refused
+# at upload, at once and with the same reason, for this long after: its bytes are not read
+# again. An admin who deletes the refused document in the admin forgets it sooner.
+INGEST_REFUSED_MEMORY_SECONDS = env_int("INGEST_REFUSED_MEMORY_SECONDS", 24 * 3600)
 
 # --- Dataset releases: each is written once into RELEASES_ROOT/<version>/ and never changed.
 # Not under MEDIA_ROOT: the full edition holds the test split's gold answers, and every file
@@ -425,6 +432,9 @@ API_THROTTLE_RATES: dict[str, str | None] = {
     "anon": env_str("API_THROTTLE_ANON", "120/minute") or None,
     "user": env_str("API_THROTTLE_USER", "600/minute") or None,
     "uploads": env_str("API_THROTTLE_UPLOADS", "60/hour") or None,
+    # Files sent for ingesting, each counted, on the upload page and the API together: each
+    # costs the ingest worker up to INGEST_PAGE_SECONDS a page.
+    "ingest": env_str("API_THROTTLE_INGEST", "60/hour") or None,
     "auth": env_str("API_THROTTLE_AUTH", "20/minute") or None,
     # Not the API: new comparisons on the compare page (a bootstrap, half a second of CPU
     # each, open to anonymous visitors); comparisons already in the cache are not counted.
