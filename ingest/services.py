@@ -533,6 +533,17 @@ def document_extract(*, document_id: int) -> str:
     if not _claim(document_id):
         return "not claimed"
     document = Document.objects.select_related("collection").get(pk=document_id)
+    if not files.path_of(document.stored_path).is_file():
+        # Not the file's fault (a worker without the web hosts' INGEST_FILES_ROOT): failed,
+        # not refused, so the same file may be sent again once the worker is fixed.
+        Document.objects.filter(pk=document_id, status=DocumentStatus.EXTRACTING).update(
+            status=DocumentStatus.FAILED,
+            message="The ingest worker cannot find the uploaded file: it needs the web "
+            "server's INGEST_FILES_ROOT. Once that is fixed, an admin deletes this document "
+            "(in the admin) and the file can be uploaded again.",
+            finished_at=timezone.now(),
+        )
+        return DocumentStatus.FAILED
     with beating(lambda: _beat(document_id), f"document-{document_id}"), _runner() as runner:
         try:
             if document.kind == DocumentKind.HTML:

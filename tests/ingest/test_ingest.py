@@ -216,6 +216,17 @@ def test_over_the_byte_limit_is_refused(print_pdf, adjudicator, collection, _ing
     assert _nothing_kept(_ingest_files)
 
 
+def test_a_worker_that_cannot_find_the_file_fails_the_document_without_refusing_it(
+    print_pdf, adjudicator, collection
+) -> None:
+    document = upload(adjudicator, collection, table_pdf(print_pdf, TOTAL_ROWS))
+    files.remove(document.stored_path)  # a worker without the web server's files
+    services.document_extract(document_id=document.pk)
+    document.refresh_from_db()
+    assert (document.status, document.refused_code) == ("failed", "")
+    assert "INGEST_FILES_ROOT" in document.message
+
+
 def test_over_the_page_limit_is_refused(print_pdf, adjudicator, collection, _ingest_files) -> None:
     data = pages_pdf(print_pdf, [TOTAL_ROWS, ROW_GROUPS])
     with override_settings(INGEST_MAX_PAGES=1):
