@@ -27,12 +27,12 @@ def media(request: HttpRequest, path: str) -> HttpResponse:
     # A probe for files outside MEDIA_ROOT is a plain 404: Django's own refusal
     # (SuspiciousFileOperation) would log its traceback as an error for every such request.
     if _leaves_media_root(path):
-        raise Http404("no such file")
+        raise Http404("No such file")
     try:
         # MEDIA_ROOT is read per request, not frozen when the URLconf loads.
         return serve(request, path, document_root=settings.MEDIA_ROOT)
     except SuspiciousFileOperation:
-        raise Http404("no such file") from None
+        raise Http404("No such file") from None
 
 
 def landing(request: HttpRequest) -> HttpResponse:
