@@ -16,7 +16,7 @@ from hctqa.core.disclosure import DISCLOSURE_MARGIN
 from hctqa.csv_export import dict_rows_csv
 from hctqa.errors import ApplicationError
 from hctqa.pagination import page_with_count
-from hctqa.throttles import PageRateLimit
+from hctqa.throttles import PageRateLimit, seconds_to_wait
 from leaderboard import exports, selectors, services
 from leaderboard.forms import (
     BoardFilterForm,
@@ -116,8 +116,7 @@ _TOO_MANY = "You have sent many uploads, runs and re-scorings lately; try again 
 def _uploads_wait(request: HttpRequest) -> int | None:
     """Seconds to wait when the user has used up API_THROTTLE_UPLOADS (shared with the API):
     every upload, run and re-scoring costs a worker's time, whichever way it comes."""
-    limit = PageRateLimit("uploads")
-    return None if limit.allows(request) else limit.retry_after_seconds()
+    return seconds_to_wait(request, "uploads")
 
 
 def _too_many(request: HttpRequest, template: str, form: Form, wait: int) -> HttpResponse:

@@ -9,10 +9,9 @@ question facts and the digests are read once.
 from __future__ import annotations
 
 import logging
-import threading
 from collections import defaultdict
-from collections.abc import Collection, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Collection, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +22,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotation.models import QuestionOrigin
+from hctqa import heartbeat
 from hctqa.core import taxonomy
 from hctqa.core.disclosure import DISCLOSURE_MARGIN, withheld_groups, withheld_whole_and_parts
 from hctqa.core.predictions import PredictionsError, read_predictions
@@ -127,33 +127,19 @@ def _fail(submission_id: int, reason: str, attempt: int | None = None) -> None:
 
 
 # How often scoring writes its heartbeat; SUBMISSION_HEARTBEAT_TIMEOUT_SECONDS is well above.
-HEARTBEAT_EVERY_SECONDS = 5.0
+HEARTBEAT_EVERY_SECONDS = heartbeat.EVERY_SECONDS
 
 
-@contextmanager
-def _heartbeat(submission_id: int, attempt: int) -> Iterator[None]:
+def _heartbeat(submission_id: int, attempt: int) -> AbstractContextManager[None]:
     """Beat from a thread while the block runs, so a long scoring keeps its claim and a dead
     worker's submission is requeued within a minute. The claim wrote the first beat."""
-    stop = threading.Event()
 
-    def beat() -> None:
-        try:
-            while not stop.wait(HEARTBEAT_EVERY_SECONDS):
-                Submission.objects.filter(
-                    pk=submission_id, status=Status.SCORING, attempts=attempt
-                ).update(heartbeat_at=timezone.now())
-        except DatabaseError:
-            logger.warning("scoring heartbeat of submission %s failed", submission_id)
-        finally:
-            connection.close()  # this thread's own connection
+    def beat() -> int:
+        return Submission.objects.filter(
+            pk=submission_id, status=Status.SCORING, attempts=attempt
+        ).update(heartbeat_at=timezone.now())
 
-    thread = threading.Thread(target=beat, name=f"heartbeat-{submission_id}", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join()
+    return heartbeat.beating(beat, f"submission-{submission_id}", every=HEARTBEAT_EVERY_SECONDS)
 
 
 def claim(submission_id: int) -> int | None:

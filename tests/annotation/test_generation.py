@@ -464,3 +464,37 @@ def test_generated_ids_do_not_show_a_private_question(
     suffixes = [[q.rsplit("--", 1)[1] for q in ids[t.pk]] for t in tables]
     assert suffixes[0] == [f"A{100_000 + k}" for k in range(8)]
     assert suffixes[1] == [f"A{100_000 + k}" for k in range(8, 16)]
+
+
+def test_an_identical_run_is_refused_while_one_is_queued_or_running(
+    admin, server, tables, key
+) -> None:
+    """Issue 23: five identical generator runs queued in 0.2 s held the worker."""
+    from django.db import IntegrityError, transaction
+
+    from annotation.services import generation_run_cancel, generation_run_resume
+    from hctqa.errors import ConflictError
+
+    first = start(admin, server, tables, key)
+    for _ in range(4):
+        with pytest.raises(ConflictError, match=f"identical generation run \\(run {first.pk}\\)"):
+            start(admin, server, tables, key)
+    assert GenerationRun.objects.count() == 1
+    # Refused by the database itself, not by a check a second request could slip past.
+    with pytest.raises(IntegrityError), transaction.atomic():
+        GenerationRun.objects.create(
+            created_by=admin, endpoint=first.endpoint, base_url="x", fingerprint=first.fingerprint
+        )
+    # Another request (other options) is a run of its own.
+    other = start(admin, server, tables, key, questions_per_table=4)
+    # Running counts as under way; once it stopped, the same request may be queued again…
+    GenerationRun.objects.filter(pk=first.pk).update(status="running")
+    with pytest.raises(ConflictError):
+        start(admin, server, tables, key)
+    generation_run_cancel(user=admin, run_id=first.pk)
+    again = start(admin, server, tables, key)
+    # …and the stopped one is not resumed while its twin is queued.
+    with pytest.raises(ConflictError, match=f"run {again.pk}"):
+        generation_run_resume(user=admin, run_id=first.pk)
+    assert GenerationRun.objects.get(pk=first.pk).status == "cancelled"
+    assert {other.status, again.status} == {"queued"}
