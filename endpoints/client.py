@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import email.utils
 import http.client
+import ipaddress
 import json
 import queue
 import random
@@ -54,7 +55,14 @@ from urllib.parse import urlsplit
 
 import httpx2
 
-from endpoints.addresses import AddressRefused, address_check, literal, resolve_checked
+from endpoints.addresses import (
+    AddressRefused,
+    SockAddr,
+    address_check,
+    literal,
+    machine,
+    resolve_checked,
+)
 from hctqa.core import safe_json
 from hctqa.core.wording import counted
 
@@ -88,6 +96,11 @@ class ChatTarget:
     # kept is stored, cached and scored: a hostile endpoint's megabyte per question, times
     # every question of a run, would fill the database and the worker's memory.
     max_content_chars: int | None = None
+    # Whose credential this is, for the response cache: a keyed hash, never the key.
+    cache_scope: str = ""
+    # (machine, port) that no connection goes to (``addresses.machine``): for someone's own
+    # endpoint, the registered endpoints that answer without a key.
+    off_limits: frozenset[tuple[str, int]] = frozenset()
 
     @property
     def url(self) -> str:
@@ -236,7 +249,20 @@ class Transport(Protocol):
     def close(self) -> None: ...
 
 
-def checked_connector(*, allow_private: bool) -> Callable[..., socket.socket]:
+def off_limits_check(
+    candidates: list[SockAddr], port: int, off_limits: frozenset[tuple[str, int]]
+) -> None:
+    for _family, sockaddr in candidates:
+        if (machine(ipaddress.ip_address(str(sockaddr[0]).split("%")[0])), port) in off_limits:
+            raise AddressRefused(
+                f"{sockaddr[0]} port {port} is a registered endpoint that answers without a "
+                "key; choose it by name"
+            )
+
+
+def checked_connector(
+    *, allow_private: bool, off_limits: frozenset[tuple[str, int]] = frozenset()
+) -> Callable[..., socket.socket]:
     """A stand-in for ``socket.create_connection`` that resolves the host once, checks every
     address, and connects to a checked one."""
 
@@ -248,6 +274,7 @@ def checked_connector(*, allow_private: bool) -> Callable[..., socket.socket]:
             candidates = resolve_checked(host, port, allow_private=allow_private)
         except (OSError, UnicodeError) as exc:
             raise OSError(f"The host {host} does not resolve ({exc})") from None
+        off_limits_check(candidates, port, off_limits)
         error: OSError = OSError(f"The host {host} has no address")
         for family, sockaddr in candidates[:_ADDRESSES_TRIED]:
             sock = socket.socket(family, socket.SOCK_STREAM)
@@ -324,7 +351,13 @@ class _StdlibTransport:
     while idle is reopened and the request sent again at once: that is not a failure."""
 
     def __init__(
-        self, url: str, headers: dict[str, str], timeout: float, *, allow_private: bool
+        self,
+        url: str,
+        headers: dict[str, str],
+        timeout: float,
+        *,
+        allow_private: bool,
+        off_limits: frozenset[tuple[str, int]],
     ) -> None:
         parts = urlsplit(url)
         self._https = parts.scheme == "https"
@@ -334,7 +367,7 @@ class _StdlibTransport:
         self._headers = {**headers, "Host": parts.netloc}
         self._timeout = timeout
         self._context = ssl.create_default_context() if self._https else None
-        self._connector = checked_connector(allow_private=allow_private)
+        self._connector = checked_connector(allow_private=allow_private, off_limits=off_limits)
         self._watchdog = _Watchdog()
         self._local = threading.local()
         self._open: set[http.client.HTTPConnection] = set()
@@ -434,8 +467,10 @@ class _HttpxTransport:
         size: int,
         *,
         allow_private: bool,
+        off_limits: frozenset[tuple[str, int]],
     ) -> None:
         self._url = url
+        self._off_limits = off_limits
         self._timeout = timeout
         self._allow_private = allow_private
         self._checked = False
@@ -454,8 +489,10 @@ class _HttpxTransport:
         try:
             if address is not None:
                 address_check(address, allow_private=self._allow_private, host=host)
+                candidates: list[SockAddr] = [(0, (str(address), port))]
             else:
-                resolve_checked(host, port, allow_private=self._allow_private)
+                candidates = resolve_checked(host, port, allow_private=self._allow_private)
+            off_limits_check(candidates, port, self._off_limits)
         except AddressRefused as exc:
             raise TransportRefused(exc.message) from None
         except (OSError, UnicodeError):
@@ -508,9 +545,20 @@ def transport_for(target: ChatTarget, *, timeout: float, size: int) -> Transport
         headers["Authorization"] = f"Bearer {target.api_key}"
     if _proxied(target.url):
         return _HttpxTransport(
-            target.url, headers, timeout, size, allow_private=target.allow_private
+            target.url,
+            headers,
+            timeout,
+            size,
+            allow_private=target.allow_private,
+            off_limits=target.off_limits,
         )
-    return _StdlibTransport(target.url, headers, timeout, allow_private=target.allow_private)
+    return _StdlibTransport(
+        target.url,
+        headers,
+        timeout,
+        allow_private=target.allow_private,
+        off_limits=target.off_limits,
+    )
 
 
 def parse_completion(payload: bytes) -> tuple[str, str]:

@@ -7,7 +7,10 @@ answers turned into a scored submission.
 - **One executor per run.** Starting claims the run with a conditional UPDATE and a lease
   token; every save and heartbeat checks the token, so two workers never work on one run.
 - **Cache.** A reply is kept under SHA-256(model, endpoint, prompt hash, decoding
-  parameters); the same request in any later run is answered from it, not sent.
+  parameters, credential); the same request under the same credential in any later run is
+  answered from it, not sent. The credential is a registered endpoint with its key (shared
+  by the people who may use it) or a person with their own key (theirs alone), keys as a
+  keyed hash (``endpoints.keys.credential_digest``).
 - **Daily limit.** A run on test questions (split test or all) takes one of its owner's
   daily test-split submissions when it is started, like an upload; cancelled and failed
   runs keep it used. Resuming a run, and the submission it produces, take no other.
@@ -44,7 +47,7 @@ from annotation.selectors import one_shot_example_ids, table_png
 from endpoints.client import ChatPool, ChatRequest, ChatResult, RetryPolicy
 from endpoints.keys import api_key_seal
 from endpoints.models import Endpoint
-from endpoints.selectors import chat_target, endpoint_for_run
+from endpoints.selectors import chat_target, endpoint_for_run, own_endpoint_check
 from endpoints.services import api_key_checked, own_base_url_checked
 from hctqa.accounts.services import account_check_test_split_access
 from hctqa.commit import platform_commit
@@ -169,15 +172,25 @@ def prompt_format_fingerprint(*, table_format: str, prompt_style: str, system_ro
 
 
 def cache_key(
-    *, model: str, base_url: str, prompt_hash: str, temperature: float, max_tokens: int
+    *,
+    model: str,
+    base_url: str,
+    prompt_hash: str,
+    temperature: float,
+    max_tokens: int,
+    scope: str,
 ) -> str:
+    """``scope``: whose credential the answer is made under (``ChatTarget.cache_scope``)."""
+    if not scope:
+        raise ValueError("A cached answer belongs to a credential")
     payload = {
-        "v": 1,
+        "v": 2,
         "model": model,
         "base_url": base_url.rstrip("/"),
         "prompt": prompt_hash,
         "temperature": float(temperature),
         "max_tokens": int(max_tokens),
+        "scope": scope,
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
@@ -215,6 +228,7 @@ def _endpoint_chosen(
     base_url = api_key = ""
     with problems.check():
         base_url = own_base_url_checked(data.base_url)
+        own_endpoint_check(base_url)
     if data.api_key.strip():
         with problems.check():
             api_key = api_key_checked(data.api_key)
@@ -847,6 +861,8 @@ class _Execution:
             self.cache_rows.append(
                 CachedResponse(
                     key=item.key,
+                    endpoint_id=self.run.endpoint_id,
+                    owner_id=None if self.run.endpoint_id else self.run.created_by_id,
                     model_name=self.run.model_name,
                     base_url=self.run.base_url,
                     prompt_sha256=item.prompt_hash,
@@ -880,7 +896,9 @@ class _Execution:
             .values_list("id", "text", "table_id")
         )
 
-    def _prepare(self, prompts: _Prompts, chunk: list[tuple[str, str, str]]) -> list[_Prepared]:
+    def _prepare(
+        self, prompts: _Prompts, chunk: list[tuple[str, str, str]], scope: str
+    ) -> list[_Prepared]:
         prompts.load({table_id for _, _, table_id in chunk})
         run = self.run
         out = []
@@ -897,6 +915,7 @@ class _Execution:
                 prompt_hash=digest,
                 temperature=run.temperature,
                 max_tokens=run.max_tokens,
+                scope=scope,
             )
             out.append(_Prepared(qid, messages, digest, key))
         return out
@@ -989,7 +1008,7 @@ class _Execution:
                 if chunk is None:
                     exhausted = True
                     break
-                prepared = self._prepare(prompts, chunk)
+                prepared = self._prepare(prompts, chunk, pool.client.target.cache_scope)
                 hits = self._cache_hits(prepared)
                 for item in prepared:
                     if item.messages is None:
