@@ -22,8 +22,8 @@ sends through (``endpoints.transport``).
   connection failures in a row stop the client (``unreachable_limit``): an endpoint that
   never finishes a reply cannot hold a worker for every question's retries.
 - A researcher's own endpoint gets no detail of its error pages back: the status and, at
-  most, a short excerpt of an OpenAI-style error message. The key never appears in an
-  error.
+  most, a short excerpt of an OpenAI-style error message. Every error kept is one line of
+  visible characters (``printable``), and the key never appears in it.
 """
 
 from __future__ import annotations
@@ -33,9 +33,9 @@ import email.utils
 import json
 import queue
 import random
-import re
 import threading
 import time
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -155,7 +155,23 @@ def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
     return None
 
 
-_UNPRINTABLE = re.compile(r"[^\x20-\x7e\u00a0-\ufffc]+")
+# Control characters and line breaks become spaces; format characters (bidi overrides and
+# isolates, zero-width ones, the BOM, tags), private-use, unassigned and surrogate code points
+# are dropped: shown to a person, they hide or reorder the text around them.
+_BREAKS = frozenset({"Cc", "Zl", "Zp"})
+_HIDDEN = frozenset({"Cf", "Co", "Cn", "Cs"})
+
+
+def printable(text: str) -> str:
+    """``text`` as one line of visible characters, runs of spaces as one."""
+    kept = []
+    for char in text:
+        category = unicodedata.category(char)
+        if category in _BREAKS:
+            kept.append(" ")
+        elif category not in _HIDDEN:
+            kept.append(char)
+    return " ".join("".join(kept).split())
 
 
 @dataclass(frozen=True)
@@ -187,9 +203,8 @@ def error_text(reply: Reply, *, detail: bool) -> str:
     """
     message = _error_message(reply.content)
     if detail:
-        if message:
-            return f"HTTP {reply.status}: {message[:_ERROR_TEXT]}"
-        text = reply.content[:_ERROR_TEXT].decode("utf-8", "replace").strip()
+        text = message or reply.content[:_ERROR_TEXT].decode("utf-8", "replace")
+        text = printable(text[: 2 * _ERROR_TEXT])[:_ERROR_TEXT]
         return f"HTTP {reply.status}: {text or reply.reason}"
     try:
         phrase = HTTPStatus(reply.status).phrase
@@ -198,7 +213,7 @@ def error_text(reply: Reply, *, detail: bool) -> str:
     head = f"HTTP {reply.status} {phrase}".rstrip()
     if not message:
         return head
-    excerpt = " ".join(_UNPRINTABLE.sub(" ", message).split())
+    excerpt = printable(message[: 4 * _OWN_ERROR_TEXT])
     if len(excerpt) > _OWN_ERROR_TEXT:
         excerpt = excerpt[: _OWN_ERROR_TEXT - 1].rstrip() + "…"
     return f"{head}: {excerpt}" if excerpt else head
