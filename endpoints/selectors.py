@@ -120,8 +120,9 @@ def own_endpoint_check(base_url: str) -> None:
             continue
         if other == host or _machines(host, port) & _machines(other, port):
             raise ApplicationError(
-                f"{base_url} is the registered endpoint {endpoint.name}, which answers without "
-                "a key: choose it by name if you may use it (an admin says who may)",
+                f"The base URL {base_url} is the registered endpoint {endpoint.name}, which "
+                "answers without a key: choose it by name if you may use it (an admin says who "
+                "may)",
                 field="base_url",
             )
 

@@ -256,10 +256,6 @@ class CheckedTransport(httpx2.BaseTransport):
         self._local = threading.local()
         self._pools: list[httpcore2.ConnectionPool | httpcore2.HTTPProxy] = []
         self._pools_lock = threading.Lock()
-        if self._proxy is not None:
-            scheme = httpx2.Proxy(self._proxy).url.scheme
-            if scheme not in ("http", "https"):
-                raise TransportRefused(f"Only HTTP(S) proxies are supported, not {scheme}")
 
     def _pool(self) -> httpcore2.ConnectionPool | httpcore2.HTTPProxy:
         pool = getattr(self._local, "pool", None)
@@ -275,6 +271,10 @@ class CheckedTransport(httpx2.BaseTransport):
             )
         else:
             proxy = httpx2.Proxy(self._proxy)
+            if proxy.url.scheme not in ("http", "https"):
+                raise TransportRefused(
+                    f"Only HTTP(S) proxies are supported, not {proxy.url.scheme}"
+                )
             pool = httpcore2.HTTPProxy(
                 proxy_url=httpcore2.URL(
                     scheme=proxy.url.raw_scheme,
