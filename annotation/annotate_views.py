@@ -19,6 +19,7 @@ from django.views.decorators.http import require_POST
 
 from annotation import selectors, services, shortcuts
 from annotation.annotate_api import table_payload
+from hctqa.accounts import selectors as accounts
 from hctqa.core import taxonomy
 from hctqa.core.query_templates import TEMPLATES
 from hctqa.errors import ApplicationError, ConflictError
@@ -72,6 +73,10 @@ def _form_values(request: HttpRequest, tax: taxonomy.Taxonomy) -> dict[str, Any]
     return values
 
 
+# Approval requests shown on the hub; the rest are on their own page.
+HUB_REQUESTS = 5
+
+
 @login_required
 def hub(request: HttpRequest) -> HttpResponse:
     user = request.user
@@ -95,6 +100,10 @@ def hub(request: HttpRequest) -> HttpResponse:
         "flags_open": selectors.flags_open_count()
         if user.has_perm("annotation.adjudicate_question")
         else 0,
+        # Admins decide researchers' requests for test-split approval from here.
+        "approval_requests": accounts.approval_requests_waiting(limit=HUB_REQUESTS)
+        if accounts.may_decide_approval_requests(user)
+        else None,
     }
     return render(request, "annotation/annotate/hub.html", context)
 

@@ -130,6 +130,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "hctqa.accounts.context_processors.menu_counts",
             ],
         },
     },
@@ -371,6 +372,34 @@ AXES_LOCKOUT_CALLABLE = "hctqa.accounts.views.locked_out"
 AXES_DISABLE_ACCESS_LOG = True
 AXES_VERBOSE = False
 
+# --- Email, through Django's email framework. With no EMAIL_HOST, the console backend: each
+# message is printed in the log of the "default" worker, which sends them. With EMAIL_HOST,
+# SMTP. Messages are queued in the database and sent by a task after the change they tell of
+# is committed, so a slow or dead mail server never holds a web request or loses that change.
+EMAIL_HOST = env_str("EMAIL_HOST", "")
+EMAIL_PORT = env_int("EMAIL_PORT", 587)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+if EMAIL_USE_TLS and EMAIL_USE_SSL:
+    raise ImproperlyConfigured("Set one of EMAIL_USE_TLS (STARTTLS) and EMAIL_USE_SSL, not both")
+# Seconds one connection to the mail server may take; a sending task stops at twice that.
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 10)
+EMAIL_BACKEND = (
+    "django.core.mail.backends.smtp.EmailBackend"
+    if EMAIL_HOST
+    else "django.core.mail.backends.console.EmailBackend"
+)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "HCT-QA platform <noreply@localhost>")
+# Tries per message (a failed one is tried again later, waiting longer each time).
+EMAIL_MAX_ATTEMPTS = env_int("EMAIL_MAX_ATTEMPTS", 5)
+# Where the platform is reached, for the links in emails.
+SITE_URL = env_str("SITE_URL", "http://localhost:8000").rstrip("/")
+
+# --- Discussion threads on tables and questions: comments one person may post per hour.
+COMMENTS_PER_HOUR = env_int("COMMENTS_PER_HOUR", 60)
+
 # --- HTTP hardening
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
@@ -515,7 +544,8 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # and question generation, which wait on model endpoints: on the GPU host in production),
 # "ingest" (opening uploaded PDFs and web pages and extracting their tables, page by page),
 # "sweeps" (beat's recovery sweeps, a few seconds apart, never behind an admin's job) and
-# "default" (the rest: release builds, synthetic generation, the hourly question-set check).
+# "default" (the rest: emails, release builds, synthetic generation, the hourly question-set
+# check).
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ROUTES = {
     "leaderboard.tasks.score_submission": {"queue": "scoring"},
@@ -529,6 +559,8 @@ CELERY_TASK_ROUTES = {
     "leaderboard.tasks.sweep_inference_runs": {"queue": "sweeps"},
     "ingest.tasks.sweep_documents": {"queue": "sweeps"},
     "annotation.tasks.release_expired_leases": {"queue": "sweeps"},
+    # Queues the emails due; sending them is the default queue's (send_email).
+    "hctqa.accounts.tasks.send_waiting_emails": {"queue": "sweeps"},
 }
 WORKER_QUEUES = ("default", "scoring", "inference", "ingest", "sweeps")
 # A task killed with its worker comes back by two ways. (1) task_reject_on_worker_lost: when
@@ -587,6 +619,11 @@ CELERY_BEAT_SCHEDULE = {
     "rescore-after-question-set-drift": {
         "task": "leaderboard.tasks.check_question_sets",
         "schedule": QUESTION_SET_CHECK_SECONDS,
+    },
+    "send-waiting-emails": {
+        "task": "hctqa.accounts.tasks.send_waiting_emails",
+        "schedule": 60,
+        "options": {"expires": 60},
     },
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")

@@ -79,6 +79,8 @@ def crawl(
         "api-schema": ["/api/schema/"],
         "api-docs": ["/api/docs/"],
         "accounts:account": ["/accounts/"],
+        "accounts:approval_requests": ["/accounts/approval-requests/"],
+        "accounts:notifications": ["/accounts/notifications/"],
         "leaderboard:board": [
             "/leaderboard/",
             "/leaderboard/?sort=recall",
@@ -194,6 +196,12 @@ NO_GOLD_POSSIBLE = {
     "logout",
     "accounts:sign_up",
     "accounts:token_rotate",
+    # Account writes and the notification link (a redirect to its page, which is crawled).
+    "accounts:approval_request",
+    "accounts:approval_request_decide",
+    "accounts:email_preferences",
+    "accounts:notifications_read",
+    "accounts:notification_open",
     "api-token",
     "leaderboard:submission_rescore",
     "leaderboard:submission_delete",

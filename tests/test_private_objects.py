@@ -116,6 +116,8 @@ def test_admins_pages_are_refused_to_everyone_else() -> None:
         "/annotate/generation/",
         "/annotate/synthetic/",
         "/admin/accounts/account/",
+        "/admin/accounts/approvalrequest/",
+        "/accounts/approval-requests/",
         "/releases/builds/1/",
         "/api/releases/builds/1/",
         "/api/verify/gold-pool/",
@@ -189,6 +191,7 @@ def world(settings, tmp_path, owner, private) -> dict:
     from annotation.models import Flag, GenerationRun, SyntheticRun
     from annotation.services import Verdict
     from endpoints.models import Endpoint
+    from hctqa.accounts.models import ApprovalRequest, Notification
     from hctqa.core.extraction.grid import grid_from_canonical
     from ingest import files
     from ingest.models import Candidate, CandidateDraft, Document, DocumentPage
@@ -235,6 +238,11 @@ def world(settings, tmp_path, owner, private) -> dict:
     held = annotation.verification_claim(annotator=writer)
     waiting = QuestionFactory(table=table, status="adjudication", origin="model")
     flag = Flag.objects.create(table=table, reason="other", note=SECRET, raised_by=writer)
+    asking = UserFactory(username="asking", role="researcher", test_split_approved=False)
+    approval = ApprovalRequest.objects.create(user=asking, note=SECRET)
+    notification = Notification.objects.create(
+        recipient=owner, text=f"Your submission {SECRET} is scored", url="/accounts/"
+    )
     endpoint = Endpoint.objects.create(
         name="lab-gpu", base_url=f"http://{SECRET}.internal/v1", api_key_env="LAB_API_KEY"
     )
@@ -301,6 +309,8 @@ def world(settings, tmp_path, owner, private) -> dict:
         "document": document.pk,
         "candidate": candidate.pk,
         "user": writer.pk,
+        "approval": approval.pk,
+        "notification": notification.pk,
     }
 
 
@@ -471,7 +481,22 @@ def guarded(w: dict) -> dict[str, tuple[tuple[str, ...], str, list[tuple[str, st
             *judges,
             [(p, f"/api/verify/adjudication/{waiting}/decide/", {"rating": "nonsensical"})],
         ),
+        # A researcher's notification: opening it marks it read and leads to its page.
+        "accounts/notifications/<int:notification_id>/": (
+            *own,
+            [(g, f"/accounts/notifications/{w['notification']}/", {})],
+        ),
         # Admins' pages.
+        "accounts/approval-requests/<int:request_id>/decide/": (
+            *admins,
+            [
+                (
+                    p,
+                    f"/accounts/approval-requests/{w['approval']}/decide/",
+                    {"decision": "approve"},
+                )
+            ],
+        ),
         "annotate/verification/verifiers/<int:user_id>/reinstate/": (
             *admins,
             [(p, f"/annotate/verification/verifiers/{w['user']}/reinstate/", {})],
@@ -572,6 +597,9 @@ def guarded(w: dict) -> dict[str, tuple[tuple[str, ...], str, list[tuple[str, st
     }
 
 
+# Routes that answer their insider with a redirect to the page they lead to.
+REDIRECTS = {"accounts/notifications/<int:notification_id>/"}
+
 _CONVERTER = re.compile(r"<(?:(?:int|str|slug|uuid|path):)?\w+>")
 
 
@@ -657,6 +685,10 @@ def test_no_one_else_opens_or_changes_a_private_object_on_any_route(world) -> No
     assert not wrong, "\n".join(map(str, wrong))
 
     # Nothing changed.
+    from hctqa.accounts.models import ApprovalRequest, Notification
+
+    assert ApprovalRequest.objects.get(pk=world["approval"]).decided_at is None
+    assert Notification.objects.get(pk=world["notification"]).read_at is None
     question = Question.objects.get(pk=world["question"])
     assert question.text == "Which region had the most women in 2020?"
     assert VerificationSlot.objects.get(public_id=world["given"]).rating == "good"
@@ -680,6 +712,10 @@ def test_the_insider_reaches_every_guarded_route(world) -> None:
         if method not in ("get", "put"):
             continue
         response = _send(client, method, url, data)
+        if route in REDIRECTS:
+            assert response.status_code == 302, (route, response.status_code)
+            assert "/accounts/login/" not in response["Location"], route
+            continue
         assert response.status_code == 200, (route, response.status_code)
 
 
