@@ -7,14 +7,17 @@ import hashlib
 from collections import Counter, defaultdict
 from collections.abc import Collection
 from dataclasses import dataclass
+from datetime import UTC
 from statistics import median
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.cache import cache
 from django.db.models import Count, F, Max, Q, QuerySet
 from django.db.models.functions import Length, Substr
 from django.http import Http404
+from django.utils import timezone
 
 from annotation.models import Question, QuestionStatus, Split
 from annotation.selectors import gold_answer_visible
@@ -29,6 +32,7 @@ from leaderboard.models import (
     BOARD_SPLITS,
     DEFAULT_RULES,
     RESULT_FIGURES,
+    DailyLimitEntry,
     EvalSplit,
     InferenceResponse,
     InferenceRun,
@@ -52,6 +56,19 @@ def scope_filter(data_scope: str) -> Q:
     """Real tables are every collection's, ingested ones included; see
     ``annotation.selectors.scope_filter``."""
     return annotation_scope_filter(data_scope)
+
+
+def test_split_submissions_today(*, user: Any) -> int:
+    """Submissions and inference runs scored against test gold answers this user made since
+    00:00 UTC: what counts against SUBMISSION_DAILY_TEST_LIMIT (failed and deleted ones too)."""
+    start = timezone.now().astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    return DailyLimitEntry.objects.filter(user=user, created_at__gte=start).count()
+
+
+def test_split_submissions_left(*, user: Any) -> tuple[int, int]:
+    """(left today, the daily limit), for the submit page."""
+    limit = settings.SUBMISSION_DAILY_TEST_LIMIT
+    return max(0, limit - test_split_submissions_today(user=user)), limit
 
 
 def scored_questions() -> QuerySet[Question]:

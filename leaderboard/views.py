@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -12,6 +13,7 @@ from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
 from endpoints.selectors import endpoint_choices
+from hctqa.accounts.selectors import can_submit_to_test_split
 from hctqa.core.disclosure import DISCLOSURE_MARGIN
 from hctqa.csv_export import dict_rows_csv
 from hctqa.errors import ApplicationError
@@ -119,11 +121,22 @@ def _uploads_wait(request: HttpRequest) -> int | None:
     return seconds_to_wait(request, "uploads")
 
 
-def _too_many(request: HttpRequest, template: str, form: Form, wait: int) -> HttpResponse:
+def _too_many(
+    request: HttpRequest, template: str, form: Form, wait: int, context: dict | None = None
+) -> HttpResponse:
     form.add_error(None, _TOO_MANY.format(wait=wait))
-    response = render(request, template, {"form": form}, status=429)
+    response = render(request, template, {**(context or {}), "form": form}, status=429)
     response["Retry-After"] = str(wait)
     return response
+
+
+def _test_allowance(user: Any) -> dict[str, Any]:
+    """What the submit page says about the test split: how many of today's test-split
+    submissions are left, or that the account needs approval first."""
+    if not can_submit_to_test_split(user=user):
+        return {"test_split_closed": True}
+    left, limit = selectors.test_split_submissions_left(user=user)
+    return {"test_left": left, "test_limit": limit}
 
 
 @login_required
@@ -133,11 +146,12 @@ def submit(request: HttpRequest) -> HttpResponse:
     # Bound on any POST: an empty one is a form with every field missing, not an unbound one.
     posted = request.method == "POST"
     form = SubmissionForm(request.POST if posted else None, request.FILES if posted else None)
+    allowance = _test_allowance(request.user)
     if request.method != "POST":
-        return render(request, "leaderboard/submit.html", {"form": form})
+        return render(request, "leaderboard/submit.html", {"form": form, **allowance})
     form.is_valid()
     if (wait := _uploads_wait(request)) is not None:
-        return _too_many(request, "leaderboard/submit.html", form, wait)
+        return _too_many(request, "leaderboard/submit.html", form, wait, allowance)
     upload = form.cleaned_data.get("predictions")
     kept = services.kept_upload_get(
         owner=request.user, token=form.cleaned_data.get("kept_upload", "")
@@ -161,7 +175,8 @@ def submit(request: HttpRequest) -> HttpResponse:
         elif kept is not None:
             services.kept_upload_discard(kept=kept)
             kept = None
-        return render(request, "leaderboard/submit.html", {"form": form, "kept": kept}, status=400)
+        context = {"form": form, "kept": kept, **allowance}
+        return render(request, "leaderboard/submit.html", context, status=400)
     finally:
         if upload is not None:
             upload.close()

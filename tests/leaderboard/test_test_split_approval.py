@@ -55,7 +55,7 @@ def test_the_upload_form_refuses_an_unapproved_researcher(
     )
     assert response.status_code == 400
     text = response.content.decode()
-    assert WHY in text and "ask the platform&#x27;s admins to approve it" in text
+    assert WHY in text and "ask for approval on your account page (one button)" in text
     assert not Submission.objects.exists() and not DailyLimitEntry.objects.exists()
 
 
@@ -188,7 +188,9 @@ def test_the_account_page_tells_an_unapproved_researcher_what_to_do(
     client.force_login(newcomer)
     text = client.get("/accounts/").text
     assert "Test-split submissions await approval" in text
-    assert "write to the platform's admins" in text and "<strong>eve</strong>" in text
+    # One button and a note, not "write to the platform's admins" with no address.
+    assert "write to the platform" not in text
+    assert 'action="/accounts/approval/"' in text and ">Ask for approval</button>" in text
     assert "Validation and train submissions are open to you now" in text
 
 

@@ -39,6 +39,7 @@ from leaderboard.models import (
 )
 from leaderboard.services.inference.prompts import ImageUnreadable, RunPrompts, cache_key
 from leaderboard.services.inference.runs import enqueue_run, stale_before, submission_input
+from leaderboard.services.notices import inference_run_failed_notify
 from leaderboard.services.submissions import SubmissionInput, submission_create_from_predictions
 
 logger = logging.getLogger(__name__)
@@ -183,15 +184,18 @@ class _Execution:
         ends (done, failed, cancelled) loses its researcher's key in the same update."""
         if status not in ACTIVE_RUN_STATUSES:
             fields["sealed_api_key"] = ""
-        self._mine().update(
-            status=status,
-            error=error,
-            lease="",
-            cancel_requested=False,
-            finished_at=None if status == RunStatus.QUEUED else timezone.now(),
-            heartbeat_at=timezone.now(),
-            **fields,
-        )
+        with transaction.atomic():
+            moved = self._mine().update(
+                status=status,
+                error=error,
+                lease="",
+                cancel_requested=False,
+                finished_at=None if status == RunStatus.QUEUED else timezone.now(),
+                heartbeat_at=timezone.now(),
+                **fields,
+            )
+            if moved and status == RunStatus.FAILED:
+                inference_run_failed_notify(run_id=self.run_id)
         return status
 
     def salvage(self) -> None:

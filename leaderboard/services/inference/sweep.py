@@ -14,6 +14,7 @@ from django.utils import timezone
 from hctqa.core.wording import counted
 from leaderboard.models import InferenceRun, RunStatus
 from leaderboard.services.inference.runs import enqueue_run, stale_before
+from leaderboard.services.notices import inference_run_failed_notify
 
 
 @dataclass(frozen=True)
@@ -51,15 +52,17 @@ def inference_run_sweep(*, now: datetime | None = None) -> InferenceSweepResult:
             ):
                 result.cancelled.append(pk)
         elif attempts >= settings.INFERENCE_MAX_AUTO_RESUMES:
-            if still.update(
-                status=RunStatus.FAILED,
-                lease="",
-                finished_at=now,
-                sealed_api_key="",
-                error=f"The worker stopped {counted(attempts, 'time')} during this run; resume "
-                "it to try again",
-            ):
-                result.failed.append(pk)
+            with transaction.atomic():
+                if still.update(
+                    status=RunStatus.FAILED,
+                    lease="",
+                    finished_at=now,
+                    sealed_api_key="",
+                    error=f"The worker stopped {counted(attempts, 'time')} during this run; "
+                    "resume it to try again",
+                ):
+                    result.failed.append(pk)
+                    inference_run_failed_notify(run_id=pk)
         else:
             with transaction.atomic():
                 if still.update(status=RunStatus.QUEUED, lease="", queued_at=now):
