@@ -6,9 +6,8 @@ from decimal import Decimal
 from typing import Any, TypeVar
 
 from django import forms
-from django.core.exceptions import NON_FIELD_ERRORS
 
-from hctqa.errors import ApplicationError, Problems
+from hctqa.errors import Problems
 from leaderboard import selectors
 from leaderboard.models import (
     DEFAULT_RULES,
@@ -50,16 +49,6 @@ def _weights_field(**kwargs: object) -> forms.ChoiceField:
         error_messages={"required": "Say whether the model's weights are open or closed"},
         **kwargs,
     )
-
-
-def add_problems(form: forms.Form, error: ApplicationError) -> None:
-    """Show every problem of a request checked in one pass on its form: by field where the
-    form has it, at the top otherwise; a file's problems with their details."""
-    for problem in error.problems:
-        field = problem.field if problem.field in form.fields else None
-        messages = [problem.message, *problem.details]
-        if messages[0] not in form.errors.get(field or NON_FIELD_ERRORS, []):
-            form.add_error(field, messages)
 
 
 def input_from(cls: type[T], values: Mapping[str, Any]) -> T:

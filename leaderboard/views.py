@@ -16,7 +16,7 @@ from endpoints.selectors import endpoint_choices
 from hctqa.accounts.selectors import can_submit_to_test_split
 from hctqa.core.disclosure import DISCLOSURE_MARGIN
 from hctqa.csv_export import dict_rows_csv
-from hctqa.errors import ApplicationError
+from hctqa.errors import ApplicationError, add_problems
 from hctqa.pagination import page_with_count
 from hctqa.throttles import PageRateLimit, seconds_to_wait
 from leaderboard import exports, selectors, services
@@ -27,7 +27,6 @@ from leaderboard.forms import (
     InferenceRunForm,
     RulesForm,
     SubmissionForm,
-    add_problems,
     form_problems,
 )
 from leaderboard.models import DEFAULT_RULES, DataScope, InferenceRun, Modality, Score
