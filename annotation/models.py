@@ -338,6 +338,37 @@ class AnnotationSkip(models.Model):
         return f"{self.annotator} skipped {self.table_id} ({self.tool})"
 
 
+class Assignment(models.Model):
+    """A table given to an annotator, by an admin or an adjudicator, for one kind of work:
+    its table properties, or questions on it. Their queue serves it before other tables;
+    it is done once they have saved that work on the table (annotation.selectors)."""
+
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments"
+    )
+    kind = models.CharField(max_length=10, choices=AnnotationTool.choices)
+    assigned_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["table", "annotator", "kind"],
+                name="one_assignment_per_table_annotator_and_kind",
+            ),
+            models.CheckConstraint(
+                condition=Q(kind__in=AnnotationTool.values), name="assignment_kind_valid"
+            ),
+        ]
+        indexes = [models.Index(fields=["annotator", "kind", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.table_id} to {self.annotator} ({self.kind})"
+
+
 class QuestionDraft(models.Model):
     """A question being written, kept as the annotator types. ``client_key`` names this
     question-in-progress: once a question is saved under it, drafts under it are refused."""

@@ -176,6 +176,7 @@ def crawl(
             "/annotate/mine/verdicts/00000000-0000-4000-8000-000000000000/"
         ],
         "annotate:flags": ["/annotate/flags/"],
+        "annotate:assignments": ["/annotate/assignments/"],
         "landing": ["/welcome/"],
         "api-gold-pool": ["/api/verify/gold-pool/"],
         "api-gold-verdicts": ["/api/verify/gold-verdicts/"],
@@ -247,6 +248,8 @@ NO_GOLD_POSSIBLE = {
     # Raising and resolving a flag redirect; the queue that lists flags is crawled.
     "annotate:flag_new",
     "annotate:flag_resolve",
+    # Taking back assignments redirects to their page, which is crawled.
+    "annotate:assignments_withdraw",
     # Ingest: documents, pages and candidates hold tables being extracted, never a question.
     "ingest:document",
     "ingest:page",

@@ -30,6 +30,7 @@ from annotation.models import (
     Table,
     VerificationSlot,
 )
+from annotation.selectors.assignments import assigned_next
 from annotation.selectors.dataset import (
     _human_questions,
     _question_order,
@@ -109,9 +110,10 @@ def _skipped_since(annotator: User, tool: str, drafted_at: str) -> Exists:
 def property_queue_next(*, annotator: User, after: str | None = None) -> Table | None:
     """The table this annotator should annotate next.
 
-    Their own unsaved draft comes first (resume where you left off); then the tables they
-    have not annotated, fewest annotations first, counting others' drafts in progress so
-    that two annotators do not get the same table at once; skipped tables come last.
+    Their own unsaved draft comes first (resume where you left off); then the tables assigned
+    to them, oldest assignment first; then the tables they have not annotated, fewest
+    annotations first, counting others' drafts in progress so that two annotators do not get
+    the same table at once; skipped tables come last.
     """
     draft = (
         PropertyAnnotation.objects.filter(annotator=annotator, source=AnnotationSource.ANNOTATOR)
@@ -124,6 +126,9 @@ def property_queue_next(*, annotator: User, after: str | None = None) -> Table |
     )
     if draft:
         return Table.objects.defer("canonical_csv").get(pk=draft)
+    assigned = assigned_next(annotator=annotator, kind=AnnotationTool.PROPERTIES, after=after)
+    if assigned is not None:
+        return assigned
     busy_since = timezone.now() - _ACTIVE_DRAFT
     return _queue_next(
         annotator=annotator,
@@ -192,8 +197,9 @@ def property_progress(*, annotator: User) -> Progress:
 
 
 def question_queue_next(*, annotator: User, after: str | None = None) -> Table | None:
-    """Their own draft first; then tables with the fewest human-written questions (uncovered
-    tables first) that this annotator has not written for; skipped tables last."""
+    """Their own draft first; then the tables assigned to them; then tables with the fewest
+    human-written questions (uncovered tables first) that this annotator has not written
+    for; skipped tables last."""
     draft = (
         QuestionDraft.objects.filter(annotator=annotator)
         .exclude(table_id=after)
@@ -204,6 +210,9 @@ def question_queue_next(*, annotator: User, after: str | None = None) -> Table |
     )
     if draft:
         return Table.objects.defer("canonical_csv").get(pk=draft)
+    assigned = assigned_next(annotator=annotator, kind=AnnotationTool.QUESTIONS, after=after)
+    if assigned is not None:
+        return assigned
     return _queue_next(
         annotator=annotator,
         tool=AnnotationTool.QUESTIONS,

@@ -153,7 +153,9 @@ def approval_request_decide(request: HttpRequest, request_id: int) -> HttpRespon
             messages.error(request, f"Nothing was decided: {exc.message}.")
         else:
             outcome = "approved" if decided.approved else "declined"
-            messages.success(request, f"{decided.user.username} is {outcome}; they are told.")
+            messages.success(
+                request, f"The request of {decided.user.username} is {outcome}; they are told."
+            )
     back = request.POST.get("next", "")
     if not url_has_allowed_host_and_scheme(
         back, allowed_hosts={request.get_host()}, require_https=request.is_secure()
