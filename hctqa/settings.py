@@ -96,6 +96,7 @@ INSTALLED_APPS = [
     "releases",
     "leaderboard",
     "ingest",
+    "discussion",
     # Last: its post_migrate hook assigns the other apps' permissions to the role groups.
     "hctqa.accounts",
 ]

@@ -80,6 +80,14 @@ def crawl(
         "api-docs": ["/api/docs/"],
         "accounts:account": ["/accounts/"],
         "accounts:approval_requests": ["/accounts/approval-requests/"],
+        # Discussions: the test-split question's thread holds its gold, the pool question's
+        # its secrets; the tables' threads list the questions' threads.
+        "discussion:table": [f"/discussion/tables/{T}/", f"/discussion/tables/{POOL_T}/"],
+        "discussion:question": [
+            f"/discussion/questions/{Q}/",
+            f"/discussion/questions/{POOL_Q}/",
+            f"/discussion/questions/{OPEN_Q}/",
+        ],
         "accounts:notifications": ["/accounts/notifications/"],
         "leaderboard:board": [
             "/leaderboard/",
@@ -387,6 +395,25 @@ def secret_question(tmp_path, settings) -> dict:
         gold_shown_wrong=False,
         gold_passed=True,
     )
+    # An admin discusses both in their threads, mentioning an annotator, who may see
+    # neither, so is not told.
+    from discussion.services import comment_post
+
+    admin = UserFactory(username="crawl-admin", role="admin")
+    made["watcher"] = UserFactory(username="watcher", role="annotator")
+    test_question = Question.objects.get(pk=Q)
+    comment_post(
+        author=admin,
+        table=test_question.table,
+        question=test_question,
+        body=f"@watcher the gold is {SECRET}, from {SECRET_SQL}",
+    )
+    comment_post(
+        author=admin,
+        table=pool_question.table,
+        question=Question.objects.get(pk=POOL_Q),
+        body=f"@watcher {POOL_Q} is gold control: POOLGOLD-8830",
+    )
     # A release holding the secret: its full edition has it, the public one never does;
     # neither holds the pool question. (Every file's contents, archives unpacked, are
     # checked in tests/releases.)
@@ -404,6 +431,8 @@ def test_no_page_or_endpoint_shows_test_split_gold(
 ) -> None:
     if role == "researcher":
         client.force_login(secret_question["owner"])
+    elif role == "annotator":
+        client.force_login(secret_question["watcher"])  # mentioned where they may not read
     elif role:
         client.force_login(UserFactory(role=role))
     urls = crawl(
@@ -440,6 +469,8 @@ def test_the_crawl_would_see_gold_if_it_leaked(client: Client, secret_question: 
     table_page = client.get(f"/tables/{T}/").content.decode()
     assert SECRET in table_page and SECRET_SQL in table_page and SECRET_ROWS in table_page
     assert SECRET_SQL in client.get(f"/api/questions/{Q}/").content.decode()
+    assert SECRET in client.get(f"/discussion/questions/{Q}/").content.decode()
+    assert "POOLGOLD-8830" in client.get(f"/discussion/questions/{POOL_Q}/").content.decode()
     assert SECRET in client.get(f"/api/questions/{Q}/").content.decode()
     theirs = secret_question["theirs"]
     assert SECRET in client.get(f"/leaderboard/submissions/{theirs}/results.json").content.decode()

@@ -145,6 +145,8 @@ NOT_ADJUDICATORS = ("anonymous", "researcher", "annotator")  # adjudicators' (an
 NOT_ADMINS = ("anonymous", "researcher", "annotator", "adjudicator")
 # Ingest is one shared workspace of those with the ingest permission (adjudicators, admins).
 NOT_INGESTERS = ("anonymous", "researcher", "annotator")
+# Discussions are the dataset makers' (annotators, adjudicators, admins).
+NOT_DISCUSSANTS = ("anonymous", "researcher")
 
 LOOKUP = {
     "row_filter": True,
@@ -238,6 +240,10 @@ def world(settings, tmp_path, owner, private) -> dict:
     held = annotation.verification_claim(annotator=writer)
     waiting = QuestionFactory(table=table, status="adjudication", origin="model")
     flag = Flag.objects.create(table=table, reason="other", note=SECRET, raised_by=writer)
+    from discussion.services import comment_post
+
+    comment_post(author=writer, table=table, question=None, body=f"About {SECRET}")
+    comment_post(author=admin, table=table, question=waiting, body=f"Waiting: {SECRET}")
     asking = UserFactory(username="asking", role="researcher", test_split_approved=False)
     approval = ApprovalRequest.objects.create(user=asking, note=SECRET)
     notification = Notification.objects.create(
@@ -486,6 +492,20 @@ def guarded(w: dict) -> dict[str, tuple[tuple[str, ...], str, list[tuple[str, st
             *own,
             [(g, f"/accounts/notifications/{w['notification']}/", {})],
         ),
+        # Discussions: a table's thread is the dataset makers'; a private question's
+        # thread is for those who may see the question (admins).
+        "discussion/tables/<str:table_id>/": (
+            NOT_DISCUSSANTS,
+            "writer",
+            [(g, f"/discussion/tables/{t}/", {}), (P, f"/discussion/tables/{t}/", {"body": "x"})],
+        ),
+        "discussion/questions/<str:question_id>/": (
+            *admins,
+            [
+                (g, f"/discussion/questions/{waiting}/", {}),
+                (P, f"/discussion/questions/{waiting}/", {"body": "x"}),
+            ],
+        ),
         # Admins' pages.
         "accounts/approval-requests/<int:request_id>/decide/": (
             *admins,
@@ -688,6 +708,9 @@ def test_no_one_else_opens_or_changes_a_private_object_on_any_route(world) -> No
     from hctqa.accounts.models import ApprovalRequest, Notification
 
     assert ApprovalRequest.objects.get(pk=world["approval"]).decided_at is None
+    from discussion.models import Comment
+
+    assert Comment.objects.count() == 2
     assert Notification.objects.get(pk=world["notification"]).read_at is None
     question = Question.objects.get(pk=world["question"])
     assert question.text == "Which region had the most women in 2020?"
