@@ -223,12 +223,12 @@ def approval_request_make(*, user: User, note: str) -> ApprovalRequest:
         )
     request = ApprovalRequest.objects.create(user=user, note=note)
     email_address = user.email or "no email address given"
+    # The menu counts the requests waiting for admins; each admin is emailed as well.
     for admin in admins_to_tell():
-        notify(
+        email_about(
             recipient=admin,
             text=f"{user.username} asks for approval for test-split submissions",
             url=reverse("accounts:approval_requests"),
-            email=True,
             body=(
                 f"{user.username} ({email_address}) asks to be approved for test-split "
                 f"submissions. Their note:\n\n{note}\n\nApprove or decline it on the "
@@ -290,19 +290,24 @@ def notify(
     *, recipient: User, text: str, url: str = "", email: bool = False, body: str = ""
 ) -> Notification:
     """A notification for ``recipient`` (the menu counts it until read) and, with ``email``,
-    an email too, sent after the transaction commits: ``body`` (``text`` if empty) with the
-    page's link below it. Callers check that ``recipient`` may open ``url``."""
+    an email too (``email_about``). Callers check that ``recipient`` may open ``url``."""
     text = one_line(text, 400)
     notification = Notification.objects.create(recipient=recipient, text=text, url=url)
     if email:
-        link = f"\n\n{absolute_url(url)}" if url else ""
-        email_queue(
-            recipient=recipient,
-            subject=text,
-            body=f"{body or text}{link}\n\n-- \nThe HCT-QA platform. Your account page "
-            f"says which emails you get: {absolute_url(reverse('accounts:account'))}\n",
-        )
+        email_about(recipient=recipient, text=text, url=url, body=body)
     return notification
+
+
+def email_about(*, recipient: User, text: str, url: str = "", body: str = "") -> None:
+    """An email about ``text``, sent after the transaction commits: ``body`` (``text`` if
+    empty) with the page's link below it."""
+    link = f"\n\n{absolute_url(url)}" if url else ""
+    email_queue(
+        recipient=recipient,
+        subject=text,
+        body=f"{body or text}{link}\n\n-- \nThe HCT-QA platform. Your account page says "
+        f"which emails you get: {absolute_url(reverse('accounts:account'))}\n",
+    )
 
 
 @transaction.atomic
