@@ -13,7 +13,6 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
@@ -25,6 +24,7 @@ from hctqa.core import taxonomy
 from hctqa.core.query_templates import TEMPLATES
 from hctqa.core.wording import counted
 from hctqa.errors import ApplicationError, ConflictError, add_problems
+from hctqa.redirects import local_url
 
 
 def _require(request: HttpRequest, permission: str) -> None:
@@ -460,11 +460,7 @@ def flag_new(request: HttpRequest) -> HttpResponse:
         question_id=request.POST.get("question", ""),
         slot_id=request.POST.get("slot", ""),
     )
-    back = request.POST.get("next", "")
-    if not url_has_allowed_host_and_scheme(
-        back, allowed_hosts={request.get_host()}, require_https=request.is_secure()
-    ):
-        back = table.get_absolute_url()
+    back = local_url(request, request.POST.get("next", ""), table.get_absolute_url())
     try:
         services.flag_raise(
             user=request.user,

@@ -61,6 +61,22 @@ def _empty_cache() -> Iterator[None]:
     yield
 
 
+@pytest.fixture
+def ann(db: None):  # type: ignore[no-untyped-def]
+    """An annotator, for the tests of work among several people."""
+    from tests.factories import UserFactory
+
+    return UserFactory(username="ann", role="annotator")
+
+
+@pytest.fixture
+def bob(db: None):  # type: ignore[no-untyped-def]
+    """Another annotator."""
+    from tests.factories import UserFactory
+
+    return UserFactory(username="bob", role="annotator")
+
+
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     if not (DATA_DIR / "hctqa-real" / "qaps.json.gz").is_file():

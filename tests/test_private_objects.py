@@ -14,7 +14,12 @@ from django.urls import get_resolver
 from rest_framework.authtoken.models import Token
 
 from leaderboard.models import InferenceRun, RunStatus
-from tests.factories import InferenceRunFactory, SubmissionFactory, UserFactory
+from tests.factories import (
+    LOOKUP_PROPERTIES,
+    InferenceRunFactory,
+    SubmissionFactory,
+    UserFactory,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -148,15 +153,6 @@ NOT_INGESTERS = ("anonymous", "researcher", "annotator")
 # Discussions are the dataset makers' (annotators, adjudicators, admins).
 NOT_DISCUSSANTS = ("anonymous", "researcher")
 
-LOOKUP = {
-    "row_filter": True,
-    "row_filter_lookup": True,
-    "row_filter_single_column": True,
-    "row_filter_single_row": True,
-    "returned_columns": True,
-    "returned_columns_plain": True,
-    "returned_columns_outputs": 1,
-}
 
 PUBLIC = {
     # The dataset: tables and their files are public; which questions are shown is
@@ -220,7 +216,7 @@ def world(settings, tmp_path, owner, private) -> dict:
         client_key=uuid.uuid4(),
         text="Which region had the most women in 2020?",
         gold_answer="{South}",
-        query_properties=LOOKUP,
+        query_properties=LOOKUP_PROPERTIES,
     )
     annotation.question_draft_save(
         annotator=writer,
@@ -228,7 +224,7 @@ def world(settings, tmp_path, owner, private) -> dict:
         client_key=uuid.uuid4(),
         text=f"What did {SECRET} count?",
         gold_answer="{1}",
-        query_properties=LOOKUP,
+        query_properties=LOOKUP_PROPERTIES,
         client_ms=1,
     )
     for _ in range(2):

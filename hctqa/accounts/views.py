@@ -9,7 +9,7 @@ from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils.http import url_has_allowed_host_and_scheme
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 from rest_framework.authtoken.models import Token
 
@@ -20,6 +20,7 @@ from hctqa.accounts.lockout import lockout_of
 from hctqa.accounts.models import Notification
 from hctqa.core.wording import counted
 from hctqa.errors import ApplicationError, Forbidden
+from hctqa.redirects import local_url
 
 
 def sign_up(request: HttpRequest) -> HttpResponse:
@@ -156,12 +157,8 @@ def approval_request_decide(request: HttpRequest, request_id: int) -> HttpRespon
             messages.success(
                 request, f"The request of {decided.user.username} is {outcome}; they are told."
             )
-    back = request.POST.get("next", "")
-    if not url_has_allowed_host_and_scheme(
-        back, allowed_hosts={request.get_host()}, require_https=request.is_secure()
-    ):
-        back = "accounts:approval_requests"
-    return redirect(back)
+    fallback = reverse("accounts:approval_requests")
+    return redirect(local_url(request, request.POST.get("next", ""), fallback))
 
 
 @login_required
@@ -175,10 +172,7 @@ def notification_open(request: HttpRequest, notification_id: int) -> HttpRespons
     """Follow a notification's link, marking it read."""
     item = get_object_or_404(Notification, pk=notification_id, recipient=request.user)
     services.notifications_mark_read(user=request.user, notification_id=item.pk)
-    safe = item.url.startswith("/") and url_has_allowed_host_and_scheme(
-        item.url, allowed_hosts={request.get_host()}
-    )
-    return redirect(item.url if safe else "accounts:notifications")
+    return redirect(local_url(request, item.url, reverse("accounts:notifications")))
 
 
 @login_required

@@ -18,35 +18,16 @@ from annotation.models import Assignment, PropertyAnnotation
 from annotation.selectors import TableFilters
 from hctqa.core import taxonomy
 from hctqa.errors import ApplicationError, Forbidden
-from tests.factories import QuestionFactory, TableFactory, UserFactory
+from tests.factories import LOOKUP_PROPERTIES, QuestionFactory, TableFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
 LABELLED = {**taxonomy.TABLE_PROPERTIES.empty(), "standard_relational_table": True}
-LOOKUP = {
-    "row_filter": True,
-    "row_filter_lookup": True,
-    "row_filter_single_column": True,
-    "row_filter_single_row": True,
-    "returned_columns": True,
-    "returned_columns_plain": True,
-    "returned_columns_outputs": 1,
-}
 
 
 @pytest.fixture
 def judge():
     return UserFactory(username="judge", role="adjudicator")
-
-
-@pytest.fixture
-def ann():
-    return UserFactory(username="ann", role="annotator")
-
-
-@pytest.fixture
-def bob():
-    return UserFactory(username="bob", role="annotator")
 
 
 def _assign(judge, annotators, kind="properties", **tables) -> services.AssignResult:
@@ -199,7 +180,7 @@ def test_the_question_queue_serves_assignments_first_too(judge, ann) -> None:
         client_key=uuid.uuid4(),
         text="Which region had the most women in 2020?",
         gold_answer="{South}",
-        query_properties=LOOKUP,
+        query_properties=LOOKUP_PROPERTIES,
     )
     assert selectors.question_queue_next(annotator=ann).pk == uncovered.pk
 

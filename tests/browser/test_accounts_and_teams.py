@@ -20,7 +20,7 @@ from leaderboard import services as leaderboard
 from tests.browser.pagecheck import check_page
 from tests.browser.test_annotation_tools import log_in
 from tests.factories import QuestionFactory, TableFactory, UserFactory
-from tests.leaderboard.conftest import answers, upload
+from tests.leaderboard.conftest import submit
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
 
@@ -104,18 +104,7 @@ def test_asking_for_approval_being_approved_and_told(live_server, page: Page, tm
     expect(page.locator("#menu-notifications .count-badge")).to_contain_text("1")
     # A scored submission is one more notice, and an email since she asked for one.
     eve = Account.objects.get(user__username="eve").user
-    data = leaderboard.SubmissionInput(
-        model_name="TableLlama-7B",
-        weights="open",
-        parameters_billions=7,
-        modality="text",
-        table_format="paper",
-        split="test",
-        data_scope="real",
-    )
-    submission = leaderboard.submission_create(
-        owner=eve, data=data, predictions=upload(answers(gold))
-    )
+    submission = submit(eve, gold, model_name="TableLlama-7B", split="test")
     leaderboard.submission_score(submission_id=submission.pk)
     page.reload()
     expect(page.locator("#test-allowance")).to_contain_text("4 of 5 test submissions left today")

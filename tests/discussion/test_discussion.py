@@ -30,16 +30,6 @@ PAYLOAD = "<script>alert(1)</script><img src=x onerror=alert(2)>"
 
 
 @pytest.fixture
-def ann():
-    return UserFactory(username="ann", role="annotator")
-
-
-@pytest.fixture
-def bob():
-    return UserFactory(username="bob", role="annotator")
-
-
-@pytest.fixture
 def boss():
     return UserFactory(username="boss", role="admin")
 

@@ -17,26 +17,14 @@ from leaderboard.models import DailyLimitEntry, InferenceRun, RunStatus, Status,
 from leaderboard.services.inference import inference_run_execute, inference_run_sweep
 from leaderboard.services.scoring import claim, score_claimed
 from tests.factories import QuestionFactory, TableFactory, UserFactory
-from tests.leaderboard.conftest import answers, upload
+from tests.leaderboard.conftest import submit
 from tests.leaderboard.inference_helpers import make_questions, quick_inference, start
 
 pytestmark = pytest.mark.django_db
 
 
 def _submit(owner, gold, **fields) -> Submission:
-    data = services.SubmissionInput(
-        **{
-            "model_name": "TableLlama-7B",
-            "weights": "open",
-            "parameters_billions": 7,
-            "modality": "text",
-            "table_format": "paper",
-            "split": "all",
-            "data_scope": "real",
-            **fields,
-        }
-    )
-    return services.submission_create(owner=owner, data=data, predictions=upload(answers(gold)))
+    return submit(owner, gold, **{"model_name": "TableLlama-7B", **fields})
 
 
 def _opt_in(user) -> None:

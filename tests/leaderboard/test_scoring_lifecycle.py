@@ -20,28 +20,9 @@ from leaderboard.models import (
     Submission,
 )
 from tests.factories import QuestionFactory, TableFactory, UserFactory
-from tests.leaderboard.conftest import answers, upload
+from tests.leaderboard.conftest import answers, submit, upload
 
 pytestmark = pytest.mark.django_db
-
-
-def submit(owner, gold, *, right=None, predictions=None, **fields) -> Submission:
-    """Answers to every question of ``gold`` (the first ``right`` right), or ``predictions``."""
-    data = services.SubmissionInput(
-        **{
-            "model_name": "m",
-            "weights": "open",
-            "parameters_billions": 7,
-            "modality": "text",
-            "table_format": "paper",
-            "split": "all",
-            "data_scope": "real",
-            **fields,
-        }
-    )
-    if predictions is None:
-        predictions = answers(gold, right=right)
-    return services.submission_create(owner=owner, data=data, predictions=upload(predictions))
 
 
 def test_scoring_stores_every_question_and_the_reference_scores(public_dataset, researcher) -> None:
