@@ -21,19 +21,10 @@ from annotation.models import (
 )
 from tests.browser.pagecheck import check_page
 from tests.browser.test_annotation_tools import log_in
+from tests.factories import LOOKUP_PROPERTIES as LOOKUP
 from tests.factories import ModelQuestionFactory, QuestionFactory, TableFactory, UserFactory
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
-
-LOOKUP = {
-    "row_filter": True,
-    "row_filter_lookup": True,
-    "row_filter_single_column": True,
-    "row_filter_single_row": True,
-    "returned_columns": True,
-    "returned_columns_plain": True,
-    "returned_columns_outputs": 1,
-}
 
 
 @pytest.fixture(autouse=True)
