@@ -163,7 +163,8 @@ def test_discussing_a_table_with_a_mention_through_htmx_and_without_javascript(
 ) -> None:
     UserFactory(username="ann", role="annotator")
     UserFactory(username="bob", role="annotator")
-    TableFactory(id="psa--1--1")
+    table = TableFactory(id="psa--1--1")
+    QuestionFactory(table=table, id="psa--1--1--M0", text="How many women lived in the South?")
     log_in(page, live_server.url, "ann")
     page.goto(f"{live_server.url}/tables/psa--1--1/")
     page.locator(".discussion-link").click()
@@ -179,6 +180,12 @@ def test_discussing_a_table_with_a_mention_through_htmx_and_without_javascript(
     expect(page.get_by_label("Add a comment")).to_have_value("")
     assert navigations == []  # swapped in place by htmx
     check_page(page, "table-thread", tmp_path, controls=(".comment-form button",))
+    # A question's thread, from the table's: the question, its gold answer, the form.
+    page.get_by_role("link", name="How many women lived in the South?").click()
+    expect(page).to_have_url(re.compile("/discussion/questions/psa--1--1--M0/$"))
+    expect(page.locator(".question-text")).to_have_text("How many women lived in the South?")
+    check_page(page, "question-thread", tmp_path, controls=(".comment-form button",))
+    page.go_back()
 
     # Without JavaScript the same form posts and the page comes back at the comment.
     context = browser.new_context(java_script_enabled=False)
