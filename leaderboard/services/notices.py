@@ -2,8 +2,10 @@
 a notification in the menu, and an email if they asked for one on their account page.
 
 Called in the transaction (or right after the update) that moved the row, only by the caller
-whose update did so, so each outcome is told once. An email shows the overall figure only
-when it rests on at least ``DISCLOSURE_MARGIN`` questions, and never a per-question one.
+whose update did so, so each outcome is told once. A message shows the overall figure only
+when the scoring kept it (``hctqa.core.disclosure``: never one resting on 1 to
+``DISCLOSURE_MARGIN`` test-split questions) and it rests on at least that many questions,
+and never a per-question one.
 """
 
 from __future__ import annotations
@@ -46,7 +48,9 @@ def submission_outcome_notify(*, submission_id: int) -> None:
     if submission.status == Status.SCORED:
         score = submission.scores.filter(rules=DEFAULT_RULES).first()
         text = f"{what}, is scored"
-        if score is not None and score.n_questions >= DISCLOSURE_MARGIN:
+        # Only a figure the scoring kept (hctqa.core.disclosure), on enough questions.
+        shown = score is not None and not score.withheld and score.recall is not None
+        if shown and score.n_questions >= DISCLOSURE_MARGIN:
             text += (
                 f": recall {100 * (score.recall or 0):.1f}% on {score.n_questions:,} "
                 f"questions ({DEFAULT_RULES} rules)"
