@@ -15,6 +15,7 @@ from endpoints.selectors import endpoint_choices
 from hctqa.core.disclosure import DISCLOSURE_MARGIN
 from hctqa.csv_export import dict_rows_csv
 from hctqa.errors import ApplicationError
+from hctqa.pagecache.pages import public_page
 from hctqa.pagination import page_with_count
 from hctqa.throttles import PageRateLimit, seconds_to_wait
 from leaderboard import exports, selectors, services
@@ -49,6 +50,7 @@ def _recall_by_size(rows: list[Score]) -> dict:
     return chart
 
 
+@public_page
 def board(request: HttpRequest, modality: str = Modality.TEXT) -> HttpResponse:
     form = BoardFilterForm(request.GET, modality=modality)
     page, status, filters, being_rescored = None, 200, None, []
@@ -83,6 +85,7 @@ def board(request: HttpRequest, modality: str = Modality.TEXT) -> HttpResponse:
     return render(request, template, context, status=status)
 
 
+@public_page
 def board_export(request: HttpRequest, modality: str, fmt: str) -> HttpResponse:
     if modality not in Modality.values:
         raise Http404("The boards are text and vision")
@@ -179,6 +182,7 @@ def my_submissions(request: HttpRequest) -> HttpResponse:
     return render(request, "leaderboard/my_submissions.html", {"submissions": submissions})
 
 
+@public_page
 def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
     submission = selectors.submission_for_viewer(submission_id=pk, user=request.user)
     form = RulesForm(request.GET, modality=submission.modality)
@@ -305,6 +309,7 @@ def compare(request: HttpRequest) -> HttpResponse:
     return render(request, "leaderboard/compare.html", context, status=status)
 
 
+@public_page
 def regression(request: HttpRequest) -> HttpResponse:
     result = selectors.current_regression()
     coefficients = selectors.coefficient_intervals(result) if result else []
