@@ -219,7 +219,8 @@ def public_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse
             response = view(request, *args, **kwargs)
         else:
             response = _cached(request, lambda: view(request, *args, **kwargs))
-        patch_vary_headers(response, HTMX_HEADERS[:1])
+        # Kept or not, the page differs for a logged-in user (Cookie) and for htmx.
+        patch_vary_headers(response, ("Cookie", "HX-Request"))
         return response
 
     return wrapped
