@@ -249,7 +249,7 @@ def prepare(env: dict[str, str], var: Path) -> dict:
             [
                 "bash",
                 "-c",
-                '. scripts/_lib.sh && prepare_platform "$1"',
+                'set -euo pipefail; . scripts/_lib.sh; prepare_platform "$1"',
                 "-",
                 str(var / "demo.log"),
             ],
