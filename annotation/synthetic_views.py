@@ -13,6 +13,7 @@ from annotation import services
 from annotation.selectors import synthetic as selectors
 from hctqa.core import taxonomy
 from hctqa.errors import ApplicationError
+from hctqa.pagecache.pages import public_page
 
 _PERMISSION = "annotation.add_syntheticrun"
 
@@ -91,6 +92,7 @@ def synthetic_run_cancel(request: HttpRequest, run_id: int) -> HttpResponse:
     return redirect("annotate:synthetic_run", run_id=run_id)
 
 
+@public_page
 def coverage(request: HttpRequest) -> HttpResponse:
     rows, real_total, synthetic_total = selectors.property_coverage()
     context = {"rows": rows, "real_total": real_total, "synthetic_total": synthetic_total}

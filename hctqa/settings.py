@@ -97,6 +97,7 @@ INSTALLED_APPS = [
     "leaderboard",
     "ingest",
     "discussion",
+    "hctqa.pagecache",
     # Last: its post_migrate hook assigns the other apps' permissions to the role groups.
     "hctqa.accounts",
 ]
@@ -437,27 +438,40 @@ CONTENT_SECURITY_POLICY = {
     },
 }
 
-# Throttle counters (DRF) live in this cache. The default, files in var/cache, is shared by
-# the web server's processes on one host; with several hosts set CACHE_URL=redis://...
+# Throttle counters (DRF) live in the default cache; anonymous visitors' public pages in
+# "pages" (hctqa/pagecache), apart, so that pages pushed out never take counters with them.
+# Both must be shared by every process that serves or writes (web processes and workers),
+# or a page would outlive the change that a worker made: files under var/cache by default,
+# shared on one host; with several hosts set CACHE_URL=redis://...
 CACHE_URL = env_str("CACHE_URL", "")
+_PAGES_FILES = {
+    "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+    "LOCATION": str(VAR_DIR / "cache" / "pages"),
+    "OPTIONS": {"MAX_ENTRIES": 3000},
+}
 if CACHE_URL.startswith(("redis://", "rediss://")):
-    CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": CACHE_URL,
-        }
-    }
+    _redis = {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+    CACHES = {"default": _redis, "pages": {**_redis, "KEY_PREFIX": "pages"}}
 elif CACHE_URL == "":
     CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
             "LOCATION": str(VAR_DIR / "cache"),
-        }
+        },
+        "pages": _PAGES_FILES,
     }
 elif CACHE_URL == "locmem://":
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    # One process's counters; the pages stay in files, which the workers share.
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+        "pages": _PAGES_FILES,
+    }
 else:
     raise ImproperlyConfigured(f"CACHE_URL should be redis://... or locmem://, not {CACHE_URL!r}")
+# How long a public page is kept at most (0: never kept). A page is rendered again as soon as
+# a table it read changes; this bounds only changes made outside the platform (psql by hand)
+# or by a worker that shares no cache with the web server. Off with DEBUG, for template work.
+PAGE_CACHE_SECONDS = env_int("PAGE_CACHE_SECONDS", 0 if DEBUG else 300)
 
 # API rate limits, as DRF rates ("120/minute", "1000/hour"; empty: none). Anonymous clients
 # count per address, logged-in ones per user. The annotation tools save a draft every second,

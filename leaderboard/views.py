@@ -17,6 +17,7 @@ from hctqa.accounts.selectors import can_submit_to_test_split
 from hctqa.core.disclosure import DISCLOSURE_MARGIN
 from hctqa.csv_export import dict_rows_csv
 from hctqa.errors import ApplicationError, add_problems
+from hctqa.pagecache.pages import public_page
 from hctqa.pagination import page_with_count
 from hctqa.throttles import PageRateLimit, seconds_to_wait
 from leaderboard import exports, selectors, services
@@ -50,6 +51,7 @@ def _recall_by_size(rows: list[Score]) -> dict:
     return chart
 
 
+@public_page
 def board(request: HttpRequest, modality: str = Modality.TEXT) -> HttpResponse:
     form = BoardFilterForm(request.GET, modality=modality)
     page, status, filters, being_rescored = None, 200, None, []
@@ -84,6 +86,7 @@ def board(request: HttpRequest, modality: str = Modality.TEXT) -> HttpResponse:
     return render(request, template, context, status=status)
 
 
+@public_page
 def board_export(request: HttpRequest, modality: str, fmt: str) -> HttpResponse:
     if modality not in Modality.values:
         raise Http404("The boards are text and vision")
@@ -193,6 +196,7 @@ def my_submissions(request: HttpRequest) -> HttpResponse:
     return render(request, "leaderboard/my_submissions.html", {"submissions": submissions})
 
 
+@public_page
 def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
     submission = selectors.submission_for_viewer(submission_id=pk, user=request.user)
     form = RulesForm(request.GET, modality=submission.modality)
@@ -319,6 +323,7 @@ def compare(request: HttpRequest) -> HttpResponse:
     return render(request, "leaderboard/compare.html", context, status=status)
 
 
+@public_page
 def regression(request: HttpRequest) -> HttpResponse:
     result = selectors.current_regression()
     coefficients = selectors.coefficient_intervals(result) if result else []

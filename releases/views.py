@@ -24,6 +24,7 @@ from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_POST, require_safe
 
 from hctqa.errors import ApplicationError
+from hctqa.pagecache.pages import public_page
 from releases import selectors, services
 from releases.models import Edition, Release
 
@@ -67,6 +68,7 @@ def _list_context(request: HttpRequest, form: dict[str, str] | None = None) -> d
 
 
 @require_GET
+@public_page
 def release_list(request: HttpRequest) -> HttpResponse:
     return render(request, "releases/list.html", _list_context(request))
 
@@ -86,6 +88,7 @@ def release_cut(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
+@public_page
 def release_detail(request: HttpRequest, version: str) -> HttpResponse:
     release = selectors.release_get(version=version)
     hub = selectors.releases_on_hub([release])[release.pk]

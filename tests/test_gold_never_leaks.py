@@ -14,7 +14,9 @@ from collections.abc import Iterator
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import timezone
 
@@ -442,6 +444,17 @@ def test_no_page_or_endpoint_shows_test_split_gold(
         secret_question["release_files"],
         secret_question["build"],
     )
+    reached = _crawl_finds_no_secret(client, urls)
+    if role == "researcher":
+        # The owner reaches their own per-question results, predictions and all.
+        mine = secret_question["mine"]
+        assert client.get(f"/leaderboard/submissions/{mine}/results.json").status_code == 200
+        assert client.get(f"/api/submissions/{mine}/results/").status_code == 200
+    assert reached > 30
+
+
+def _crawl_finds_no_secret(client: Client, urls: dict[str, list[str]]) -> int:
+    """Every URL answered without a secret; how many with a page (200)."""
     reached = 0
     for paths in urls.values():
         for url in paths:
@@ -455,12 +468,35 @@ def test_no_page_or_endpoint_shows_test_split_gold(
             for secret in (SECRET, SECRET_SQL, SECRET_ROWS, *POOL_SECRETS):
                 assert secret not in body.decode(errors="replace"), (url, secret)
             reached += response.status_code == 200
-    if role == "researcher":
-        # The owner reaches their own per-question results, predictions and all.
-        mine = secret_question["mine"]
-        assert client.get(f"/leaderboard/submissions/{mine}/results.json").status_code == 200
-        assert client.get(f"/api/submissions/{mine}/results/").status_code == 200
-    assert reached > 30
+    return reached
+
+
+@pytest.mark.django_db(transaction=True)
+def test_no_kept_page_shows_test_split_gold(
+    client: Client, secret_question: dict, settings
+) -> None:
+    """The same crawl with public pages kept (hctqa/pagecache), which only happens outside
+    a transaction: an admin first, whose pages show the gold, then anonymous visitors twice,
+    the second time served the pages the first kept."""
+    settings.PAGE_CACHE_SECONDS = 300
+    urls = crawl(
+        secret_question["mine"],
+        secret_question["theirs"],
+        secret_question["runs"],
+        secret_question["release_files"],
+        secret_question["build"],
+    )
+    admin = Client()
+    admin.force_login(UserFactory(role="admin"))
+    for paths in urls.values():
+        for url in paths:
+            admin.get(url)
+    assert SECRET in admin.get(f"/tables/{T}/").content.decode()
+    assert _crawl_finds_no_secret(client, urls) > 30
+    assert _crawl_finds_no_secret(client, urls) > 30
+    with CaptureQueriesContext(connection) as ctx:
+        assert client.get(f"/tables/{T}/").status_code == 200
+    assert not ctx.captured_queries  # served as kept: the crawl above was of kept pages
 
 
 def test_the_crawl_would_see_gold_if_it_leaked(client: Client, secret_question: dict) -> None:
