@@ -464,6 +464,9 @@ def _notes_below(
             break
         if taken and kinds[k] == "table" and not note:
             break
+        # Past a note's full stop only another note follows; the next paragraph does not.
+        if taken and not note and taken[-1].text.rstrip().endswith((".", ";")):
+            break
         taken.append(line)
         k += 1
     return " ".join(line.text for line in taken)
