@@ -41,13 +41,19 @@ CORE_MODULES = [
     "hctqa.core.synthgen.pipeline",
     "hctqa.core.synthgen.output",
     "hctqa.core.extraction.grid",
-    "hctqa.core.extraction.aligned",
     "hctqa.core.extraction.html",
     "hctqa.core.extraction.pdf",
     "hctqa.core.extraction.documents",
     "hctqa.core.extraction.worker",
     "hctqa.core.extraction.metrics",
     "hctqa.core.extraction.printable",
+    "hctqa.core.extraction.layout",
+    "hctqa.core.extraction.table",
+    "hctqa.core.extraction.structure",
+    "hctqa.core.extraction.extract",
+    "hctqa.core.extraction.icdar",
+    "hctqa.core.extraction.detect",
+    "hctqa.core.extraction.__main__",
 ]
 
 
