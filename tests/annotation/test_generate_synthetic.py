@@ -4,6 +4,7 @@ a synthetic-board score."""
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 import pytest
@@ -155,6 +156,22 @@ def test_a_targeted_run_imports_tables_with_the_properties(small_params: Path) -
     tables = Table.objects.filter(source="synthetic")
     assert tables.count() == 2
     assert all(t.table_properties[p] for t in tables for p in wanted)
+
+
+@pytest.mark.parametrize("folder", ["", "elsewhere"])
+def test_without_parameter_files_the_page_says_how_to_give_them(
+    client: Client, folder: str, tmp_path: Path
+) -> None:
+    client.force_login(UserFactory(role="admin"))
+    with override_settings(SYNTHETIC_PARAMS_DIR=str(tmp_path / folder) if folder else ""):
+        page = client.get("/annotate/synthetic/").content.decode()
+    fix = re.search(r'<div class="error" role="alert">(.*?)</div>', page, re.S)
+    assert fix is not None
+    text = " ".join(re.sub(r"<[^>]+>", "", fix.group(1)).split())
+    assert "Set SYNTHETIC_PARAMS_DIR to the folder holding PARAM_tableTemplates.json" in text
+    assert "hctqa-synthetic folder of the HCT-QA data" in text
+    assert "scripts/run sets it when HCTQA_DATA_DIR holds them" in text
+    assert page.count("disabled>Generate and import") == 2
 
 
 def test_only_admins_start_runs(client: Client, small_params: Path) -> None:
