@@ -352,7 +352,7 @@ def generation_resume(request: HttpRequest, run_id: int) -> HttpResponse:
     except ApplicationError as exc:
         messages.error(request, exc.message)
     else:
-        messages.success(request, f"Run {run_id} is queued again; failed tables will be retried.")
+        messages.success(request, f"Run {run_id} resumed; failed tables will be retried.")
     return redirect("annotate:generation_run", run_id=run_id)
 
 

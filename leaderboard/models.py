@@ -712,6 +712,12 @@ class InferenceRun(models.Model):
         return self.status in ACTIVE_RUN_STATUSES
 
     @property
+    def is_settled(self) -> bool:
+        """Nothing about it changes any more: the run has stopped, and its board entry, if it
+        has one, is scored or failed. Its pages follow it until then."""
+        return not self.is_active and (self.submission is None or self.submission.is_finished)
+
+    @property
     def own_endpoint(self) -> bool:
         return self.endpoint_id is None
 

@@ -185,7 +185,7 @@ def submit(request: HttpRequest) -> HttpResponse:
     if kept is not None:
         services.kept_upload_discard(kept=kept)
     messages.success(
-        request, "Your predictions are in the queue; this page updates as they are scored."
+        request, "Your predictions are saved; this page follows their scoring."
     )
     return redirect(submission)
 
@@ -267,7 +267,7 @@ def submission_rescore(request: HttpRequest, pk: int) -> HttpResponse:
     except ApplicationError as exc:
         messages.error(request, exc.message)
     else:
-        messages.success(request, "Queued for scoring again.")
+        messages.success(request, "Sent for scoring again.")
     return redirect(submission)
 
 
@@ -359,7 +359,7 @@ def inference_runs(request: HttpRequest) -> HttpResponse:
     if not selectors.can_start_inference(user=request.user):
         raise PermissionDenied("Inference runs are for researchers and admins")
     runs = list(selectors.inference_runs_for(user=request.user)[:RUNS_SHOWN])
-    context = {"runs": runs, "any_active": any(r.is_active for r in runs)}
+    context = {"runs": runs, "any_unsettled": any(not r.is_settled for r in runs)}
     if request.htmx:
         return render(request, "leaderboard/partials/_inference_run_rows.html", context)
     return render(request, "leaderboard/inference_runs.html", context)
@@ -385,7 +385,7 @@ def inference_run_new(request: HttpRequest) -> HttpResponse:
     except ApplicationError as exc:
         add_problems(form, exc)  # every problem at once
         return render(request, "leaderboard/inference_run_new.html", {"form": form}, status=400)
-    messages.success(request, "The run is queued for the inference worker.")
+    # No banner: the run page's status line says "Queued", and follows the run.
     return redirect(run)
 
 
@@ -402,8 +402,9 @@ def _run_context(run: InferenceRun) -> dict:
 def inference_run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = selectors.inference_run_for_viewer(run_id=pk, user=request.user)
     if request.htmx and request.GET.get("part") == "progress":
-        if not run.is_active:
-            # Finished: the whole page has more to show (the submission, the errors).
+        if request.GET.get("running") and not run.is_active:
+            # Just finished: the whole page has more to show (the errors); it goes on
+            # following the board entry until that is scored.
             return HttpResponseClientRefresh()
         return render(
             request, "leaderboard/partials/_inference_run_progress.html", _run_context(run)
@@ -440,5 +441,5 @@ def inference_run_resume(request: HttpRequest, pk: int) -> HttpResponse:
     except ApplicationError as exc:
         messages.error(request, exc.message)
     else:
-        messages.success(request, "Queued again: the answers already saved are kept.")
+        messages.success(request, "Resumed: the answers already saved are kept.")
     return redirect(run)

@@ -122,6 +122,9 @@ def test_the_admin_page_runs_the_generator_as_a_task(small_params: Path, client:
         )
         run_ = SyntheticRun.objects.get()
         assert response.status_code == 302 and run_.status == RunStatus.QUEUED
+        # The run page's status line says "Queued" and follows the run; no banner outlives it.
+        started = client.get(response["Location"]).content.decode()
+        assert "is queued" not in started and 'hx-trigger="every 2s"' in started
         assert services.synthetic_run_execute(run_id=run_.pk) == "done"
         assert services.synthetic_run_execute(run_id=run_.pk) == "not claimable"
     run_.refresh_from_db()

@@ -244,7 +244,7 @@ def test_owners_rescore_and_delete_from_the_page(
     client.force_login(researcher)
     with django_capture_on_commit_callbacks() as queued:
         response = client.post(f"/leaderboard/submissions/{submission.pk}/rescore/", follow=True)
-    assert b"Queued for scoring again." in response.content and len(queued) == 1
+    assert b"Sent for scoring again." in response.content and len(queued) == 1
     other = UserFactory(role="researcher")
     client.force_login(other)
     assert client.post(f"/leaderboard/submissions/{submission.pk}/delete/").status_code == 403
