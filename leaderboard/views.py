@@ -184,9 +184,7 @@ def submit(request: HttpRequest) -> HttpResponse:
             upload.close()
     if kept is not None:
         services.kept_upload_discard(kept=kept)
-    messages.success(
-        request, "Your predictions are saved; this page follows their scoring."
-    )
+    messages.success(request, "Your predictions are saved; this page follows their scoring.")
     return redirect(submission)
 
 

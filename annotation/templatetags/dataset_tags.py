@@ -16,6 +16,12 @@ def query_summary(values: Mapping[str, object]) -> list[tuple[str, list[str]]]:
 
 
 @register.filter
+def table_property_names(codes: list[str]) -> str:
+    """Table property codes (a synthetic run's) as people read them, comma-separated."""
+    return ", ".join(taxonomy.TABLE_PROPERTIES.full_label(code) for code in codes or [])
+
+
+@register.filter
 def table_property_labels(values: Mapping[str, object]) -> list[str]:
     """Labels of the set top-level table properties, for a compact list row."""
     return [

@@ -223,3 +223,18 @@ def test_an_identical_run_is_refused_while_one_is_queued_or_running(
         again = services.synthetic_run_create(user=admin, families=["Number_of_accidents"])
     assert SyntheticRun.objects.filter(status=RunStatus.QUEUED).count() == 2
     assert again.pk not in (first.pk, other.pk)
+
+
+def test_a_run_names_its_table_properties_by_their_labels(client: Client) -> None:
+    admin = UserFactory(role="admin")
+    run_ = SyntheticRun.objects.create(
+        created_by=admin,
+        required_properties=["row_nesting", "local_column_group_aggregation"],
+        table_count=3,
+    )
+    client.force_login(admin)
+    for url in (f"/annotate/synthetic/{run_.pk}/", "/annotate/synthetic/"):
+        # The run's page, and the list of recent runs under the start page's form.
+        shown = client.get(url).content.decode().split("<h2>Recent runs</h2>")[-1]
+        assert "Row nesting, Column aggregation › Local (column group)" in shown, url
+        assert "local_column_group_aggregation" not in shown, url
