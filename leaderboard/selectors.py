@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 from collections import Counter, defaultdict
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC
 from statistics import median
 from typing import Any
@@ -33,6 +33,7 @@ from leaderboard.models import (
     DEFAULT_RULES,
     RESULT_FIGURES,
     DailyLimitEntry,
+    DataScope,
     EvalSplit,
     InferenceResponse,
     InferenceRun,
@@ -206,13 +207,8 @@ def _board_submissions(filters: BoardFilters, prefix: str = "") -> Q:
     return condition
 
 
-def board(*, filters: BoardFilters) -> QuerySet[Score]:
-    """The ranked rows of a public board: the scores, under the chosen rules, of public
-    submissions scored on the chosen question set (all questions, or the test split) whose
-    scores are current, and the paper's reported rows (2025-05 figures on all questions, so
-    only on that board). Filtered and sorted; missing figures sort last whichever the
-    direction. One query per page, with the submission joined."""
-    rows = Score.objects.filter(
+def _board_rows(filters: BoardFilters) -> QuerySet[Score]:
+    return Score.objects.filter(
         Q(submission__kind=Kind.REPORTED)
         | Q(
             submission__status=Status.SCORED,
@@ -222,6 +218,15 @@ def board(*, filters: BoardFilters) -> QuerySet[Score]:
         _board_submissions(filters, "submission__"),
         rules=filters.rules,
     )
+
+
+def board(*, filters: BoardFilters) -> QuerySet[Score]:
+    """The ranked rows of a public board: the scores, under the chosen rules, of public
+    submissions scored on the chosen question set (all questions, or the test split) whose
+    scores are current, and the paper's reported rows (2025-05 figures on all questions, so
+    only on that board). Filtered and sorted; missing figures sort last whichever the
+    direction. One query per page, with the submission joined."""
+    rows = _board_rows(filters)
     descending = filters.sort.startswith("-")
     column = SORTABLE[filters.sort.lstrip("-")]
     order = F(column).desc(nulls_last=True) if descending else F(column).asc(nulls_last=True)
@@ -238,6 +243,19 @@ def board(*, filters: BoardFilters) -> QuerySet[Score]:
         )
         .order_by(order, "submission__model_name", "submission_id")
     )
+
+
+def board_other_scopes(*, filters: BoardFilters) -> list[tuple[str, str, int]]:
+    """For an empty board: the boards of the other data scopes with the same filters that
+    have rows, as (scope, label, rows), in the scopes' order. One query."""
+    counts = dict(
+        _board_rows(replace(filters, data_scope=""))
+        .exclude(submission__data_scope=filters.data_scope)
+        .order_by()
+        .values_list("submission__data_scope")
+        .annotate(n=Count("id"))
+    )
+    return [(s.value, s.label, counts[s.value]) for s in DataScope if counts.get(s.value)]
 
 
 # How many submissions being scored again a board lists (beside its ranked rows).

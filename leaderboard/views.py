@@ -66,6 +66,13 @@ def board(request: HttpRequest, modality: str = Modality.TEXT) -> HttpResponse:
     query.pop("page", None)
     query.pop("sort", None)
     scope = filters.data_scope if filters else DataScope.REAL
+    elsewhere = []
+    if page is not None and not page.object_list:
+        # An empty board (a fresh platform holds only the demo rows): where rows are.
+        for other, label, count in selectors.board_other_scopes(filters=filters):
+            there = query.copy()
+            there["data_scope"] = other
+            elsewhere.append((label, count, there.urlencode()))
     context = {
         "form": form,
         "page": page,
@@ -77,6 +84,11 @@ def board(request: HttpRequest, modality: str = Modality.TEXT) -> HttpResponse:
         "offset": (page.number - 1) * BOARD_PAGE_SIZE if page else 0,
         "shown": form.shown_columns(),
         "scope_label": DataScope(scope).label,
+        "narrowed": bool(
+            filters
+            and any((filters.size_class, filters.weights, filters.table_format, filters.search))
+        ),
+        "elsewhere": elsewhere,
         "chart": _recall_by_size(page.object_list) if page else {},
         "has_reported": bool(page) and any(r.submission.is_reported for r in page.object_list),
     }

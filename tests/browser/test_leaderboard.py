@@ -46,7 +46,9 @@ def test_a_reader_sorts_and_filters_the_board(live_server, page: Page, board: No
     expect(names).to_have_text(["alpha-small"])
     page.fill("#id_q", "gamma")
     expect(page.locator("table.board")).to_have_count(0)
-    expect(page.get_by_text("No model matches these filters yet.")).to_be_visible()
+    expect(
+        page.get_by_text("No model on the real tables' board matches these filters yet.")
+    ).to_be_visible()
 
 
 def test_the_vision_board_is_separate(live_server, page: Page, board: None) -> None:

@@ -421,3 +421,26 @@ def test_paper_rows_import_idempotently(data_dir: Path) -> None:
     assert not Score.objects.filter(submission__kind=Kind.REPORTED, rules="2025-10").exists()
     call_command("import_paper_results", str(data_dir / "paper-table1.csv"), stdout=out)
     assert "54 reported rows: 0 created, 1 updated, 53 unchanged." in out.getvalue()
+
+
+def test_an_empty_board_links_to_the_boards_that_have_rows(client: Client) -> None:
+    # A fresh platform: only the demo rows, on the demo tables' board.
+    for name in ("demo-oracle", "demo-lookup-only"):
+        SubmissionFactory(model_name=name, data_scope="demo")
+    SubmissionFactory(model_name="demo-vision", data_scope="demo", modality="vision")
+
+    def empty_note(url: str) -> str:
+        page = client.get(url).content.decode()
+        return page.split('<div class="empty">')[1].split("</div>")[0]
+
+    note = empty_note("/leaderboard/")
+    assert "No model is on the real tables' board yet." in note
+    assert '<a href="?data_scope=demo">The demo tables\' board has 2 rows</a>' in note
+    assert "synthetic" not in note.lower()  # no row there
+    # Filters are kept on the way to the other board.
+    note = empty_note("/leaderboard/?weights=open")
+    assert "No model on the real tables' board matches these filters yet." in note
+    assert '<a href="?weights=open&amp;data_scope=demo">' in note
+    assert '<a href="?data_scope=demo">The demo tables\' board has 1 row</a>' in empty_note(
+        "/leaderboard/vision/"
+    )
