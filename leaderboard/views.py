@@ -30,7 +30,7 @@ from leaderboard.forms import (
     SubmissionForm,
     form_problems,
 )
-from leaderboard.models import DEFAULT_RULES, DataScope, InferenceRun, Modality, Score
+from leaderboard.models import DEFAULT_RULES, DataScope, EvalSplit, InferenceRun, Modality, Score
 
 BOARD_PAGE_SIZE = 100
 
@@ -159,7 +159,11 @@ def submit(request: HttpRequest) -> HttpResponse:
     once; a file that is fine itself is kept for the next try (``kept_upload``)."""
     # Bound on any POST: an empty one is a form with every field missing, not an unbound one.
     posted = request.method == "POST"
-    form = SubmissionForm(request.POST if posted else None, request.FILES if posted else None)
+    form = SubmissionForm(
+        request.POST if posted else None,
+        request.FILES if posted else None,
+        initial=_split_initial(request.user),
+    )
     allowance = _test_allowance(request.user)
     if request.method != "POST":
         return render(request, "leaderboard/submit.html", {"form": form, **allowance})
@@ -375,6 +379,12 @@ def inference_runs(request: HttpRequest) -> HttpResponse:
     return render(request, "leaderboard/inference_runs.html", context)
 
 
+def _split_initial(user: object) -> dict[str, str]:
+    """The forms start on the test split for accounts that may submit to it, and on the
+    validation split for the others (the test split would be refused)."""
+    return {} if can_submit_to_test_split(user=user) else {"split": EvalSplit.VALIDATION}
+
+
 @login_required
 def inference_run_new(request: HttpRequest) -> HttpResponse:
     if not selectors.can_start_inference(user=request.user):
@@ -382,6 +392,7 @@ def inference_run_new(request: HttpRequest) -> HttpResponse:
     form = InferenceRunForm(
         request.POST if request.method == "POST" else None,
         endpoints=endpoint_choices(user=request.user),
+        initial=_split_initial(request.user),
     )
     if request.method != "POST":
         return render(request, "leaderboard/inference_run_new.html", {"form": form})
