@@ -658,11 +658,14 @@ def _check_comparison_discloses_nothing(
         )
 
 
-def comparable_submissions() -> QuerySet[Submission]:
+def comparable_submissions(*, demo: bool = False) -> QuerySet[Submission]:
     """The submissions the public boards rank: public, scored on all questions or the test
-    split, with current scores."""
+    split, with current scores. The demo rows (made-up tables) are listed only with
+    ``demo``, and then alone, as on their board."""
+    demo_rows = Q(data_scope=DataScope.DEMO)
     return (
         Submission.objects.filter(
+            demo_rows if demo else ~demo_rows,
             kind=Kind.SUBMISSION,
             status=Status.SCORED,
             visibility=Visibility.PUBLIC,

@@ -315,6 +315,12 @@ def compare(request: HttpRequest) -> HttpResponse:
             b = selectors.submission_for_viewer(
                 submission_id=form.cleaned_data["b"], user=request.user
             )
+            if DataScope.DEMO in (a.data_scope, b.data_scope):
+                # Demo rows are offered only to compare demo rows (ticked on their board).
+                context["choices"] = selectors.comparable_submissions(demo=True)
+            if a.modality != b.modality:
+                # Their recall is not computed the same way (docs: SCORING.md).
+                context["mixed"] = sorted((a, b), key=lambda s: s.modality != Modality.TEXT)
             rules = form.cleaned_data["rules"]
             comparison = selectors.comparison_cached(a=a, b=b, rules=rules)
             limit = PageRateLimit("compare")
