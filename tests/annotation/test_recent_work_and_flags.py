@@ -228,7 +228,11 @@ def test_a_flag_for_other_needs_a_note_and_the_return_address_stays_on_the_site(
     refused = client.post(
         "/annotate/flags/new/", {"table": table.pk, "reason": "other"}, follow=True
     )
-    assert "Not flagged: Say what is wrong in the note." in refused.content.decode()
+    assert refused.redirect_chain[-1][0] == "/tables/psa--3--1/#flag-box"
+    assert (
+        '<p class="field-error" id="flag-note-error" role="alert">Say what is wrong in the note.'
+        in refused.content.decode()
+    )
     assert not Flag.objects.exists()
     away = client.post(
         "/annotate/flags/new/",
