@@ -271,8 +271,6 @@ def test_the_api_starts_a_run_with_defaults(api: Client) -> None:
         {
             "model_name": "fake-7b",
             "endpoint": "gpu-host",
-            "modality": "text",
-            "table_format": "paper",
             "split": "test",
             "weights": "closed",
         },
@@ -281,6 +279,8 @@ def test_the_api_starts_a_run_with_defaults(api: Client) -> None:
     assert response.status_code == 201, response.content
     body = response.json()
     assert body["status"] == "queued" and body["endpoint"] == "gpu-host"
+    # The form's defaults: a text model, the tables as the paper gives them.
+    assert (body["modality"], body["table_format"]) == ("text", "paper")
     # A researcher sees the registered endpoint's name, not where it is or what holds its key.
     assert body["base_url"] is None and KEY_ENV not in response.content.decode()
     assert (body["temperature"], body["max_tokens"], body["concurrency"]) == (0.0, 128, 8)
