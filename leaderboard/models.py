@@ -505,6 +505,9 @@ class PropertyRegression(models.Model):
     intercept = models.FloatField()
     coefficients = models.JSONField(default=list)
     dropped = models.JSONField(default=list)
+    left_out = models.JSONField(
+        default=list, help_text="Rows below the coverage or sanity rule: id, model_name, why."
+    )
 
     class Meta:
         get_latest_by = "computed_at"

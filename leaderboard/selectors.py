@@ -14,8 +14,8 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.cache import cache
-from django.db.models import Count, F, Max, Q, QuerySet
-from django.db.models.functions import Length, Substr
+from django.db.models import Count, F, Max, Q, QuerySet, TextField, Value
+from django.db.models.functions import Coalesce, Length, Lower, Substr, Trim
 from django.http import Http404
 from django.utils import timezone
 
@@ -675,6 +675,51 @@ def comparable_submissions(*, demo: bool = False) -> QuerySet[Submission]:
         .only("id", "model_name", "modality", "split", "data_scope", "table_format")
         .order_by("model_name", "id")
     )
+
+
+# The public regression reads a row only when it answered nearly every question of its set
+# and is no constant answer (a row answering "{1}" everywhere says nothing about tables).
+REGRESSION_MIN_COVERAGE = 0.9
+REGRESSION_MAX_SAME_ANSWER = 0.5
+
+
+def regression_rows(submissions: QuerySet[Submission]) -> tuple[list[int], list[dict[str, Any]]]:
+    """The ids of the submissions the property regression reads, and those it leaves out,
+    each as {id, model_name, why}, in name order. Three queries."""
+    coverage = dict(
+        Score.objects.filter(submission__in=submissions, rules=Rules.V2025_05).values_list(
+            "submission_id", "coverage"
+        )
+    )
+    totals: Counter[int] = Counter()
+    top: dict[int, tuple[int, str]] = {}
+    given = (
+        QuestionResult.objects.filter(submission__in=submissions, answered=True)
+        .annotate(answer=Lower(Trim(Coalesce("prediction", Value(""), output_field=TextField()))))
+        .values("submission_id", "answer")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    for row in given:
+        totals[row["submission_id"]] += row["n"]
+        if row["n"] > top.get(row["submission_id"], (0, ""))[0]:
+            top[row["submission_id"]] = (row["n"], row["answer"])
+    admitted, left_out = [], []
+    for submission in submissions.order_by("model_name", "id").only("id", "model_name"):
+        share = coverage.get(submission.pk) or 0.0
+        same, answer = top.get(submission.pk, (0, ""))
+        same_share = same / totals[submission.pk] if totals[submission.pk] else 1.0
+        why = ""
+        if share < REGRESSION_MIN_COVERAGE:
+            why = f"answered {share:.0%} of its questions"
+        elif same_share > REGRESSION_MAX_SAME_ANSWER:
+            shown = answer if len(answer) <= 30 else answer[:29] + "…"
+            why = f"gave one answer, “{shown}”, to {same_share:.0%} of its questions"
+        if why:
+            left_out.append({"id": submission.pk, "model_name": submission.model_name, "why": why})
+        else:
+            admitted.append(submission.pk)
+    return admitted, left_out
 
 
 def current_regression() -> PropertyRegression | None:

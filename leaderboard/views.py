@@ -352,7 +352,12 @@ def regression(request: HttpRequest) -> HttpResponse:
         "coef": [round(c["coef"], 4) for c in coefficients],
         "interval": [[round(c["low"], 4), round(c["high"], 4)] for c in coefficients],
     }
-    context = {"regression": result, "coefficients": coefficients, "chart": chart}
+    context = {
+        "regression": result,
+        "coefficients": coefficients,
+        "chart": chart,
+        "min_coverage": 100 * selectors.REGRESSION_MIN_COVERAGE,
+    }
     return render(request, "leaderboard/regression.html", context)
 
 

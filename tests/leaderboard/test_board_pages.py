@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from pathlib import Path
 
 import pytest
@@ -142,12 +143,13 @@ def scored(owner, gold, *, right: int = 4, **fields) -> Submission:
 
 
 def property_tables(n: int = 30) -> dict[str, str]:
-    """``n`` real tables, every second one with row-group labels, one question each: enough
-    for the table-property regression. Question id → gold answer."""
+    """``n`` real tables, every second one with row-group labels, one question each (its
+    answer of its own): enough for the table-property regression. Question id → gold."""
     gold = {}
     for i in range(n):
         table = TableFactory(id=f"psa--4--{i}", table_properties={"row_group_label": i % 2 == 0})
-        gold[QuestionFactory(table=table, id=f"{table.id}--M0", gold_answer="{x}").id] = "{x}"
+        answer = f"{{{i * 7}}}"
+        gold[QuestionFactory(table=table, id=f"{table.id}--M0", gold_answer=answer).id] = answer
     return gold
 
 
@@ -401,6 +403,36 @@ def test_the_regression_page(client: Client, researcher) -> None:
     services.property_regression_refresh()
     html = client.get("/leaderboard/regression/").content.decode()
     assert "Row group label" in html and "From 1 submission over 30 tables" in html
+
+
+def test_rows_below_the_coverage_or_sanity_rule_stay_out_of_the_regression(
+    client: Client, researcher
+) -> None:
+    gold = property_tables()
+    scored(researcher, gold, model_name="real-model", right=12)
+    # A junk row: "{1}" to every question. Another answers a third of the questions.
+    junk = scored(researcher, gold, model_name="junk", right=0)
+    junk.results.update(prediction="{1}")
+    few = dict(list(answers(gold, right=8).items())[:10])
+    data = services.SubmissionInput(
+        model_name="few", weights="open", parameters_billions=7, modality="text",
+        table_format="paper", split="all", data_scope="real",
+    )  # fmt: skip
+    partial = services.submission_create(owner=researcher, data=data, predictions=upload(few))
+    services.submission_score(submission_id=partial.pk)
+    regression = services.property_regression_refresh()
+    assert regression.submissions == 1
+    assert [(row["model_name"], row["why"]) for row in regression.left_out] == [
+        ("few", "answered 33% of its questions"),
+        ("junk", "gave one answer, “{1}”, to 100% of its questions"),
+    ]
+    page = client.get("/leaderboard/regression/").content.decode()
+    page = " ".join(re.sub(r"<[^>]+>", "", page).split())
+    assert (
+        "A row enters when it answered at least 90% of its questions and no one answer makes "
+        "up more than half of its answers" in page
+    )
+    assert "Left out: few (answered 33% of its questions)" in page
 
 
 def test_paper_rows_import_idempotently(data_dir: Path) -> None:
