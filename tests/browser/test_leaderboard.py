@@ -81,7 +81,9 @@ def test_a_reader_chooses_the_question_set_and_the_rules_version(
     )
     expect(page.locator("tr.reported-row")).to_contain_text("reported in paper · 2025-05")
 
-    # The 2025-10 rules: the same question set, its own figures, and no paper rows.
+    # The 2025-10 rules: the same question set, its own figures, and no paper rows. On a
+    # phone the filters open from their one control.
+    page.locator("#board-filters-box > summary").click()
     page.select_option("#id_rules", "2025-10")
     expect(shows).to_contain_text("scored with the 2025-10 rules")
     expect(shows).to_contain_text("The paper's rows are 2025-05 figures")
