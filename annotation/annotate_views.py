@@ -19,6 +19,7 @@ from django.views.decorators.http import require_POST
 from annotation import selectors, services, shortcuts
 from annotation.annotate_api import table_payload
 from annotation.forms import AssignForm
+from annotation.templatetags.dataset_tags import REFUSED_FLAG
 from hctqa.accounts import selectors as accounts
 from hctqa.core import taxonomy
 from hctqa.core.query_templates import TEMPLATES
@@ -461,16 +462,21 @@ def flag_new(request: HttpRequest) -> HttpResponse:
         slot_id=request.POST.get("slot", ""),
     )
     back = local_url(request, request.POST.get("next", ""), table.get_absolute_url())
+    reason, note = request.POST.get("reason", ""), request.POST.get("note", "")
     try:
         services.flag_raise(
-            user=request.user,
-            table=table,
-            question=question,
-            reason=request.POST.get("reason", ""),
-            note=request.POST.get("note", ""),
+            user=request.user, table=table, question=question, reason=reason, note=note
         )
     except ApplicationError as exc:
-        messages.error(request, f"Not flagged: {exc.message}.")
+        # The page comes back with the form open, as it was sent, saying what to change.
+        request.session[REFUSED_FLAG] = {
+            "table": table.id,
+            "reason": reason,
+            "note": note,
+            "field": exc.field or "reason",
+            "error": exc.message,
+        }
+        return redirect(f"{back}#flag-box")
     else:
         messages.success(request, f"Flagged {table.id}: an adjudicator will look at it. Thank you.")
     return redirect(back)

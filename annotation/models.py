@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 
 from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Q
 from django.urls import reverse
+from django.utils import timezone
 
 
 class Source(models.TextChoices):
@@ -660,6 +662,10 @@ class RunStatus(models.TextChoices):
     CANCELLED = "cancelled", "Cancelled"
 
 
+# A running generation run whose worker has not reported for this long is taken to be dead.
+GENERATION_STALE_AFTER = timedelta(minutes=5)
+
+
 class GenerationRun(models.Model):
     """Model-generated questions for a set of tables, by one OpenAI-compatible chat model
     behind an endpoint an admin registered (its key stays on the worker)."""
@@ -712,6 +718,19 @@ class GenerationRun(models.Model):
             return 0
         # Rounded down, so 100% means every table is through.
         return 100 * (self.tables_done + self.tables_failed) // self.tables_total
+
+    @property
+    def is_resumable(self) -> bool:
+        """Resuming has something to do: the run stopped (failed, cancelled) or its worker
+        died, or tables got no valid reply. A run done with every table is not."""
+        if self.status in (RunStatus.FAILED, RunStatus.CANCELLED):
+            return True
+        if self.status == RunStatus.DONE:
+            return self.tables_failed > 0
+        if self.status == RunStatus.RUNNING:
+            stale = timezone.now() - GENERATION_STALE_AFTER
+            return self.heartbeat_at is None or self.heartbeat_at <= stale
+        return False
 
 
 class GenerationItem(models.Model):

@@ -55,7 +55,7 @@ def synthetic(request: HttpRequest) -> HttpResponse:
             messages.error(request, f"Not started: {exc.message}.")
             status = 400
         else:
-            messages.success(request, f"Synthetic run {run.pk} is queued.")
+            # No banner: the run page's status line says "Queued", and follows the run.
             return redirect("annotate:synthetic_run", run_id=run.pk)
     context = {
         "families": families,

@@ -521,6 +521,9 @@ SPECTACULAR_SETTINGS = {
     # Swagger UI's files ship with drf-spectacular-sidecar: the docs page needs no CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    # No deep links: with them each operation's path is a link inside the button that opens
+    # it, an interactive control nested in another (axe-core: nested-interactive).
+    "SWAGGER_UI_SETTINGS": {"deepLinking": False},
     "REDOC_DIST": "SIDECAR",
 }
 

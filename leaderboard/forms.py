@@ -152,15 +152,16 @@ class RulesForm(forms.Form):
 
 # The board's columns a reader may hide, in the board's order (rank, tick and model always
 # show). The vision board has no precision.
+# In the board's order: recall, the main score, first.
 BOARD_COLUMNS = [
-    ("size", "Size"),
-    ("precision", "Precision"),
     ("recall", "Recall"),
+    ("precision", "Precision"),
     ("cc", "CC"),
     ("psa", "QNPC"),
     ("pak", "Pak."),
     ("census", "US Census"),
     ("arxiv", "arXiv"),
+    ("size", "Size"),
     ("input", "Input"),
     ("scored_on", "Scored on"),
 ]

@@ -505,6 +505,9 @@ class PropertyRegression(models.Model):
     intercept = models.FloatField()
     coefficients = models.JSONField(default=list)
     dropped = models.JSONField(default=list)
+    left_out = models.JSONField(
+        default=list, help_text="Rows below the coverage or sanity rule: id, model_name, why."
+    )
 
     class Meta:
         get_latest_by = "computed_at"
@@ -710,6 +713,12 @@ class InferenceRun(models.Model):
     @property
     def is_active(self) -> bool:
         return self.status in ACTIVE_RUN_STATUSES
+
+    @property
+    def is_settled(self) -> bool:
+        """Nothing about it changes any more: the run has stopped, and its board entry, if it
+        has one, is scored or failed. Its pages follow it until then."""
+        return not self.is_active and (self.submission is None or self.submission.is_finished)
 
     @property
     def own_endpoint(self) -> bool:

@@ -30,7 +30,7 @@ from leaderboard.forms import (
     SubmissionForm,
     form_problems,
 )
-from leaderboard.models import DEFAULT_RULES, DataScope, InferenceRun, Modality, Score
+from leaderboard.models import DEFAULT_RULES, DataScope, EvalSplit, InferenceRun, Modality, Score
 
 BOARD_PAGE_SIZE = 100
 
@@ -66,6 +66,13 @@ def board(request: HttpRequest, modality: str = Modality.TEXT) -> HttpResponse:
     query.pop("page", None)
     query.pop("sort", None)
     scope = filters.data_scope if filters else DataScope.REAL
+    elsewhere = []
+    if page is not None and not page.object_list:
+        # An empty board (a fresh platform holds only the demo rows): where rows are.
+        for other, label, count in selectors.board_other_scopes(filters=filters):
+            there = query.copy()
+            there["data_scope"] = other
+            elsewhere.append((label, count, there.urlencode()))
     context = {
         "form": form,
         "page": page,
@@ -77,6 +84,11 @@ def board(request: HttpRequest, modality: str = Modality.TEXT) -> HttpResponse:
         "offset": (page.number - 1) * BOARD_PAGE_SIZE if page else 0,
         "shown": form.shown_columns(),
         "scope_label": DataScope(scope).label,
+        "narrowed": bool(
+            filters
+            and any((filters.size_class, filters.weights, filters.table_format, filters.search))
+        ),
+        "elsewhere": elsewhere,
         "chart": _recall_by_size(page.object_list) if page else {},
         "has_reported": bool(page) and any(r.submission.is_reported for r in page.object_list),
     }
@@ -147,7 +159,11 @@ def submit(request: HttpRequest) -> HttpResponse:
     once; a file that is fine itself is kept for the next try (``kept_upload``)."""
     # Bound on any POST: an empty one is a form with every field missing, not an unbound one.
     posted = request.method == "POST"
-    form = SubmissionForm(request.POST if posted else None, request.FILES if posted else None)
+    form = SubmissionForm(
+        request.POST if posted else None,
+        request.FILES if posted else None,
+        initial=_split_initial(request.user),
+    )
     allowance = _test_allowance(request.user)
     if request.method != "POST":
         return render(request, "leaderboard/submit.html", {"form": form, **allowance})
@@ -184,9 +200,7 @@ def submit(request: HttpRequest) -> HttpResponse:
             upload.close()
     if kept is not None:
         services.kept_upload_discard(kept=kept)
-    messages.success(
-        request, "Your predictions are in the queue; this page updates as they are scored."
-    )
+    messages.success(request, "Your predictions are saved; this page follows their scoring.")
     return redirect(submission)
 
 
@@ -267,7 +281,7 @@ def submission_rescore(request: HttpRequest, pk: int) -> HttpResponse:
     except ApplicationError as exc:
         messages.error(request, exc.message)
     else:
-        messages.success(request, "Queued for scoring again.")
+        messages.success(request, "Sent for scoring again.")
     return redirect(submission)
 
 
@@ -301,6 +315,12 @@ def compare(request: HttpRequest) -> HttpResponse:
             b = selectors.submission_for_viewer(
                 submission_id=form.cleaned_data["b"], user=request.user
             )
+            if DataScope.DEMO in (a.data_scope, b.data_scope):
+                # Demo rows are offered only to compare demo rows (ticked on their board).
+                context["choices"] = selectors.comparable_submissions(demo=True)
+            if a.modality != b.modality:
+                # Their recall is not computed the same way (docs: SCORING.md).
+                context["mixed"] = sorted((a, b), key=lambda s: s.modality != Modality.TEXT)
             rules = form.cleaned_data["rules"]
             comparison = selectors.comparison_cached(a=a, b=b, rules=rules)
             limit = PageRateLimit("compare")
@@ -332,7 +352,12 @@ def regression(request: HttpRequest) -> HttpResponse:
         "coef": [round(c["coef"], 4) for c in coefficients],
         "interval": [[round(c["low"], 4), round(c["high"], 4)] for c in coefficients],
     }
-    context = {"regression": result, "coefficients": coefficients, "chart": chart}
+    context = {
+        "regression": result,
+        "coefficients": coefficients,
+        "chart": chart,
+        "min_coverage": 100 * selectors.REGRESSION_MIN_COVERAGE,
+    }
     return render(request, "leaderboard/regression.html", context)
 
 
@@ -359,10 +384,16 @@ def inference_runs(request: HttpRequest) -> HttpResponse:
     if not selectors.can_start_inference(user=request.user):
         raise PermissionDenied("Inference runs are for researchers and admins")
     runs = list(selectors.inference_runs_for(user=request.user)[:RUNS_SHOWN])
-    context = {"runs": runs, "any_active": any(r.is_active for r in runs)}
+    context = {"runs": runs, "any_unsettled": any(not r.is_settled for r in runs)}
     if request.htmx:
         return render(request, "leaderboard/partials/_inference_run_rows.html", context)
     return render(request, "leaderboard/inference_runs.html", context)
+
+
+def _split_initial(user: object) -> dict[str, str]:
+    """The forms start on the test split for accounts that may submit to it, and on the
+    validation split for the others (the test split would be refused)."""
+    return {} if can_submit_to_test_split(user=user) else {"split": EvalSplit.VALIDATION}
 
 
 @login_required
@@ -372,6 +403,7 @@ def inference_run_new(request: HttpRequest) -> HttpResponse:
     form = InferenceRunForm(
         request.POST if request.method == "POST" else None,
         endpoints=endpoint_choices(user=request.user),
+        initial=_split_initial(request.user),
     )
     if request.method != "POST":
         return render(request, "leaderboard/inference_run_new.html", {"form": form})
@@ -385,7 +417,7 @@ def inference_run_new(request: HttpRequest) -> HttpResponse:
     except ApplicationError as exc:
         add_problems(form, exc)  # every problem at once
         return render(request, "leaderboard/inference_run_new.html", {"form": form}, status=400)
-    messages.success(request, "The run is queued for the inference worker.")
+    # No banner: the run page's status line says "Queued", and follows the run.
     return redirect(run)
 
 
@@ -402,8 +434,9 @@ def _run_context(run: InferenceRun) -> dict:
 def inference_run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = selectors.inference_run_for_viewer(run_id=pk, user=request.user)
     if request.htmx and request.GET.get("part") == "progress":
-        if not run.is_active:
-            # Finished: the whole page has more to show (the submission, the errors).
+        if request.GET.get("running") and not run.is_active:
+            # Just finished: the whole page has more to show (the errors); it goes on
+            # following the board entry until that is scored.
             return HttpResponseClientRefresh()
         return render(
             request, "leaderboard/partials/_inference_run_progress.html", _run_context(run)
@@ -440,5 +473,5 @@ def inference_run_resume(request: HttpRequest, pk: int) -> HttpResponse:
     except ApplicationError as exc:
         messages.error(request, exc.message)
     else:
-        messages.success(request, "Queued again: the answers already saved are kept.")
+        messages.success(request, "Resumed: the answers already saved are kept.")
     return redirect(run)

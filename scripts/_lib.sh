@@ -110,3 +110,44 @@ prepare_platform() {
     .venv/bin/python manage.py import_paper_results "$data/paper-table1.csv"
   fi
 }
+
+# stop_supervisors_on_exit PID...: when this script exits, stop these supervisors (and what
+# they run). Ctrl-C or TERM is a clean stop: it says "Stopped." and exits 0.
+stop_supervisors_on_exit() {
+  _supervisors=("$@")
+  trap '_stop_supervisors; echo "Stopped." >&2; exit 0' INT TERM
+  trap _stop_supervisors EXIT
+}
+
+_stop_supervisors() {
+  trap - INT TERM EXIT
+  kill -TERM "${_supervisors[@]}" 2>/dev/null || true
+  wait "${_supervisors[@]}" 2>/dev/null || true
+}
+
+# wait_for_supervisors: wait while the supervisors run. One that stops on its own (it was
+# killed) is an error: the rest are stopped, and the script exits 1.
+wait_for_supervisors() {
+  wait -n "${_supervisors[@]}" || true
+  echo "A supervisor stopped; see var/log/." >&2
+  exit 1
+}
+
+# synthetic_params_dir DATA: the folder of the synthetic generator's parameter files
+# (PARAM_tableTemplates.json, …) in a data folder: DATA/hctqa-synthetic, or DATA itself.
+# Fails when neither holds them.
+synthetic_params_dir() {
+  local folder
+  for folder in "$1/hctqa-synthetic" "$1"; do
+    if [ -f "$folder/PARAM_tableTemplates.json" ]; then
+      echo "$folder"
+      return 0
+    fi
+  done
+  return 1
+}
+
+# demo_logins LOG: the demo logins that load_demo printed to LOG, for the start banner.
+demo_logins() {
+  sed -n '/^Demo logins/,$p' "$1"
+}

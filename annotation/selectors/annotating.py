@@ -27,7 +27,9 @@ from annotation.models import (
     QuestionAuthoring,
     QuestionDraft,
     QuestionOrigin,
+    QuestionStatus,
     Table,
+    VerificationOutcome,
     VerificationSlot,
 )
 from annotation.selectors.assignments import assigned_next
@@ -434,6 +436,21 @@ class WorkItem:
     locked_because: str = ""
 
 
+def _verdict_summary(slot: VerificationSlot) -> str:
+    """The annotator's own verdict on the question as they saw it: a decision may have
+    rewritten the question since (its original text is kept on the outcome)."""
+    try:
+        seen = slot.question.outcome.original_text
+    except VerificationOutcome.DoesNotExist:
+        seen = slot.question.text
+    summary = f"{slot.get_rating_display()}: {seen}"
+    if slot.corrected_answer:
+        summary += f" Your answer: {slot.corrected_answer}"
+    if slot.rewritten_question:
+        summary += f" Your rewrite: {slot.rewritten_question}"
+    return summary
+
+
 def recent_work(*, annotator: User, limit: int = 15) -> list[WorkItem]:
     """The annotator's last saved table properties, questions and verdicts, newest first.
     Three queries, whatever the limit."""
@@ -477,19 +494,24 @@ def recent_work(*, annotator: User, limit: int = 15) -> list[WorkItem]:
         )
     for slot in (
         VerificationSlot.objects.filter(annotator=annotator, status="done")
-        .select_related("question")
+        .select_related("question__outcome")
         .order_by("-submitted_at")[:limit]
     ):
         allowed = verdict_change_allowed(slot)
+        waiting = slot.question.status == QuestionStatus.ADJUDICATION
         items.append(
             WorkItem(
                 "verdict",
                 slot.question.table_id,
-                f"{slot.get_rating_display()}: {slot.question.text}",
+                _verdict_summary(slot),
                 slot.submitted_at,
                 "",
                 reverse("annotate:verdict_change", args=[slot.public_id]) if allowed else "",
-                "" if allowed else "the question has been decided",
+                ""
+                if allowed
+                else "waiting for an adjudicator's decision"
+                if waiting
+                else "the question has been decided",
             )
         )
     items.sort(key=lambda item: item.saved_at, reverse=True)

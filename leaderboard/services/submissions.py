@@ -551,9 +551,10 @@ def property_regression_refresh() -> PropertyRegression | None:
     rules' (the paper's Table 4 came from those), the same for text and vision. With too few
     data, the previous result is removed."""
     cache.delete(REGRESSION_PENDING_KEY)  # changes from now on queue another one
-    submissions = selectors.comparable_submissions().filter(data_scope=DataScope.REAL)
+    candidates = selectors.comparable_submissions().filter(data_scope=DataScope.REAL)
+    admitted, left_out = selectors.regression_rows(candidates)
     per_table = (
-        QuestionResult.objects.filter(submission__in=submissions, question__in_gold_pool=False)
+        QuestionResult.objects.filter(submission__in=admitted, question__in_gold_pool=False)
         .values("question__table_id", "question__table__table_properties")
         .annotate(mean=Avg("recall"), n=Count("pk"))
     )
@@ -570,12 +571,13 @@ def property_regression_refresh() -> PropertyRegression | None:
         return None
     return PropertyRegression.objects.create(
         computed_at=timezone.now(),
-        submissions=submissions.count(),
+        submissions=len(admitted),
         tables=result.n,
         r_squared=result.r_squared,
         intercept=result.intercept,
         coefficients=[asdict(c) for c in result.coefficients],
         dropped=list(result.dropped),
+        left_out=left_out,
     )
 
 

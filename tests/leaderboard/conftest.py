@@ -49,11 +49,12 @@ def researcher(db):
 
 
 def answers(gold: dict[str, str], *, right: int | None = None) -> dict[str, str]:
-    """Answers to every question; only the first ``right`` ones correct."""
+    """Answers to every question; only the first ``right`` ones correct (the others wrong,
+    each in its own way, as a model's are)."""
     out = {}
     for i, (qid, answer) in enumerate(sorted(gold.items())):
         correct = right is None or i < right
-        out[qid] = answer.strip("{}") if correct else "wrong"
+        out[qid] = answer.strip("{}") if correct else f"wrong {i}"
     return out
 
 

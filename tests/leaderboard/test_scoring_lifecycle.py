@@ -212,10 +212,11 @@ def test_the_regression_is_kept_current(researcher) -> None:
     for i in range(40):
         props = {"row_group_label": i % 2 == 0, "split_header_cell": i % 3 == 0}
         table = TableFactory(id=f"psa--3--{i}", table_properties=props)
-        q = QuestionFactory(table=table, id=f"{table.id}--M0", gold_answer="{x}")
-        gold[q.id] = "{x}"
+        q = QuestionFactory(table=table, id=f"{table.id}--M0", gold_answer=f"{{x{i}}}")
+        gold[q.id] = f"{{x{i}}}"
     # Row-group-label tables answered wrongly: a strong negative effect.
-    predictions = {qid: ("y" if int(qid.split("--")[2]) % 2 == 0 else "x") for qid in gold}
+    number = {qid: int(qid.split("--")[2]) for qid in gold}
+    predictions = {qid: f"{'y' if n % 2 == 0 else 'x'}{n}" for qid, n in number.items()}
     data = services.SubmissionInput(
         model_name="m",
         weights="open",

@@ -208,3 +208,20 @@ def test_an_approver_without_a_time_is_refused_by_the_database(newcomer) -> None
     admin = UserFactory(role="admin")
     with pytest.raises(IntegrityError):
         Account.objects.filter(user=newcomer).update(test_split_approved_by=admin)
+
+
+@pytest.mark.parametrize("path", ["/leaderboard/submit/", "/leaderboard/inference/new/"])
+def test_the_forms_start_on_the_split_the_account_may_use(
+    client: Client, newcomer, path: str
+) -> None:
+    chosen = re.compile(r'<option value="(\w+)" selected>')
+
+    def split_shown() -> str:
+        page = client.get(path).content.decode()
+        select = page.split('name="split"')[1].split("</select>")[0]
+        return chosen.search(select).group(1)
+
+    client.force_login(newcomer)
+    assert split_shown() == "validation"  # the test split would be refused
+    account_approve_for_test_split(user=newcomer, approved_by=UserFactory(role="admin"))
+    assert split_shown() == "test"
