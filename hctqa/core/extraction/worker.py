@@ -13,7 +13,9 @@ child's stdin and stdout; both ends are this module. A request is a dict with ``
 - ``{"op": "pdf_pages", "path"}`` → the page count (``documents.pdf_page_count``);
 - ``{"op": "page", "path", "page"}`` → ``pdf.PageExtraction`` with crops and page image;
 - ``{"op": "region", "path", "page", "bbox", "strategy"}`` → ``(Candidate, crop PNG)``;
-- ``{"op": "html", "path"}`` → ``list[html.HtmlTable]``.
+- ``{"op": "html", "path"}`` → ``list[html.HtmlTable]``;
+- ``{"op": "tables", "path", "page", "boxes", "strategy"}`` → ``extract.PageTables`` (what the
+  command line prints): one table per box, or every table of the page when boxes is None.
 
 A reply is ``("ok", value)`` or ``("error", code, message)``.
 """
@@ -168,6 +170,15 @@ def _handle(request: dict[str, Any], documents: dict[str, Any]) -> Any:
         documents[path] = pdfplumber.open(path)
     page = documents[path].pages[request["page"] - 1]
     try:
+        if op == "tables":
+            from hctqa.core.extraction.extract import DEFAULT_STRATEGY, read_tables
+
+            return read_tables(
+                page,
+                request["page"],
+                request.get("boxes"),
+                request.get("strategy") or DEFAULT_STRATEGY,
+            )
         if op == "page":
             return pdf.extract_page(page, request["page"])
         if op == "region":

@@ -1,0 +1,123 @@
+"""The two ways a table is read from a page, used by the command line, the ingest worker and
+the review page's "extract this box again" alike:
+
+- ``extract_box(layout, box)``: exactly one table from a region someone drew;
+- ``extract_page(layout)``: every table on a page, found automatically.
+
+Both read a ``PageLayout`` (``layout``): words, characters when the page has a text layer,
+and ruling segments, whether they came from a PDF or from OCR. Both give ``Table`` values
+(``table``). ``DEFAULT_STRATEGY`` is the app's own choice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hctqa.core.extraction.aligned import aligned_tables, read_table, table_blocks, text_lines
+from hctqa.core.extraction.layout import Box, PageLayout, Word, layout_from_pdfplumber
+from hctqa.core.extraction.table import (
+    STRATEGY_LINES,
+    STRATEGY_MANUAL,
+    STRATEGY_TEXT,
+    Cell,
+    Table,
+    empty_table,
+)
+
+STRATEGY_AUTO = "auto"
+DEFAULT_STRATEGY = STRATEGY_AUTO
+STRATEGIES = (STRATEGY_AUTO, STRATEGY_LINES, STRATEGY_TEXT, STRATEGY_MANUAL)
+
+
+def _word_dicts(words: list[Word]) -> list[dict[str, Any]]:
+    return [
+        {"text": w.text, "x0": w.x0, "x1": w.x1, "top": w.top, "bottom": w.bottom} for w in words
+    ]
+
+
+def _table_of(page: int, aligned: Any, strategy: str) -> Table:
+    grid = aligned.grid
+    boxes = dict(zip(((c.row, c.col) for c in grid.cells), aligned.cell_boxes, strict=False))
+    cells = tuple(
+        Cell(c.row, c.col, c.rowspan, c.colspan, c.text, boxes.get((c.row, c.col)))
+        for c in grid.cells
+    )
+    return Table(
+        page,
+        aligned.bbox,
+        grid.n_rows,
+        grid.n_cols,
+        cells,
+        strategy=strategy,
+        row_levels=(0,) * grid.n_rows,
+    )
+
+
+def clip_box(layout: PageLayout, box: Box) -> Box:
+    x0, top, x1, bottom = box
+    return (
+        max(0.0, min(x0, x1)),
+        max(0.0, min(top, bottom)),
+        min(layout.width, max(x0, x1)),
+        min(layout.height, max(top, bottom)),
+    )
+
+
+def extract_box(layout: PageLayout, box: Box, strategy: str = DEFAULT_STRATEGY) -> Table:
+    """The one table in ``box`` of the page. A region with nothing to read gives an empty
+    2 × 2 grid to type the table into."""
+    box = clip_box(layout, box)
+    words = layout.words_in(box)
+    if strategy == STRATEGY_MANUAL or not words:
+        return empty_table(layout.number, box)
+    lines = text_lines(_word_dicts(words))
+    found = read_table(lines) if lines else None
+    if found is None:
+        return empty_table(layout.number, box)
+    table = _table_of(layout.number, found, STRATEGY_TEXT)
+    return Table(**{**table.__dict__, "bbox": box})
+
+
+def extract_page(layout: PageLayout) -> list[Table]:
+    """Every table found on the page, top to bottom."""
+    if not layout.words:
+        return []
+    found = aligned_tables(_word_dicts(list(layout.words)))
+    return [_table_of(layout.number, t, STRATEGY_TEXT) for t in found]
+
+
+@dataclass(frozen=True)
+class PageTables:
+    page: int
+    width: float
+    height: float
+    has_text: bool
+    tables: tuple[Table, ...]
+
+
+def read_tables(
+    page: Any,
+    number: int,
+    boxes: Sequence[Box] | None = None,
+    strategy: str = DEFAULT_STRATEGY,
+) -> PageTables:
+    """The tables of a pdfplumber page: one per box when boxes are given, else every table
+    found on it. The one path from a PDF page to tables (command line, worker, review)."""
+    layout = layout_from_pdfplumber(page, number)
+    if boxes is not None:
+        tables = [extract_box(layout, tuple(box), strategy) for box in boxes]  # type: ignore[arg-type]
+    else:
+        tables = extract_page(layout)
+    return PageTables(number, layout.width, layout.height, layout.has_text, tuple(tables))
+
+
+__all__ = [
+    "DEFAULT_STRATEGY",
+    "STRATEGIES",
+    "STRATEGY_AUTO",
+    "extract_box",
+    "extract_page",
+    "table_blocks",
+]

@@ -1,0 +1,230 @@
+"""What the table rules read from a page, independent of where it came from.
+
+A ``PageLayout`` is a page's words (and, for a PDF's text layer, its characters) and its
+ruling segments, in PDF points with the origin at the top left (pixels for an image). The
+extraction rules (``hctqa.core.extraction.tables``) read only this, so a page read from a PDF's
+text layer (``layout_from_pdfplumber``) and a page read through OCR (words with a confidence,
+rules found in the picture, no characters) go through the same grid logic.
+
+- A ``Word`` is a run of characters without a space: its text, its box, its font size and, from
+  OCR, its confidence (0–1). ``bold`` and ``upright`` are None / True when not known.
+- A ``Char`` is one glyph of the text layer; OCR layouts have none.
+- A ``Rule`` is a ruling segment: a drawn line, or the edge of a thin filled rectangle. It is
+  horizontal when it is wider than tall.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Box = tuple[float, float, float, float]  # x0, top, x1, bottom
+
+# Words: characters closer than this (points) are one word; a space character splits words.
+WORD_X_TOLERANCE = 1.5
+WORD_Y_TOLERANCE = 3.0
+# A filled rectangle thinner than this (points) is a rule; a thicker one is shading.
+RULE_THICKNESS = 2.5
+# Rules shorter than this (points) are underlines of single glyphs or noise.
+MIN_RULE_LENGTH = 3.0
+
+
+@dataclass(frozen=True)
+class Char:
+    text: str
+    x0: float
+    top: float
+    x1: float
+    bottom: float
+    size: float | None = None
+    bold: bool | None = None
+
+
+@dataclass(frozen=True)
+class Word:
+    text: str
+    x0: float
+    top: float
+    x1: float
+    bottom: float
+    size: float | None = None
+    confidence: float | None = None  # OCR's, 0–1; None for a text layer
+    bold: bool | None = None
+    upright: bool = True
+
+    @property
+    def height(self) -> float:
+        return self.bottom - self.top
+
+    @property
+    def middle(self) -> float:
+        return (self.top + self.bottom) / 2
+
+    @property
+    def centre(self) -> float:
+        return (self.x0 + self.x1) / 2
+
+
+@dataclass(frozen=True)
+class Rule:
+    x0: float
+    top: float
+    x1: float
+    bottom: float
+
+    @property
+    def horizontal(self) -> bool:
+        return self.x1 - self.x0 >= self.bottom - self.top
+
+    @property
+    def length(self) -> float:
+        return max(self.x1 - self.x0, self.bottom - self.top)
+
+
+@dataclass(frozen=True)
+class PageLayout:
+    """One page as the table rules see it. ``number`` is 1-based."""
+
+    number: int
+    width: float
+    height: float
+    words: tuple[Word, ...]
+    rules: tuple[Rule, ...] = ()
+    chars: tuple[Char, ...] = ()
+    source: Literal["text", "ocr"] = "text"
+    # Anything the reader wants to keep beside the layout (the OCR engine's name, …).
+    meta: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def has_text(self) -> bool:
+        return bool(self.words)
+
+    def words_in(self, box: Box, *, margin: float = 0.0) -> list[Word]:
+        """The words whose centre lies in ``box`` (widened by ``margin``)."""
+        x0, top, x1, bottom = box[0] - margin, box[1] - margin, box[2] + margin, box[3] + margin
+        return [w for w in self.words if x0 <= w.centre <= x1 and top <= w.middle <= bottom]
+
+    def rules_near(self, box: Box, *, margin: float = 0.0) -> list[Rule]:
+        """The rules that touch ``box`` widened by ``margin``, clipped to it."""
+        x0, top, x1, bottom = box[0] - margin, box[1] - margin, box[2] + margin, box[3] + margin
+        found = []
+        for rule in self.rules:
+            if rule.x1 < x0 or rule.x0 > x1 or rule.bottom < top or rule.top > bottom:
+                continue
+            found.append(
+                Rule(
+                    max(rule.x0, x0), max(rule.top, top), min(rule.x1, x1), min(rule.bottom, bottom)
+                )
+            )
+        return found
+
+
+def _is_bold(fontname: str | None) -> bool | None:
+    if not fontname:
+        return None
+    name = fontname.split("+", 1)[-1].lower()
+    return any(k in name for k in ("bold", "black", "heavy", "semibold", "demi"))
+
+
+def _rules_of(page: Any) -> list[Rule]:
+    """Drawn lines and the edges of rectangles: a thin filled rectangle is one rule; a
+    stroked rectangle gives its four sides; a thick filled one (shading) gives none."""
+    rules: list[Rule] = []
+    for line in page.lines:
+        rules.append(Rule(line["x0"], line["top"], line["x1"], line["bottom"]))
+    for rect in page.rects:
+        x0, top, x1, bottom = rect["x0"], rect["top"], rect["x1"], rect["bottom"]
+        thin = min(x1 - x0, bottom - top) <= RULE_THICKNESS
+        if thin and (rect.get("fill") or rect.get("stroke")):
+            rules.append(Rule(x0, top, x1, bottom))
+        elif rect.get("stroke"):
+            rules += [
+                Rule(x0, top, x1, top),
+                Rule(x0, bottom, x1, bottom),
+                Rule(x0, top, x0, bottom),
+                Rule(x1, top, x1, bottom),
+            ]
+    for curve in page.curves:
+        # A curve whose points lie on one horizontal or vertical line is a rule too.
+        points = curve.get("pts") or []
+        if len(points) >= 2 and curve.get("stroke"):
+            xs = [p[0] for p in points]
+            ys = [p[1] for p in points]
+            if max(xs) - min(xs) <= RULE_THICKNESS or max(ys) - min(ys) <= RULE_THICKNESS:
+                rules.append(Rule(min(xs), min(ys), max(xs), max(ys)))
+    return [r for r in rules if r.length >= MIN_RULE_LENGTH]
+
+
+def words_from_chars(chars: Sequence[dict[str, Any]]) -> list[Word]:
+    """pdfplumber's words (a space or a gap over ``WORD_X_TOLERANCE`` splits them), with the
+    size and weight of their first character."""
+    from pdfplumber.utils import extract_words
+
+    found = extract_words(
+        list(chars),
+        x_tolerance=WORD_X_TOLERANCE,
+        y_tolerance=WORD_Y_TOLERANCE,
+        keep_blank_chars=False,
+        extra_attrs=["upright"],
+        return_chars=True,
+    )
+    words = []
+    for w in found:
+        first = w["chars"][0]
+        text = "".join(c["text"] for c in w["chars"]).strip()
+        if not text:
+            continue
+        words.append(
+            Word(
+                text=" ".join(text.split()),
+                x0=float(w["x0"]),
+                top=float(w["top"]),
+                x1=float(w["x1"]),
+                bottom=float(w["bottom"]),
+                size=float(first.get("size") or 0) or None,
+                bold=_is_bold(first.get("fontname")),
+                upright=bool(w.get("upright", True)),
+            )
+        )
+    return words
+
+
+def layout_from_pdfplumber(page: Any, number: int | None = None) -> PageLayout:
+    """The layout of a pdfplumber page (or crop): its printable characters, their words, and
+    its ruling segments."""
+    raw = [c for c in page.chars if c.get("text", "").strip()]
+    chars = tuple(
+        Char(
+            c["text"],
+            float(c["x0"]),
+            float(c["top"]),
+            float(c["x1"]),
+            float(c["bottom"]),
+            float(c.get("size") or 0) or None,
+            _is_bold(c.get("fontname")),
+        )
+        for c in raw
+    )
+    return PageLayout(
+        number=number if number is not None else int(page.page_number),
+        width=float(page.width),
+        height=float(page.height),
+        words=tuple(words_from_chars(raw)),
+        rules=tuple(_rules_of(page)),
+        chars=chars,
+        source="text",
+    )
+
+
+def layout_of_words(
+    number: int,
+    width: float,
+    height: float,
+    words: Iterable[Word],
+    rules: Iterable[Rule] = (),
+    *,
+    source: Literal["text", "ocr"] = "ocr",
+) -> PageLayout:
+    """A layout made from words and rules found elsewhere (OCR, tests)."""
+    return PageLayout(number, width, height, tuple(words), tuple(rules), (), source)
