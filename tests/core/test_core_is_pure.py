@@ -48,6 +48,12 @@ CORE_MODULES = [
     "hctqa.core.extraction.worker",
     "hctqa.core.extraction.metrics",
     "hctqa.core.extraction.printable",
+    "hctqa.core.extraction.layout",
+    "hctqa.core.extraction.table",
+    "hctqa.core.extraction.structure",
+    "hctqa.core.extraction.extract",
+    "hctqa.core.extraction.icdar",
+    "hctqa.core.extraction.__main__",
 ]
 
 

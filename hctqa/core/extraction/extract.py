@@ -15,8 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from hctqa.core.extraction.aligned import aligned_tables, read_table, table_blocks, text_lines
+from hctqa.core.extraction.aligned import aligned_tables, table_blocks
 from hctqa.core.extraction.layout import Box, PageLayout, Word, layout_from_pdfplumber
+from hctqa.core.extraction.structure import read_structure
 from hctqa.core.extraction.table import (
     STRATEGY_LINES,
     STRATEGY_MANUAL,
@@ -25,6 +26,11 @@ from hctqa.core.extraction.table import (
     Table,
     empty_table,
 )
+
+# A drawn box may cut through the edge of a glyph, and a box drawn tight to the text still
+# sees the table's own outer rules just outside it.
+BOX_TEXT_MARGIN = 1.0
+BOX_RULE_MARGIN = 10.0
 
 STRATEGY_AUTO = "auto"
 DEFAULT_STRATEGY = STRATEGY_AUTO
@@ -69,15 +75,12 @@ def extract_box(layout: PageLayout, box: Box, strategy: str = DEFAULT_STRATEGY) 
     """The one table in ``box`` of the page. A region with nothing to read gives an empty
     2 × 2 grid to type the table into."""
     box = clip_box(layout, box)
-    words = layout.words_in(box)
+    words = layout.words_in(box, margin=BOX_TEXT_MARGIN)
     if strategy == STRATEGY_MANUAL or not words:
         return empty_table(layout.number, box)
-    lines = text_lines(_word_dicts(words))
-    found = read_table(lines) if lines else None
-    if found is None:
-        return empty_table(layout.number, box)
-    table = _table_of(layout.number, found, STRATEGY_TEXT)
-    return Table(**{**table.__dict__, "bbox": box})
+    rules = layout.rules_near(box, margin=BOX_RULE_MARGIN)
+    found = read_structure(words, rules, box, layout.number, text_only=strategy == STRATEGY_TEXT)
+    return found if found is not None else empty_table(layout.number, box)
 
 
 def extract_page(layout: PageLayout) -> list[Table]:

@@ -1,0 +1,394 @@
+"""Table extraction on real documents: the ICDAR 2013 Table Competition's EU half, scored as
+``../shared/docs/EXTRACTION.md`` defines it, for the platform and two libraries in one run.
+
+    .venv/bin/python benchmarks/ingest_icdar.py [--limit N] [--data DIR] [--half odd|even]
+
+``--data`` is the data folder holding ``icdar2013-eu/`` (default ``../shared/data``, or
+HCTQA_DATA_DIR), or a folder of competition files itself (``NAME.pdf``, ``NAME-reg.xml``,
+``NAME-str.xml``), such as the US half. ``--limit N`` reads the first N documents; ``--half``
+only the odd- or even-numbered ones (develop on one half, check on the other).
+
+Systems, each in two modes where it has them (**box**: the true region given; **auto**: the
+whole page):
+- **the platform**, only through its command line (``python -m hctqa.core.extraction``, run
+  in this process with one extraction child for the whole run, as the ingest worker does),
+  with its default strategy;
+- **pdfplumber** ``extract_table`` with the text strategies (box);
+- **camelot-py stream** (box: the true region as ``table_areas``; auto: its own detection).
+
+Figures: TEDS (PubTabNet's node count: ``tr`` and ``td`` nodes, no root), TEDS-Struct, the
+share of tables with the exact structure, adjacency-relation precision, recall and F1
+(micro-averaged), detection recall (IoU ≥ 0.5) and false positives (auto), and the platform's
+seconds per page (auto mode: opening the file, reading each page and extracting its tables).
+The last line reads
+``icdar2013 <N> tables: box teds <x> adjF1 <y>; auto teds <x> adjF1 <y> detect <r> fp <k>;
+camelot teds <x> adjF1 <y>; seconds per page <s>`` (one line; camelot in box mode, ``fp``
+per page).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import re
+import statistics
+import sys
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from hctqa.core.extraction.grid import Grid, GridCell, clean_text  # noqa: E402
+from hctqa.core.extraction.icdar import TrueTable, read_folder  # noqa: E402
+from hctqa.core.extraction.metrics import (  # noqa: E402
+    AdjacencyCount,
+    competition_form,
+    same_structure,
+    teds,
+)
+
+DEFAULT_DATA = REPO.parent / "shared" / "data"
+Box = tuple[float, float, float, float]
+IOU = 0.5
+
+
+def _arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--limit", type=int, default=0, help="the first N documents (all: 0)")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=Path(os.environ.get("HCTQA_DATA_DIR", DEFAULT_DATA)),
+        help="the data folder holding icdar2013-eu/, or a folder of competition files",
+    )
+    parser.add_argument("--half", choices=("odd", "even"), help="odd- or even-numbered files")
+    parser.add_argument("--tables", action="store_true", help="print every table's figures")
+    parser.add_argument(
+        "--no-libraries", action="store_true", help="the platform only (faster, no baselines)"
+    )
+    return parser.parse_args()
+
+
+def _folder(data: Path) -> Path:
+    return data if any(data.glob("*-str.xml")) else data / "icdar2013-eu"
+
+
+def _number(document: str) -> int:
+    digits = re.findall(r"\d+", document)
+    return int(digits[-1]) if digits else 0
+
+
+# --- Scores -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Scores:
+    """One system in one mode: per-table TEDS and structure, summed relations."""
+
+    name: str
+    teds: list[float] = field(default_factory=list)
+    teds_struct: list[float] = field(default_factory=list)
+    exact: list[bool] = field(default_factory=list)
+    relations: AdjacencyCount = field(default_factory=AdjacencyCount)
+    detected: int = 0
+    false_positives: int = 0
+    pages: int = 0
+    seconds: float = 0.0
+    per_table: dict[str, float] = field(default_factory=dict)
+
+    def add(self, name: str, predicted: Grid | None, truth: Grid) -> None:
+        truth = competition_form(truth)
+        self.relations.add(competition_form(predicted) if predicted else None, truth)
+        if predicted is None:
+            self.teds.append(0.0)
+            self.teds_struct.append(0.0)
+            self.exact.append(False)
+            self.per_table[name] = 0.0
+            return
+        predicted = competition_form(predicted)
+        value = teds(predicted, truth, count_root=False)
+        self.teds.append(value)
+        self.teds_struct.append(teds(_blank(predicted), _blank(truth), count_root=False))
+        self.exact.append(same_structure(predicted, truth))
+        self.per_table[name] = value
+
+    def line(self) -> str:
+        n = len(self.teds)
+        text = (
+            f"{self.name:28} TEDS {statistics.fmean(self.teds):.3f}  "
+            f"TEDS-Struct {statistics.fmean(self.teds_struct):.3f}  "
+            f"exact structure {sum(self.exact)}/{n}  "
+            f"adjacency P {self.relations.precision:.3f} R {self.relations.recall:.3f} "
+            f"F1 {self.relations.f1:.3f}"
+        )
+        if self.pages:
+            text += (
+                f"  detected {self.detected}/{n} ({self.detected / n:.3f}), false positives "
+                f"{self.false_positives} on {self.pages} pages"
+            )
+        return text
+
+
+def _blank(grid: Grid) -> Grid:
+    cells = (GridCell(c.row, c.col, c.rowspan, c.colspan, "") for c in grid.cells)
+    return Grid(grid.n_rows, grid.n_cols, tuple(cells))
+
+
+def _stack(grids: list[Grid]) -> Grid | None:
+    """The regions of a table split over pages, one under the other."""
+    if not grids:
+        return None
+    if len(grids) == 1:
+        return grids[0]
+    cells: list[GridCell] = []
+    offset = 0
+    for grid in grids:
+        cells += [GridCell(c.row + offset, c.col, c.rowspan, c.colspan, c.text) for c in grid.cells]
+        offset += grid.n_rows
+    return Grid.build(offset, max(g.n_cols for g in grids), cells)
+
+
+def _iou(a: Box, b: Box) -> float:
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    if w <= 0 or h <= 0:
+        return 0.0
+    inter = w * h
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return inter / union
+
+
+def _match(
+    truths: list[TrueTable], found: dict[int, list[tuple[Box, Grid]]]
+) -> tuple[list[Grid | None], int]:
+    """Each true table's grid among the found ones (each region matched one-to-one by the
+    best IoU ≥ 0.5 on its page), and how many found tables match nothing."""
+    pairs = []
+    for t, table in enumerate(truths):
+        for g, region in enumerate(table.regions):
+            for k, (box, _grid) in enumerate(found.get(region.page, [])):
+                iou = _iou(region.bbox, box)
+                if iou >= IOU:
+                    pairs.append((iou, t, g, region.page, k))
+    taken: dict[tuple[int, int], tuple[int, int]] = {}
+    used: set[tuple[int, int]] = set()
+    for _iou_value, t, g, page, k in sorted(pairs, reverse=True):
+        if (t, g) in taken or (page, k) in used:
+            continue
+        taken[(t, g)] = (page, k)
+        used.add((page, k))
+    grids: list[Grid | None] = []
+    for t, table in enumerate(truths):
+        matched = [taken.get((t, g)) for g in range(len(table.regions))]
+        if any(m is None for m in matched):
+            grids.append(None)
+        else:
+            grids.append(_stack([found[p][k][1] for p, k in matched]))  # type: ignore[misc]
+    total = sum(len(v) for v in found.values())
+    return grids, total - len(used)
+
+
+# --- Systems ----------------------------------------------------------------------------------
+
+
+def _grid_of_json(table: dict) -> Grid:
+    cells = (
+        GridCell(c["row"], c["col"], c["rowspan"], c["colspan"], c["text"]) for c in table["cells"]
+    )
+    return Grid.build(table["rows"], table["cols"], cells)
+
+
+def _command(argv: list[str], runner) -> dict:  # type: ignore[no-untyped-def]
+    """The platform's command line, run in this process; its JSON."""
+    from hctqa.core.extraction.__main__ import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        status = main(argv, runner=runner)
+    if status != 0:
+        raise RuntimeError(f"the command failed on {argv}")
+    return json.loads(out.getvalue())
+
+
+def platform_box(pdf: Path, truths: list[TrueTable], runner) -> list[Grid | None]:  # type: ignore[no-untyped-def]
+    argv = [str(pdf)]
+    for table in truths:
+        for region in table.regions:
+            argv += ["--box", f"{region.page}:" + ",".join(f"{v:.2f}" for v in region.bbox)]
+    tables = iter(_command(argv, runner)["tables"])
+    return [_stack([_grid_of_json(next(tables)) for _ in t.regions]) for t in truths]
+
+
+def platform_auto(pdf: Path, pages: int, runner) -> dict[int, list[tuple[Box, Grid]]]:  # type: ignore[no-untyped-def]
+    found: dict[int, list[tuple[Box, Grid]]] = {}
+    for table in _command([str(pdf)], runner)["tables"]:
+        found.setdefault(table["page"], []).append((tuple(table["bbox"]), _grid_of_json(table)))
+    return found
+
+
+def _rows_grid(rows: list[list[str | None]]) -> Grid:
+    n_cols = max((len(r) for r in rows), default=0)
+    cells = (
+        GridCell(r, c, 1, 1, clean_text(text or ""))
+        for r, row in enumerate(rows)
+        for c, text in enumerate(row)
+    )
+    return Grid.build(len(rows), n_cols, cells)
+
+
+def pdfplumber_box(pdf: Path, truths: list[TrueTable]) -> list[Grid | None]:
+    import pdfplumber
+
+    settings = {"vertical_strategy": "text", "horizontal_strategy": "text"}
+    grids: list[Grid | None] = []
+    with pdfplumber.open(pdf) as document:
+        for table in truths:
+            parts = []
+            for region in table.regions:
+                page = document.pages[region.page - 1]
+                rows = page.crop(region.bbox, strict=False).extract_table(settings)
+                if rows:
+                    parts.append(_rows_grid(rows))
+            grids.append(_stack(parts))
+    return grids
+
+
+def _camelot_tables(pdf: Path, page: int, area: str | None) -> list:
+    import camelot
+
+    with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
+        warnings.simplefilter("ignore")
+        kwargs = {"table_areas": [area]} if area else {}
+        try:
+            return list(camelot.read_pdf(str(pdf), pages=str(page), flavor="stream", **kwargs))
+        except Exception:  # noqa: BLE001 - a baseline that fails scores nothing
+            return []
+
+
+def camelot_box(pdf: Path, truths: list[TrueTable], heights: dict[int, float]) -> list[Grid | None]:
+    grids: list[Grid | None] = []
+    for table in truths:
+        parts = []
+        for region in table.regions:
+            x0, top, x1, bottom = region.bbox
+            height = heights[region.page]
+            area = f"{x0},{height - top},{x1},{height - bottom}"
+            found = _camelot_tables(pdf, region.page, area)
+            if found:
+                parts.append(_rows_grid(found[0].df.values.tolist()))
+        grids.append(_stack(parts))
+    return grids
+
+
+def camelot_auto(pdf: Path, heights: dict[int, float]) -> dict[int, list[tuple[Box, Grid]]]:
+    found: dict[int, list[tuple[Box, Grid]]] = {}
+    for page, height in heights.items():
+        for table in _camelot_tables(pdf, page, None):
+            x0, y0, x1, y1 = table._bbox
+            box = (x0, height - y1, x1, height - y0)
+            found.setdefault(page, []).append((box, _rows_grid(table.df.values.tolist())))
+    return found
+
+
+def _heights(pdf: Path) -> dict[int, float]:
+    import pypdfium2 as pdfium
+
+    document = pdfium.PdfDocument(str(pdf))
+    try:
+        return {i + 1: float(document[i].get_size()[1]) for i in range(len(document))}
+    finally:
+        document.close()
+
+
+# --- The run ----------------------------------------------------------------------------------
+
+
+def main() -> None:
+    args = _arguments()
+    from hctqa.core.extraction.__main__ import MEMORY_MB, PAGE_SECONDS
+    from hctqa.core.extraction.worker import PageRunner
+
+    folder = _folder(args.data)
+    truths = read_folder(folder)
+    documents: dict[Path, list[TrueTable]] = {}
+    for table in truths:
+        documents.setdefault(table.pdf, []).append(table)
+    chosen = list(documents)
+    if args.half:
+        chosen = [p for p in chosen if _number(p.stem) % 2 == (args.half == "odd")]
+    if args.limit:
+        chosen = chosen[: args.limit]
+    n_tables = sum(len(documents[p]) for p in chosen)
+    pages = sum(len(_heights(p)) for p in chosen)
+    print(f"{folder}: {len(chosen)} documents, {n_tables} tables, {pages} pages", flush=True)
+
+    box = Scores("platform, box")
+    auto = Scores("platform, auto")
+    plumber = Scores("pdfplumber text, box")
+    camelot = Scores("camelot stream, box")
+    camelot_whole = Scores("camelot stream, auto")
+    with PageRunner(seconds=PAGE_SECONDS, memory_mb=MEMORY_MB) as runner:
+        runner.call({"op": "pdf_pages", "path": str(chosen[0])})  # the child starts here
+        for pdf in chosen:
+            wanted = documents[pdf]
+            heights = _heights(pdf)
+            names = [t.name for t in wanted]
+            started = time.monotonic()
+            found = platform_auto(pdf, len(heights), runner)
+            auto.seconds += time.monotonic() - started
+            auto.pages += len(heights)
+            grids, false_positives = _match(wanted, found)
+            auto.false_positives += false_positives
+            auto.detected += sum(g is not None for g in grids)
+            for name, grid, truth in zip(names, grids, wanted, strict=True):
+                auto.add(name, grid, truth.grid)
+            started = time.monotonic()
+            for name, grid, truth in zip(
+                names, platform_box(pdf, wanted, runner), wanted, strict=True
+            ):
+                box.add(name, grid, truth.grid)
+            box.seconds += time.monotonic() - started
+            if args.no_libraries:
+                continue
+            for name, grid, truth in zip(names, pdfplumber_box(pdf, wanted), wanted, strict=True):
+                plumber.add(name, grid, truth.grid)
+            for name, grid, truth in zip(
+                names, camelot_box(pdf, wanted, heights), wanted, strict=True
+            ):
+                camelot.add(name, grid, truth.grid)
+            found = camelot_auto(pdf, heights)
+            camelot_whole.pages += len(heights)
+            grids, false_positives = _match(wanted, found)
+            camelot_whole.false_positives += false_positives
+            camelot_whole.detected += sum(g is not None for g in grids)
+            for name, grid, truth in zip(names, grids, wanted, strict=True):
+                camelot_whole.add(name, grid, truth.grid)
+    shown = [box, auto] + ([] if args.no_libraries else [plumber, camelot, camelot_whole])
+    if args.tables:
+        for name in box.per_table:
+            print(
+                f"  {name:12} box {box.per_table[name]:.3f}  auto {auto.per_table[name]:.3f}"
+                + ("" if args.no_libraries else f"  camelot {camelot.per_table[name]:.3f}")
+            )
+    for scores in shown:
+        print(scores.line())
+    per_page = auto.seconds / auto.pages
+    print(f"platform: {per_page:.3f} s per page (auto), {box.seconds / n_tables:.3f} s per box")
+    camelot_teds = statistics.fmean(camelot.teds) if camelot.teds else float("nan")
+    print(
+        f"icdar2013 {n_tables} tables: box teds {statistics.fmean(box.teds):.3f} adjF1 "
+        f"{box.relations.f1:.3f}; auto teds {statistics.fmean(auto.teds):.3f} adjF1 "
+        f"{auto.relations.f1:.3f} detect {auto.detected / n_tables:.3f} fp "
+        f"{auto.false_positives / auto.pages:.3f}; camelot teds {camelot_teds:.3f} adjF1 "
+        f"{camelot.relations.f1:.3f}; seconds per page {per_page:.3f}"
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
