@@ -54,6 +54,9 @@ CORE_MODULES = [
     "hctqa.core.extraction.extract",
     "hctqa.core.extraction.icdar",
     "hctqa.core.extraction.__main__",
+    "hctqa.core.extraction.images",
+    "hctqa.core.extraction.ocr",
+    "hctqa.core.extraction.rules_image",
 ]
 
 

@@ -14,8 +14,12 @@ child's stdin and stdout; both ends are this module. A request is a dict with ``
 - ``{"op": "page", "path", "page"}`` → ``pdf.PageExtraction`` with crops and page image;
 - ``{"op": "region", "path", "page", "bbox", "strategy"}`` → ``(Candidate, crop PNG)``;
 - ``{"op": "html", "path"}`` → ``list[html.HtmlTable]``;
-- ``{"op": "tables", "path", "page", "boxes", "strategy"}`` → ``extract.PageTables`` (what the
-  command line prints): one table per box, or every table of the page when boxes is None.
+- ``{"op": "tables", "path", "page", "boxes", "strategy", "ocr_language"}`` →
+  ``extract.PageTables`` (what the command line prints): one table per box, or every table of
+  the page when boxes is None; a page without usable text is read through OCR when
+  ``ocr_language`` is given;
+- ``{"op": "image_tables", "path", "boxes", "strategy", "ocr_language", "max_pixels"}`` → the
+  same for a PNG or JPEG image (one page, read through OCR, pixels).
 
 A reply is ``("ok", value)`` or ``("error", code, message)``.
 """
@@ -161,6 +165,14 @@ def _handle(request: dict[str, Any], documents: dict[str, Any]) -> Any:
 
         return html_tables(Path(request["path"]).read_bytes())
     path = request["path"]
+    if op == "image_tables":
+        from hctqa.core.extraction.extract import DEFAULT_STRATEGY, tables_of
+
+        return tables_of(
+            _image_layout(request),
+            request.get("boxes"),
+            request.get("strategy") or DEFAULT_STRATEGY,
+        )
     if path not in documents:
         import pdfplumber
 
@@ -178,6 +190,7 @@ def _handle(request: dict[str, Any], documents: dict[str, Any]) -> Any:
                 request["page"],
                 request.get("boxes"),
                 request.get("strategy") or DEFAULT_STRATEGY,
+                request.get("ocr_language"),
             )
         if op == "page":
             return pdf.extract_page(page, request["page"])
@@ -190,6 +203,16 @@ def _handle(request: dict[str, Any], documents: dict[str, Any]) -> Any:
     finally:
         page.close()
     raise ValueError(f"unknown request {op!r}")
+
+
+def _image_layout(request: dict[str, Any]) -> Any:
+    from hctqa.core.extraction.images import DEFAULT_MAX_PIXELS, open_image
+    from hctqa.core.extraction.ocr import DEFAULT_LANGUAGE, layout_from_image
+
+    gray, dpi = open_image(
+        request["path"], max_pixels=request.get("max_pixels") or DEFAULT_MAX_PIXELS
+    )
+    return layout_from_image(gray, dpi, request.get("ocr_language") or DEFAULT_LANGUAGE)
 
 
 def _serve(requests: IO[bytes], replies: IO[bytes]) -> None:
