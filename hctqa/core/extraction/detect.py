@@ -144,17 +144,15 @@ def _lines_box(lines: Sequence[Line]) -> Box:
     )
 
 
-def find_regions(layout: PageLayout) -> list[Region]:
-    """The tables of a page, top to bottom."""
-    pieces, _leaders = strip_leaders(layout.words)
-    if not pieces:
-        return []
-    em = _em(pieces)
+def _lines_of(pieces: Sequence, em: float) -> list[Line]:
     lines = group_lines(pieces, em)
     for line in lines:
         _join_numbers(line, em)
         make_phrases(line, em, ())
-    text_width = max(line.x1 for line in lines) - min(line.x0 for line in lines)
+    return lines
+
+
+def _kinds(lines: Sequence[Line], text_width: float, em: float) -> list[str]:
     kinds = []
     for line in lines:
         if _CAPTION.match(line.text) or _FIGURE.match(line.text):
@@ -165,6 +163,11 @@ def find_regions(layout: PageLayout) -> list[Region]:
             kinds.append("table")
         else:
             kinds.append("other")
+    return kinds
+
+
+def _runs(lines: Sequence[Line], kinds: Sequence[str], em: float) -> list[tuple[int, int]]:
+    """Runs of table lines (first and last line), with their header lines above."""
     runs: list[tuple[int, int]] = []
     i = 0
     while i < len(lines):
@@ -172,6 +175,7 @@ def find_regions(layout: PageLayout) -> list[Region]:
             i += 1
             continue
         start = end = i
+        left = lines[i].x0
         k = i + 1
         while k < len(lines):
             gap = lines[k].top - lines[end].bottom
@@ -179,9 +183,13 @@ def find_regions(layout: PageLayout) -> list[Region]:
                 break
             if kinds[k] == "table":
                 end = k
+                left = min(left, lines[k].x0)
                 k += 1
                 continue
-            # A label line between table lines.
+            # A label line between table lines starts in the label column; a line standing
+            # apart from it (a centred heading) ends the table.
+            if lines[k].x0 > left + 2 * em:
+                break
             ahead = next(
                 (
                     m
@@ -190,7 +198,10 @@ def find_regions(layout: PageLayout) -> list[Region]:
                 ),
                 None,
             )
-            if ahead is None or any(kinds[m] in ("caption", "prose") for m in range(k, ahead)):
+            if ahead is None or any(
+                kinds[m] in ("caption", "prose") or lines[m].x0 > left + 2 * em
+                for m in range(k, ahead)
+            ):
                 break
             end = ahead
             k = ahead + 1
@@ -210,26 +221,59 @@ def find_regions(layout: PageLayout) -> list[Region]:
                 up -= 1
             runs.append((up, end))
         i = end + 1
-    boxes = [_lines_box(lines[a : b + 1]) for a, b in runs]
-    # Ruled grids, and text runs that overlap them, are one table.
-    for grid in _grids(layout.rules, lines, em):
-        merged = grid
-        for box in [b for b in boxes if _overlap(b, grid)]:
-            merged = _union(merged, box)
-            boxes.remove(box)
-        boxes.append(merged)
-    # Rules drawn across a table's width just above or below it belong to it.
-    boxes = [_extend_to_rules(box, layout.rules, lines, em) for box in boxes]
-    merged_boxes: list[Box] = []
-    for box in sorted(boxes, key=lambda b: b[1]):
-        for k, other in enumerate(merged_boxes):
+    return runs
+
+
+def _touch(a: Box, b: Box, em: float) -> bool:
+    """Overlapping, or one right above the other sharing most of their width."""
+    if _overlap(a, b):
+        return True
+    gap = max(a[1], b[1]) - min(a[3], b[3])
+    shared = min(a[2], b[2]) - max(a[0], b[0])
+    return gap <= 1.5 * em and shared >= 0.5 * min(a[2] - a[0], b[2] - b[0])
+
+
+def find_regions(layout: PageLayout) -> list[Region]:
+    """The tables of a page, top to bottom."""
+    pieces, _leaders = strip_leaders([w for w in layout.words if w.upright])
+    if not pieces:
+        return []
+    em = _em(pieces)
+    lines = _lines_of(pieces, em)
+    text_width = max(line.x1 for line in lines) - min(line.x0 for line in lines)
+    kinds = _kinds(lines, text_width, em)
+    # Ruled grids first; their words are theirs.
+    grids = _grids(layout.rules, lines, em)
+    rest = [
+        p
+        for p in pieces
+        if not any(g[0] <= (p.x0 + p.x1) / 2 <= g[2] and g[1] <= p.middle <= g[3] for g in grids)
+    ]
+    boxes: list[Box] = []
+    if rest:
+        rest_lines = _lines_of(rest, em)
+        rest_kinds = _kinds(rest_lines, text_width, em)
+        boxes = [_lines_box(rest_lines[a : b + 1]) for a, b in _runs(rest_lines, rest_kinds, em)]
+        # Rules drawn across a run's width just above or below it belong to it.
+        boxes = [_extend_to_rules(box, layout.rules, lines, em) for box in boxes]
+    # A text run touching a grid (a ruled header over an unruled body) is part of it.
+    merged: list[Box] = list(grids)
+    for box in boxes:
+        touching = [k for k, g in enumerate(merged[: len(grids)]) if _touch(box, g, em)]
+        if len(touching) == 1:
+            merged[touching[0]] = _union(merged[touching[0]], box)
+        elif not touching:
+            merged.append(box)
+    final: list[Box] = []
+    for box in sorted(merged, key=lambda b: b[1]):
+        for k, other in enumerate(final):
             if _overlap(box, other):
-                merged_boxes[k] = _union(box, other)
+                final[k] = _union(box, other)
                 break
         else:
-            merged_boxes.append(box)
+            final.append(box)
     regions = []
-    for box in sorted(merged_boxes, key=lambda b: (b[1], b[0])):
+    for box in sorted(final, key=lambda b: (b[1], b[0])):
         inside = [n for n, line in enumerate(lines) if _inside(line, box)]
         if not inside:
             continue
