@@ -12,17 +12,16 @@ and ruling segments, whether they came from a PDF or from OCR. Both give ``Table
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from hctqa.core.extraction.aligned import aligned_tables, table_blocks
-from hctqa.core.extraction.layout import Box, PageLayout, Word, layout_from_pdfplumber
+from hctqa.core.extraction.detect import find_regions
+from hctqa.core.extraction.layout import Box, PageLayout, layout_from_pdfplumber
 from hctqa.core.extraction.structure import read_structure
 from hctqa.core.extraction.table import (
     STRATEGY_LINES,
     STRATEGY_MANUAL,
     STRATEGY_TEXT,
-    Cell,
     Table,
     empty_table,
 )
@@ -35,30 +34,6 @@ BOX_RULE_MARGIN = 10.0
 STRATEGY_AUTO = "auto"
 DEFAULT_STRATEGY = STRATEGY_AUTO
 STRATEGIES = (STRATEGY_AUTO, STRATEGY_LINES, STRATEGY_TEXT, STRATEGY_MANUAL)
-
-
-def _word_dicts(words: list[Word]) -> list[dict[str, Any]]:
-    return [
-        {"text": w.text, "x0": w.x0, "x1": w.x1, "top": w.top, "bottom": w.bottom} for w in words
-    ]
-
-
-def _table_of(page: int, aligned: Any, strategy: str) -> Table:
-    grid = aligned.grid
-    boxes = dict(zip(((c.row, c.col) for c in grid.cells), aligned.cell_boxes, strict=False))
-    cells = tuple(
-        Cell(c.row, c.col, c.rowspan, c.colspan, c.text, boxes.get((c.row, c.col)))
-        for c in grid.cells
-    )
-    return Table(
-        page,
-        aligned.bbox,
-        grid.n_rows,
-        grid.n_cols,
-        cells,
-        strategy=strategy,
-        row_levels=(0,) * grid.n_rows,
-    )
 
 
 def clip_box(layout: PageLayout, box: Box) -> Box:
@@ -83,12 +58,21 @@ def extract_box(layout: PageLayout, box: Box, strategy: str = DEFAULT_STRATEGY) 
     return found if found is not None else empty_table(layout.number, box)
 
 
+def _worth_keeping(table: Table) -> bool:
+    """Two rows and two columns at least, and text in four cells."""
+    return table.rows >= 2 and table.cols >= 2 and sum(1 for c in table.cells if c.text) >= 4
+
+
 def extract_page(layout: PageLayout) -> list[Table]:
-    """Every table found on the page, top to bottom."""
-    if not layout.words:
-        return []
-    found = aligned_tables(_word_dicts(list(layout.words)))
-    return [_table_of(layout.number, t, STRATEGY_TEXT) for t in found]
+    """Every table found on the page, top to bottom, with its title and notes."""
+    tables = []
+    for region in find_regions(layout):
+        words = layout.words_in(region.bbox, margin=BOX_TEXT_MARGIN)
+        rules = layout.rules_near(region.bbox, margin=BOX_RULE_MARGIN)
+        table = read_structure(words, rules, region.bbox, layout.number, find_title=False)
+        if table is not None and _worth_keeping(table):
+            tables.append(replace(table, title=region.title, notes=region.notes))
+    return tables
 
 
 @dataclass(frozen=True)
@@ -152,5 +136,4 @@ __all__ = [
     "STRATEGY_AUTO",
     "extract_box",
     "extract_page",
-    "table_blocks",
 ]

@@ -54,6 +54,9 @@ from hctqa.core.extraction.table import (
     Table,
 )
 
+# OCR words less sure than this mark their cell.
+LOW_CONFIDENCE = 0.6
+
 # --- Text kinds -------------------------------------------------------------------------------
 
 _VALUE = re.compile(
@@ -372,19 +375,24 @@ def _coverage(lines: Sequence[Line], lo: float, hi: float) -> list[tuple[float, 
 
 
 def column_separators(
-    lines: Sequence[Line], vrules: Sequence[Rule], em: float, box: Box
+    column_lines: Sequence[Line],
+    lines: Sequence[Line],
+    vrules: Sequence[Rule],
+    em: float,
+    box: Box,
 ) -> tuple[list[float], set[float]]:
     """The x of each column boundary inside the region (left to right), and those that are
-    ruling lines."""
-    multi = [line for line in lines if len(line.phrases) >= 2]
-    if not multi:
-        multi = list(lines)
+    ruling lines. Gaps are read in ``column_lines`` (the body's lines of several phrases);
+    rules must not cut through the text of ``lines``."""
+    multi = list(column_lines)
     lo = min(p.x0 for line in lines for p in line.phrases)
     hi = max(p.x1 for line in lines for p in line.phrases)
     need = 2 if len(multi) >= 3 else 1
     intervals = _coverage(multi, lo, hi)
     separators: list[float] = []
     corridor: list[tuple[float, float, int, int]] = []
+
+    gaps: list[tuple[float, float]] = []  # each separator's open corridor
 
     def close() -> None:
         if not corridor:
@@ -402,6 +410,7 @@ def column_separators(
                 run_start = None
         if best is not None and best[1] - best[0] >= 0.12 * em:
             separators.append((best[0] + best[1]) / 2)
+            gaps.append((corridor[0][0], corridor[-1][1]))
         corridor.clear()
 
     for a, b, crossing, supporting in intervals:
@@ -413,7 +422,7 @@ def column_separators(
     # Vertical rules inside the region that separate text on both sides.
     ruled: set[float] = set()
     height = box[3] - box[1]
-    for rule in _merge_vertical(vrules):
+    for rule in vrules:
         if not (lo + 0.2 * em < rule.x0 < hi - 0.2 * em):
             continue
         crossed = [
@@ -431,10 +440,13 @@ def column_separators(
             for line in crossed
         ):
             continue
-        near = [s for s in separators if abs(s - rule.x0) <= 1.5 * em]
-        for s in near:
-            separators.remove(s)
+        # The rule stands for the text gap it lies in.
+        for k in range(len(separators) - 1, -1, -1):
+            a, b = gaps[k]
+            if a - 0.5 * em <= rule.x0 <= b + 0.5 * em or abs(separators[k] - rule.x0) <= em:
+                del separators[k], gaps[k]
         separators.append(rule.x0)
+        gaps.append((rule.x0, rule.x0))
         ruled.add(rule.x0)
     separators = sorted(set(separators))
     return separators, ruled
@@ -474,14 +486,8 @@ def _column_of(x: float, bounds: Sequence[float]) -> int:
 
 
 @dataclass
-class _Row:
-    lines: list[int]
-    header: bool = False
-
-
-@dataclass
 class Draft:
-    """A table being read: its grid of texts with spans and flags."""
+    """A table being read: texts by grid position, spans, flags and boxes."""
 
     n_rows: int
     n_cols: int
@@ -491,77 +497,87 @@ class Draft:
     flags: dict[tuple[int, int], set[str]] = field(default_factory=dict)
     boxes: dict[tuple[int, int], list[float]] = field(default_factory=dict)
     indent: dict[int, float] = field(default_factory=dict)
+    ruled_spans: set[tuple[int, int]] = field(default_factory=set)
+    owner: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
 
     def filled(self, r: int, c: int) -> bool:
         return bool(self.text.get((r, c))) or (r, c) in self.covered
 
     def put(self, r: int, c: int, phrase: Phrase) -> None:
+        self.put_text(r, c, phrase.text, (phrase.x0, phrase.top, phrase.x1, phrase.bottom))
+
+    def put_text(self, r: int, c: int, text: str, box: Box) -> None:
+        r, c = self.owner.get((r, c), (r, c))  # text under a span belongs to its cell
         old = self.text.get((r, c), "")
-        self.text[(r, c)] = f"{old} {phrase.text}".strip()
-        box = self.boxes.get((r, c))
-        if box is None:
-            self.boxes[(r, c)] = [phrase.x0, phrase.top, phrase.x1, phrase.bottom]
+        self.text[(r, c)] = f"{old} {text}".strip()
+        mine = self.boxes.get((r, c))
+        if mine is None:
+            self.boxes[(r, c)] = list(box)
         else:
-            box[0] = min(box[0], phrase.x0)
-            box[1] = min(box[1], phrase.top)
-            box[2] = max(box[2], phrase.x1)
-            box[3] = max(box[3], phrase.bottom)
+            mine[0], mine[1] = min(mine[0], box[0]), min(mine[1], box[1])
+            mine[2], mine[3] = max(mine[2], box[2]), max(mine[3], box[3])
 
     def flag(self, r: int, c: int, name: str) -> None:
         self.flags.setdefault((r, c), set()).add(name)
 
     def span(self, r: int, c: int, rowspan: int, colspan: int) -> None:
-        self.spans[(r, c)] = (rowspan, colspan)
+        if (rowspan, colspan) != (1, 1):
+            self.spans[(r, c)] = (rowspan, colspan)
         for rr in range(r, r + rowspan):
             for cc in range(c, c + colspan):
                 if (rr, cc) != (r, c):
                     self.covered.add((rr, cc))
+                    self.owner[(rr, cc)] = (r, c)
+                    # Text already there joins the spanning cell.
+                    moved = self.text.pop((rr, cc), "")
+                    if moved:
+                        self.text[(r, c)] = f"{self.text.get((r, c), '')} {moved}".strip()
 
 
-def _is_data_line(line: Line, bounds: Sequence[float]) -> bool:
-    """Values beside a label: at least one phrase right of the first column is a value, and
-    values are most of them."""
+def _is_data_line(line: Line) -> bool:
+    """Values beside a label: at least one phrase after the first is a value, and values are
+    at least half of them."""
     others = line.phrases[1:]
-    if not others:
-        return False
     values = [p for p in others if p.numeric]
     return bool(values) and len(values) * 2 >= len(others)
 
 
-def _header_end(
-    lines: Sequence[Line], bounds: Sequence[float], hrules: Sequence[Rule], box: Box, em: float
-) -> int:
-    """How many lines at the top are column headers."""
+def _full_rules(hrules: Sequence[Rule], x0: float, x1: float, share: float) -> list[Rule]:
+    width = max(1e-6, x1 - x0)
+    return [r for r in hrules if min(r.x1, x1) - max(r.x0, x0) >= share * width]
+
+
+def _header_end(lines: Sequence[Line], hrules: Sequence[Rule], em: float) -> int:
+    """How many lines at the top are column headers: those above the first line of values
+    (when it comes in the first half), else those above the first rule across the table
+    under the top lines, else the first line."""
     if len(lines) < 2:
         return 0
-    first_data = next((i for i, line in enumerate(lines) if _is_data_line(line, bounds)), None)
-    width = box[2] - box[0]
-    # A rule across most of the table under the first lines ends the header.
+    x0 = min(line.x0 for line in lines)
+    x1 = max(line.x1 for line in lines)
+    first_data = next((i for i, line in enumerate(lines) if _is_data_line(line)), None)
     ruled_end = None
-    for rule in hrules:
-        if rule.x1 - rule.x0 < 0.6 * width:
-            continue
-        above = [i for i, line in enumerate(lines) if line.bottom <= rule.top + 0.2 * em]
-        below = [i for i, line in enumerate(lines) if line.top >= rule.top - 0.2 * em]
-        if above and below and len(above) <= max(1, len(lines) // 2):
-            ruled_end = len(above)
+    for rule in sorted(_full_rules(hrules, x0, x1, 0.6), key=lambda r: r.top):
+        above = sum(1 for line in lines if line.bottom <= rule.top + 0.3 * em)
+        if 0 < above < len(lines) and above <= max(1, len(lines) // 2):
+            ruled_end = above
             break
-    if first_data is not None and first_data > 0:
-        if ruled_end is not None and ruled_end <= first_data and ruled_end > 0:
-            return ruled_end if _plausible_header(lines[:ruled_end]) else first_data
+    if first_data is not None and 0 < first_data <= max(1, len(lines) // 2 + 1):
+        if ruled_end is not None and ruled_end < first_data:
+            # A rule within the header (under a spanning label) does not end it.
+            between = lines[ruled_end:first_data]
+            if any(_is_data_line(line) for line in between):
+                return ruled_end
         return first_data
     if ruled_end is not None:
         return ruled_end
     return 1
 
 
-def _plausible_header(lines: Sequence[Line]) -> bool:
-    return not any(sum(p.numeric for p in line.phrases[1:]) >= 2 for line in lines)
-
-
 def _assign_columns(line: Line, bounds: Sequence[float], em: float, header: bool) -> list[Phrase]:
-    """Each phrase's columns; a body phrase cut by a boundary between two of its words is
-    split there."""
+    """Each phrase's columns. A body phrase over a boundary that falls between two of its
+    words is split there, otherwise it sits in the column holding most of it; a header
+    phrase over a boundary spans the columns."""
     out: list[Phrase] = []
     for phrase in line.phrases:
         parts = [phrase]
@@ -576,105 +592,382 @@ def _assign_columns(line: Line, bounds: Sequence[float], em: float, header: bool
             parts.append(Phrase(current))
         for part in parts:
             c0 = _column_of(part.x0 + 0.05 * em, bounds)
-            c1 = _column_of(part.x1 - 0.05 * em, bounds)
+            c1 = max(c0, _column_of(part.x1 - 0.05 * em, bounds))
             if c1 > c0 and not header:
-                # A body phrase over a boundary sits in the column holding most of it.
-                best, share = c0, -1.0
                 edges = [-1e9, *bounds, 1e9]
-                for c in range(c0, c1 + 1):
-                    inside = min(part.x1, edges[c + 1]) - max(part.x0, edges[c])
-                    if inside > share:
-                        best, share = c, inside
-                c0 = c1 = best
-            part.c0, part.c1 = c0, max(c0, c1)
+                c0 = c1 = max(
+                    range(c0, c1 + 1),
+                    key=lambda c: min(part.x1, edges[c + 1]) - max(part.x0, edges[c]),
+                )
+            part.c0, part.c1 = c0, c1
+            if header and out and (out[-1].c0, out[-1].c1) == (c0, c1):
+                out[-1].pieces += part.pieces  # one cell's words, however far apart
+                continue
             out.append(part)
     return out
 
 
-def _group_header_rows(
-    lines: Sequence[Line], placed: list[list[Phrase]], hrules: Sequence[Rule], em: float
-) -> list[list[int]]:
-    """Header lines stacked into header rows: a line joins the row above while each of its
-    phrases stands over exactly the columns of a phrase above or over empty columns, and no
-    rule lies between."""
-    rows: list[list[int]] = []
-    taken: dict[tuple[int, int], tuple[int, int]] = {}  # column range start → range
+# --- Header -----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Block:
+    """A header cell: phrases stacked in the same columns."""
+
+    phrases: list[Phrase]
+    c0: int
+    c1: int
+    ruled: bool = False
+
+    @property
+    def top(self) -> float:
+        return min(p.top for p in self.phrases)
+
+    @property
+    def bottom(self) -> float:
+        return max(p.bottom for p in self.phrases)
+
+    @property
+    def x0(self) -> float:
+        return min(p.x0 for p in self.phrases)
+
+    @property
+    def x1(self) -> float:
+        return max(p.x1 for p in self.phrases)
+
+    @property
+    def text(self) -> str:
+        ordered = sorted(self.phrases, key=lambda p: (round(p.top / 2), p.x0))
+        return " ".join(p.text for p in ordered)
+
+
+def _edges(bounds: Sequence[float], lo: float, hi: float) -> list[float]:
+    return [
+        min(lo, bounds[0] - 1) if bounds else lo,
+        *bounds,
+        max(hi, bounds[-1] + 1) if bounds else hi,
+    ]
+
+
+def _widen_header(
+    placed: list[list[Phrase]],
+    lines: Sequence[Line],
+    hrules: Sequence[Rule],
+    vrules: Sequence[Rule],
+    edges: Sequence[float],
+    em: float,
+) -> dict[int, bool]:
+    """Header phrases that stand for several columns span them: between two vertical rules,
+    over a rule drawn under them, or centred over labels below. Returns, by ``id`` of the
+    phrase, whether a rule says so."""
+    n_cols = len(edges) - 1
+    ruled: dict[int, bool] = {}
+
+    def free(i: int, phrase: Phrase, c0: int, c1: int) -> bool:
+        return not any(q is not phrase and q.c1 >= c0 and q.c0 <= c1 for q in placed[i])
+
+    def columns_within(x0: float, x1: float) -> tuple[int, int] | None:
+        inside = [c for c in range(n_cols) if x0 - 0.5 <= (edges[c] + edges[c + 1]) / 2 <= x1 + 0.5]
+        return (inside[0], inside[-1]) if inside else None
+
     for i, phrases in enumerate(placed):
-        if rows:
-            prev = lines[rows[-1][-1]]
-            ruled = any(
-                prev.bottom - 0.2 * em <= r.top <= lines[i].top + 0.2 * em
-                and min(r.x1, lines[i].x1) - max(r.x0, lines[i].x0) > 0
-                for r in hrules
-            )
-            fits = not ruled
-            if fits:
-                for phrase in phrases:
-                    for c0, c1 in taken.values():
-                        overlap = min(c1, phrase.c1) - max(c0, phrase.c0)
-                        if overlap >= 0 and (c0, c1) != (phrase.c0, phrase.c1):
-                            fits = False
-            if fits:
-                rows[-1].append(i)
-                for phrase in phrases:
-                    taken[(phrase.c0, phrase.c1)] = (phrase.c0, phrase.c1)
+        line = lines[i]
+        for phrase in phrases:
+            middle = (phrase.top + phrase.bottom) / 2
+            # Between vertical rules.
+            left = [
+                r.x0
+                for r in vrules
+                if r.top - 1 <= middle <= r.bottom + 1 and r.x0 <= phrase.x0 + 0.5
+            ]
+            right = [
+                r.x0
+                for r in vrules
+                if r.top - 1 <= middle <= r.bottom + 1 and r.x0 >= phrase.x1 - 0.5
+            ]
+            if left and right:
+                found = columns_within(max(left), min(right))
+                if found and found[0] <= phrase.c0 and found[1] >= phrase.c1:
+                    if found != (phrase.c0, phrase.c1) and free(i, phrase, *found):
+                        phrase.c0, phrase.c1 = found
+                    ruled[id(phrase)] = phrase.c1 > phrase.c0
+                    if phrase.c1 > phrase.c0:
+                        continue
+            # Over a rule drawn under it, centred on it.
+            below_top = lines[i + 1].top if i + 1 < len(lines) else phrase.bottom + em
+            for rule in hrules:
+                if not (
+                    phrase.bottom - 0.3 * em <= rule.top <= max(below_top, phrase.bottom) + 0.3 * em
+                ):
+                    continue
+                centre = (phrase.x0 + phrase.x1) / 2
+                if abs(centre - (rule.x0 + rule.x1) / 2) > 0.2 * (rule.x1 - rule.x0):
+                    continue
+                found = columns_within(rule.x0, rule.x1)
+                if (
+                    found
+                    and found[0] <= phrase.c0
+                    and found[1] >= phrase.c1
+                    and found != (phrase.c0, phrase.c1)
+                    and free(i, phrase, *found)
+                ):
+                    phrase.c0, phrase.c1 = found
+                    ruled[id(phrase)] = True
+                    break
+            if ruled.get(id(phrase)):
                 continue
-        rows.append([i])
-        taken = {(p.c0, p.c1): (p.c0, p.c1) for p in phrases}
-    return rows
+            # Centred over labels below it.
+            below = [q for j in range(i + 1, len(placed)) for q in placed[j]]
+            if not below:
+                continue
+            centre = (phrase.x0 + phrase.x1) / 2
+            best = (phrase.c0, phrase.c1)
+            for c0 in range(0, phrase.c0 + 1):
+                for c1 in range(phrase.c1, n_cols):
+                    if (c0, c1) == (phrase.c0, phrase.c1) or c1 - c0 <= best[1] - best[0]:
+                        continue
+                    width = edges[c1 + 1] - edges[c0]
+                    if abs((edges[c0] + edges[c1 + 1]) / 2 - centre) > 0.12 * width:
+                        continue
+                    if not free(i, phrase, c0, c1):
+                        continue
+                    if not all(any(q.c0 <= c <= q.c1 for q in below) for c in range(c0, c1 + 1)):
+                        continue
+                    # The labels below must be split inside the range (children), not one
+                    # label over all of it.
+                    if not any(q.c0 >= c0 and q.c1 <= c1 and q.c1 - q.c0 < c1 - c0 for q in below):
+                        continue
+                    best = (c0, c1)
+            phrase.c0, phrase.c1 = best
+    del line
+    return ruled
+
+
+def _rule_between_y(
+    a: float, b: float, x0: float, x1: float, hrules: Sequence[Rule], em: float
+) -> bool:
+    return any(
+        a - 0.2 * em <= r.top <= b + 0.2 * em and min(r.x1, x1) - max(r.x0, x0) > 0.5 * em
+        for r in hrules
+    )
+
+
+def _header_blocks(
+    placed: list[list[Phrase]], hrules: Sequence[Rule], em: float, ruled: dict[int, bool]
+) -> list[_Block]:
+    """Header phrases stacked into cells: a phrase joins the block right above it in the same
+    columns (or one nested in it, when it has no sibling there), unless a rule lies between."""
+    blocks: list[_Block] = []
+    phrases = sorted((p for ps in placed for p in ps), key=lambda p: (p.top, p.x0))
+    siblings = {id(p): ps for ps in placed for p in ps}
+    for phrase in phrases:
+        target = None
+        for block in blocks:
+            if phrase.top - block.bottom > 0.9 * em or block.bottom > phrase.top + 0.5 * em:
+                continue
+            if block.c1 < phrase.c0 or block.c0 > phrase.c1:
+                continue
+            if _rule_between_y(
+                block.bottom,
+                phrase.top,
+                max(block.x0, phrase.x0),
+                min(block.x1, phrase.x1),
+                hrules,
+                em,
+            ):
+                continue
+            # Nothing else in between in these columns.
+            if any(
+                other is not block
+                and other.c1 >= phrase.c0
+                and other.c0 <= phrase.c1
+                and block.bottom - 0.3 * em <= other.top
+                and other.bottom <= phrase.top + 0.3 * em
+                for other in blocks
+            ):
+                continue
+            same = (block.c0, block.c1) == (phrase.c0, phrase.c1)
+            nested = False
+            if not same:
+                wide, narrow_cols, narrow_line = (
+                    (block, (phrase.c0, phrase.c1), siblings[id(phrase)])
+                    if phrase.c0 >= block.c0 and phrase.c1 <= block.c1
+                    else (None, None, None)
+                )
+                if wide is None and block.c0 >= phrase.c0 and block.c1 <= phrase.c1:
+                    wide = phrase  # type: ignore[assignment]
+                    narrow_line = [q for q in block.phrases]
+                    narrow_cols = (block.c0, block.c1)
+                if wide is not None and narrow_cols is not None and narrow_line is not None:
+                    lo, hi = (wide.c0, wide.c1)
+                    alone = not any(
+                        q.c1 >= lo and q.c0 <= hi and (q.c0, q.c1) != narrow_cols
+                        for q in narrow_line
+                    )
+                    centred = (
+                        abs((block.x0 + block.x1) / 2 - (phrase.x0 + phrase.x1) / 2) < 1.5 * em
+                    )
+                    left = abs(block.x0 - phrase.x0) < 0.6 * em
+                    nested = alone and (centred or left)
+            if same or nested:
+                target = block
+                break
+        if target is None:
+            blocks.append(_Block([phrase], phrase.c0, phrase.c1, ruled.get(id(phrase), False)))
+        else:
+            target.phrases.append(phrase)
+            target.c0, target.c1 = min(target.c0, phrase.c0), max(target.c1, phrase.c1)
+            target.ruled = target.ruled or ruled.get(id(phrase), False)
+    return blocks
+
+
+def _header_rows(blocks: list[_Block], em: float) -> list[tuple[float, float]]:
+    """Header rows as y intervals: a cut between every two blocks stacked in a column."""
+    cuts: list[float] = []
+    for a in blocks:
+        for b in blocks:
+            if a is b or a.c1 < b.c0 or a.c0 > b.c1:
+                continue
+            if a.bottom <= b.top + 0.3 * em and a.top < b.top:
+                cuts.append((a.bottom + b.top) / 2)
+    cuts.sort()
+    merged: list[list[float]] = []
+    for cut in cuts:
+        if merged and cut - merged[-1][-1] <= 0.6 * em:
+            merged[-1].append(cut)
+        else:
+            merged.append([cut])
+    ys = [statistics.median(group) for group in merged]
+    top = min(b.top for b in blocks)
+    bottom = max(b.bottom for b in blocks)
+    bands = [top - 1, *ys, bottom + 1]
+    return list(zip(bands, bands[1:], strict=False))
+
+
+def _place_header(draft: Draft, blocks: list[_Block], rows: list[tuple[float, float]]) -> None:
+    n = len(rows)
+    placed: list[tuple[_Block, int, int]] = []
+    for block in blocks:
+        hit = [
+            k
+            for k, (a, b) in enumerate(rows)
+            if min(b, block.bottom) - max(a, block.top)
+            > 0.25 * min(b - a, block.bottom - block.top)
+        ]
+        if not hit:
+            middle = (block.top + block.bottom) / 2
+            hit = [min(range(n), key=lambda k: abs((rows[k][0] + rows[k][1]) / 2 - middle))]
+        placed.append((block, hit[0], hit[-1]))
+
+    def taken(r0: int, r1: int, c0: int, c1: int, me: _Block) -> bool:
+        return any(
+            other is not me and o0 <= r1 and o1 >= r0 and other.c0 <= c1 and other.c1 >= c0
+            for other, o0, o1 in placed
+        )
+
+    # Labels reach up to the first header row and down to the last when nothing is there.
+    grown = []
+    for block, r0, r1 in placed:
+        while r0 > 0 and not taken(r0 - 1, r0 - 1, block.c0, block.c1, block):
+            r0 -= 1
+        while r1 < n - 1 and not taken(r1 + 1, r1 + 1, block.c0, block.c1, block):
+            r1 += 1
+        grown.append((block, r0, r1))
+        placed = [(b, g0, g1) if b is not block else (b, r0, r1) for b, g0, g1 in placed]
+    for block, r0, r1 in sorted(grown, key=lambda t: (t[1], t[0].c0)):
+        if draft.filled(r0, block.c0):
+            draft.put_text(r0, block.c0, block.text, (block.x0, block.top, block.x1, block.bottom))
+            continue
+        draft.put_text(r0, block.c0, block.text, (block.x0, block.top, block.x1, block.bottom))
+        free_cols = block.c1
+        # A span never covers text placed before it.
+        for c in range(block.c0 + 1, block.c1 + 1):
+            if any(draft.filled(r, c) for r in range(r0, r1 + 1)):
+                free_cols = c - 1
+                break
+        draft.span(r0, block.c0, r1 - r0 + 1, free_cols - block.c0 + 1)
+        if block.ruled and free_cols > block.c0:
+            draft.ruled_spans.add((r0, block.c0))
+
+
+# --- Body -------------------------------------------------------------------------------------
+
+
+def _conflict(cells: dict[int, list[Phrase]], line: list[Phrase]) -> bool:
+    """Two values would share a cell."""
+    return any(p.c0 in cells and (p.numeric or any(q.numeric for q in cells[p.c0])) for p in line)
 
 
 def _continues(
-    row_lines: list[int],
-    i: int,
-    lines: Sequence[Line],
-    placed: list[list[Phrase]],
-    ruled_break: bool,
+    cells: dict[int, list[Phrase]],
+    line: list[Phrase],
+    gap: float,
     label_share: float,
-    pitch: float,
     em: float,
 ) -> bool:
-    """Whether body line ``i`` continues the row made of ``row_lines``."""
-    if ruled_break:
+    """Whether a body line continues the row whose phrases by column are ``cells``."""
+    if _conflict(cells, line):
         return False
-    line = placed[i]
-    cells: dict[int, list[Phrase]] = {}
-    for j in row_lines:
-        for p in placed[j]:
-            cells.setdefault(p.c0, []).append(p)
     mine = {p.c0: p for p in line}
-    # Two values never share a cell.
-    for c, phrase in mine.items():
-        if c in cells and (phrase.numeric or any(p.numeric for p in cells[c])):
-            return False
-    row_has_values = any(p.numeric for ps in cells.values() for p in ps if p.c0 > 0)
+    row_has_values = any(p.numeric for c, ps in cells.items() if c > 0 for p in ps)
     line_values = [p for p in line if p.numeric and p.c0 > 0]
     label = mine.get(0)
-    first_label = cells.get(0, [None])[0] if cells.get(0) else None
-    last_label = cells.get(0, [None])[-1] if cells.get(0) else None
-    gap = lines[i].top - lines[row_lines[-1]].bottom
+    last_label = cells[0][-1] if cells.get(0) else None
     if label is not None and last_label is not None:
         wrapped = _starts_lower(label.text) or bool(_CONNECTOR.search(last_label.text))
         if wrapped and (not row_has_values or not line_values):
             return True
         return label.text.startswith("(") and not line_values and gap < 0.6 * em
-    if label is None and first_label is not None and label_share >= 0.8:
+    if label is None and last_label is not None and label_share >= 0.8:
         # Text under a row's cells with its label cell empty.
         return not line_values and all(not p.numeric for p in line)
-    if label is None and first_label is None and cells and not line_values:
+    if label is None and last_label is None and cells and not line_values:
         return gap < 0.5 * em and all(not p.numeric for p in line)
     return False
 
 
-def _ends_with_rule(
-    a: Line, b: Line, hrules: Sequence[Rule], em: float, x0: float, x1: float
-) -> bool:
-    for rule in hrules:
-        if a.bottom - 0.3 * em <= rule.top <= b.top + 0.3 * em and min(rule.x1, x1) - max(
-            rule.x0, x0
-        ) > 0.3 * (x1 - x0):
-            return True
-    return False
+def _body_rows(
+    lines: Sequence[Line],
+    placed: list[list[Phrase]],
+    body: list[int],
+    hrules: Sequence[Rule],
+    em: float,
+) -> tuple[list[list[int]], bool]:
+    """Body lines grouped into rows, and whether ruling lines drew the rows."""
+    if not body:
+        return [], False
+    x0 = min(lines[i].x0 for i in body)
+    x1 = max(lines[i].x1 for i in body)
+    across = _full_rules(hrules, x0, x1, 0.4)
+    breaks = set()
+    for a, b in zip(body, body[1:], strict=False):
+        if any(lines[a].bottom - 0.3 * em <= r.top <= lines[b].top + 0.3 * em for r in across):
+            breaks.add(b)
+    ruled = len(breaks) >= 2
+    data = [i for i in body if len(placed[i]) >= 2]
+    label_share = (
+        sum(1 for i in data if any(p.c0 == 0 for p in placed[i])) / len(data) if data else 0.0
+    )
+    rows: list[list[int]] = []
+    cells: dict[int, list[Phrase]] = {}
+    for i in body:
+        if rows and i not in breaks:
+            gap = lines[i].top - lines[rows[-1][-1]].bottom
+            joins = (
+                not _conflict(cells, placed[i])
+                if ruled
+                else _continues(cells, placed[i], gap, label_share, em)
+            )
+            if joins:
+                rows[-1].append(i)
+                for p in placed[i]:
+                    cells.setdefault(p.c0, []).append(p)
+                continue
+        rows.append([i])
+        cells = {}
+        for p in placed[i]:
+            cells.setdefault(p.c0, []).append(p)
+    return rows, ruled
 
 
 def _levels(indents: dict[int, float], em: float) -> dict[int, int]:
@@ -686,7 +979,7 @@ def _levels(indents: dict[int, float], em: float) -> dict[int, int]:
     for v in values:
         if not clusters or v - clusters[-1] > 0.6 * em:
             clusters.append(v)
-    return {r: max(0, bisect.bisect_right(clusters, x + 0.6 * em) - 1) for r, x in indents.items()}
+    return {r: max(0, bisect.bisect_right(clusters, x + 0.3 * em) - 1) for r, x in indents.items()}
 
 
 def read_structure(
@@ -704,108 +997,91 @@ def read_structure(
         return None
     em = _em(pieces)
     hrules = [] if text_only else _merge_horizontal([r for r in rules if r.horizontal])
-    vrules = [] if text_only else [r for r in rules if not r.horizontal]
+    vrules = [] if text_only else _merge_vertical([r for r in rules if not r.horizontal])
     lines = group_lines(pieces, em)
     for line in lines:
         _join_numbers(line, em)
         make_phrases(line, em, vrules)
     title_lines, notes_lines = _title_and_notes(lines, em) if find_title else ([], [])
-    body_lines = lines[len(title_lines) : len(lines) - len(notes_lines)]
-    if not body_lines:
-        body_lines, title_lines, notes_lines = lines, [], []
-    lines = body_lines
-    bounds, ruled = column_separators(lines, vrules, em, box)
+    lines = lines[len(title_lines) : len(lines) - len(notes_lines)]
+    if not lines:
+        return None
+    header_end = _header_end(lines, hrules, em)
+    column_lines = [line for line in lines[header_end:] if len(line.phrases) >= 2]
+    if len(column_lines) < 2:
+        column_lines = [line for line in lines if len(line.phrases) >= 2] or list(lines)
+    bounds, ruled_bounds = column_separators(column_lines, lines, vrules, em, box)
     n_cols = len(bounds) + 1
-    header_end = _header_end(lines, bounds, hrules, box, em)
     placed = [
         _assign_columns(line, bounds, em, header=i < header_end) for i, line in enumerate(lines)
     ]
-    for i, phrases in enumerate(placed):
-        for p in phrases:
-            p.line = i
-    # Rows.
-    rows: list[_Row] = []
+    lo = min(line.x0 for line in lines)
+    hi = max(line.x1 for line in lines)
+    edges = _edges(bounds, lo, hi)
+    # Header.
+    header_bands: list[tuple[float, float]] = []
+    blocks: list[_Block] = []
     if header_end:
-        for group in _group_header_rows(lines[:header_end], placed[:header_end], hrules, em):
-            rows.append(_Row(group, header=True))
+        ruled_phrases = _widen_header(
+            placed[:header_end], lines[:header_end], hrules, vrules, edges, em
+        )
+        blocks = _header_blocks(placed[:header_end], hrules, em, ruled_phrases)
+        header_bands = _header_rows(blocks, em)
+    header_rows = len(header_bands)
     body = list(range(header_end, len(lines)))
-    data = [i for i in body if len(placed[i]) >= 2]
-    label_share = (
-        sum(1 for i in data if any(p.c0 == 0 for p in placed[i])) / len(data) if data else 0.0
-    )
-    gaps = [lines[b].top - lines[a].bottom for a, b in zip(body, body[1:], strict=False)]
-    pitch = statistics.median(gaps) if gaps else em
-    x_lo = min(line.x0 for line in lines)
-    x_hi = max(line.x1 for line in lines)
-    for i in body:
-        if rows and not rows[-1].header:
-            ruled_break = _ends_with_rule(
-                lines[rows[-1].lines[-1]], lines[i], hrules, em, x_lo, x_hi
-            )
-            if _continues(rows[-1].lines, i, lines, placed, ruled_break, label_share, pitch, em):
-                rows[-1].lines.append(i)
-                continue
-        rows.append(_Row([i]))
-    header_rows = sum(1 for r in rows if r.header)
-    draft = Draft(len(rows), n_cols)
-    for r, row in enumerate(rows):
-        for i in row.lines:
+    body_rows, ruled_rows = _body_rows(lines, placed, body, hrules, em)
+    draft = Draft(header_rows + len(body_rows), n_cols)
+    if blocks:
+        _place_header(draft, blocks, header_bands)
+    for k, row in enumerate(body_rows):
+        r = header_rows + k
+        for i in row:
             for phrase in placed[i]:
                 draft.put(r, phrase.c0, phrase)
-                if phrase.c1 > phrase.c0:
-                    existing = draft.spans.get((r, phrase.c0), (1, 1))
-                    draft.spans[(r, phrase.c0)] = (1, max(existing[1], phrase.c1 - phrase.c0 + 1))
-        if len(row.lines) > 1 and not row.header:
-            for rr, c in list(draft.text):
-                if rr == r:
+        if len(row) > 1 and not ruled_rows:
+            for c in range(n_cols):
+                if draft.text.get((r, c)):
                     draft.flag(r, c, FLAG_JOINED_LINES)
-        if not row.header:
-            label = next((p for i in row.lines for p in placed[i] if p.c0 == 0), None)
-            if label is not None:
-                draft.indent[r] = label.x0
-    # Header spans: clear overlaps, then rules and centring.
-    _settle_spans(draft)
-    _rule_spans(draft, rows, lines, vrules, bounds, box, header_rows)
-    _centred_parents(draft, rows, placed, bounds, header_rows)
-    _headers_reach_up(draft, header_rows)
-    _row_parents(draft, header_rows)
-    # Numbers near a boundary.
-    edges = [box[0] - 1e6, *bounds, box[2] + 1e6]
-    for r, row in enumerate(rows):
-        for i in row.lines:
+        label = next((p for i in row for p in placed[i] if p.c0 == 0), None)
+        if label is not None:
+            draft.indent[r] = label.x0
+        for i in row:
             for p in placed[i]:
                 margin = min(p.x0 - edges[p.c0], edges[p.c0 + 1] - p.x1)
-                if p.numeric and p.c0 == p.c1 and margin < 0.3 * em:
+                if p.numeric and margin < 0.3 * em:
                     draft.flag(r, p.c0, FLAG_NEAR_BOUNDARY)
                 if any(
-                    w.confidence is not None and w.confidence < 0.6
+                    w.confidence is not None and w.confidence < LOW_CONFIDENCE
                     for piece in p.pieces
                     for w in piece.words
                 ):
                     draft.flag(r, p.c0, FLAG_LOW_CONFIDENCE)
+    _row_parents(draft, header_rows)
     draft = _drop_empty_columns(draft)
-    header_cols = _count_label_columns(draft, header_rows)
+    if draft.n_cols < 2 or draft.n_rows < 1:
+        return None
     levels = _levels(draft.indent, em)
     cells = []
-    row_top = [min(lines[i].top for i in row.lines) for row in rows]
-    row_bottom = [max(lines[i].bottom for i in row.lines) for row in rows]
-    col_edges = [min(line.x0 for line in lines)] + list(bounds) + [max(line.x1 for line in lines)]
     for r in range(draft.n_rows):
         for c in range(draft.n_cols):
             if (r, c) in draft.covered:
                 continue
             rowspan, colspan = draft.spans.get((r, c), (1, 1))
             flags = set(draft.flags.get((r, c), set()))
-            if (rowspan > 1 or colspan > 1) and not _span_ruled(r, c, rowspan, colspan, draft):
+            if (rowspan > 1 or colspan > 1) and (r, c) not in draft.ruled_spans:
                 flags.add(FLAG_INFERRED_SPAN)
-            box_ = draft.boxes.get((r, c))
-            bbox = tuple(box_) if box_ else None
+            found = draft.boxes.get((r, c))
             cells.append(
-                Cell(r, c, rowspan, colspan, draft.text.get((r, c), ""), bbox, tuple(sorted(flags)))  # type: ignore[arg-type]
+                Cell(
+                    r,
+                    c,
+                    rowspan,
+                    colspan,
+                    draft.text.get((r, c), ""),
+                    (found[0], found[1], found[2], found[3]) if found else None,
+                    tuple(sorted(flags)),
+                )
             )
-    del col_edges, row_top, row_bottom
-    if draft.n_cols < 2 or draft.n_rows < 1:
-        return None
     table = Table(
         page=page,
         bbox=box,
@@ -813,185 +1089,16 @@ def read_structure(
         cols=draft.n_cols,
         cells=tuple(cells),
         header_rows=header_rows,
-        header_cols=header_cols,
+        header_cols=_count_label_columns(draft, header_rows),
         title=" ".join(line.text for line in title_lines),
         notes=" ".join(line.text for line in notes_lines),
-        strategy=STRATEGY_LINES if ruled and len(ruled) >= len(bounds) else STRATEGY_TEXT,
+        strategy=STRATEGY_LINES
+        if ruled_rows and len(ruled_bounds) >= len(bounds)
+        else STRATEGY_TEXT,
         row_levels=tuple(levels.get(r, 0) for r in range(draft.n_rows)),
     )
     check_nothing_dropped(words, table, leaders)
     return table
-
-
-def _span_ruled(r: int, c: int, rowspan: int, colspan: int, draft: Draft) -> bool:
-    return (r, c) in getattr(draft, "ruled_spans", set())
-
-
-def _settle_spans(draft: Draft) -> None:
-    """Spans that would overlap text or another span are cut short."""
-    for (r, c), (rowspan, colspan) in sorted(draft.spans.items()):
-        if (r, c) in draft.covered:
-            continue
-        width = 1
-        while (
-            width < colspan
-            and not draft.text.get((r, c + width))
-            and (r, c + width) not in draft.covered
-        ):
-            width += 1
-        draft.spans[(r, c)] = (rowspan, width)
-        for cc in range(c + 1, c + width):
-            draft.covered.add((r, cc))
-    for key in [k for k, v in draft.spans.items() if v == (1, 1)]:
-        del draft.spans[key]
-
-
-def _rule_spans(
-    draft: Draft,
-    rows: list[_Row],
-    lines: Sequence[Line],
-    vrules: Sequence[Rule],
-    bounds: Sequence[float],
-    box: Box,
-    header_rows: int,
-) -> None:
-    """A header cell between two vertical rules spans the columns between them."""
-    ruled_spans: set[tuple[int, int]] = set()
-    if not vrules:
-        draft.ruled_spans = ruled_spans  # type: ignore[attr-defined]
-        return
-    merged = _merge_vertical(vrules)
-    for r in range(header_rows):
-        top = min(lines[i].top for i in rows[r].lines)
-        bottom = max(lines[i].bottom for i in rows[r].lines)
-        middle = (top + bottom) / 2
-        xs = sorted(rule.x0 for rule in merged if rule.top - 1 <= middle <= rule.bottom + 1)
-        if len(xs) < 2:
-            continue
-        for c in range(draft.n_cols):
-            if (r, c) in draft.covered or not draft.text.get((r, c)):
-                continue
-            cell_box = draft.boxes.get((r, c))
-            if cell_box is None:
-                continue
-            left = max((x for x in xs if x <= cell_box[0] + 0.5), default=None)
-            right = min((x for x in xs if x >= cell_box[2] - 0.5), default=None)
-            if left is None or right is None:
-                continue
-            c0 = _column_of(left + 0.5, bounds)
-            c1 = _column_of(right - 0.5, bounds)
-            if c0 > c or c1 < c:
-                continue
-            rowspan, colspan = draft.spans.get((r, c), (1, 1))
-            if c0 < c or c1 > c + colspan - 1:
-                targets = [(r, k) for k in range(c0, c1 + 1) if k != c]
-                if any(draft.text.get(t) or t in draft.covered for t in targets):
-                    continue
-                text = draft.text.pop((r, c))
-                flags = draft.flags.pop((r, c), set())
-                box_ = draft.boxes.pop((r, c))
-                draft.spans.pop((r, c), None)
-                draft.text[(r, c0)] = text
-                draft.boxes[(r, c0)] = box_
-                if flags:
-                    draft.flags[(r, c0)] = flags
-                draft.span(r, c0, rowspan, c1 - c0 + 1)
-                ruled_spans.add((r, c0))
-            elif colspan > 1:
-                ruled_spans.add((r, c))
-    draft.ruled_spans = ruled_spans  # type: ignore[attr-defined]
-
-
-def _centred_parents(
-    draft: Draft,
-    rows: list[_Row],
-    placed: list[list[Phrase]],
-    bounds: Sequence[float],
-    header_rows: int,
-) -> None:
-    """A header label centred over empty cells of its row, with labels below them, spans
-    them."""
-    if header_rows < 2:
-        return
-    centres: dict[tuple[int, int], float] = {}
-    for r in range(header_rows):
-        for i in rows[r].lines:
-            for p in placed[i]:
-                centres.setdefault((r, p.c0), (p.x0 + p.x1) / 2)
-    lo = min(p.x0 for ps in placed for p in ps)
-    hi = max(p.x1 for ps in placed for p in ps)
-    edges = [lo, *bounds, hi]
-    n = draft.n_cols
-    for r in range(header_rows - 1):
-        for c in range(n):
-            if not draft.text.get((r, c)) or (r, c) in draft.covered:
-                continue
-            rowspan, colspan = draft.spans.get((r, c), (1, 1))
-            first, last = c, c + colspan - 1
-            centre = centres.get((r, c), (edges[first] + edges[last + 1]) / 2)
-            moved = False
-            while first > 0 and last < n - 1:
-                left, right = (r, first - 1), (r, last + 1)
-                if draft.filled(*left) or draft.filled(*right):
-                    break
-                below = [(r + 1, first - 1), (r + 1, last + 1)]
-                if not all(draft.filled(*b) for b in below):
-                    break
-                if abs((edges[first - 1] + edges[last + 2]) / 2 - centre) > 0.25 * (
-                    edges[last + 2] - edges[first - 1]
-                ):
-                    break
-                first, last = first - 1, last + 1
-                moved = True
-            # One side only: a label over two columns sits over their shared boundary.
-            if not moved and first == last:
-                for side in (-1, 1):
-                    k = c + side
-                    if not (0 <= k < n) or draft.filled(r, k):
-                        continue
-                    if not (draft.filled(r + 1, k) and draft.filled(r + 1, c)):
-                        continue
-                    boundary = edges[max(c, k)]
-                    if abs(centre - boundary) <= 0.15 * (edges[max(c, k) + 1] - edges[min(c, k)]):
-                        first, last = min(c, k), max(c, k)
-                        moved = True
-                        break
-            if moved:
-                text = draft.text.pop((r, c))
-                flags = draft.flags.pop((r, c), set())
-                box_ = draft.boxes.pop((r, c), None)
-                draft.spans.pop((r, c), None)
-                draft.text[(r, first)] = text
-                if box_:
-                    draft.boxes[(r, first)] = box_
-                if flags:
-                    draft.flags[(r, first)] = flags
-                draft.span(r, first, rowspan, last - first + 1)
-
-
-def _headers_reach_up(draft: Draft, header_rows: int) -> None:
-    """A header label with nothing above it reaches up to the first header row."""
-    for c in range(draft.n_cols):
-        for r in range(1, header_rows):
-            if not draft.text.get((r, c)) or (r, c) in draft.covered:
-                continue
-            rowspan, colspan = draft.spans.get((r, c), (1, 1))
-            above = [(k, x) for k in range(r) for x in range(c, c + colspan)]
-            if any(draft.filled(k, x) for k, x in above):
-                break
-            text = draft.text.pop((r, c))
-            box_ = draft.boxes.pop((r, c), None)
-            flags = draft.flags.pop((r, c), set())
-            draft.spans.pop((r, c), None)
-            draft.text[(0, c)] = text
-            if box_:
-                draft.boxes[(0, c)] = box_
-            if flags:
-                draft.flags[(0, c)] = flags
-            for k, x in above:
-                draft.covered.discard((k, x))
-            draft.span(0, c, r + rowspan, colspan)
-            break
 
 
 def _row_parents(draft: Draft, header_rows: int) -> None:
@@ -1033,21 +1140,20 @@ def _drop_empty_columns(draft: Draft) -> Draft:
         return max([index[k] for k in keep if k <= c], default=0)
 
     out = Draft(draft.n_rows, len(keep))
-    for (r, c), text in draft.text.items():
-        out.text[(r, new_col(c))] = text
+    for (r, c), text in sorted(draft.text.items()):
+        if text:
+            old = out.text.get((r, new_col(c)), "")
+            out.text[(r, new_col(c))] = f"{old} {text}".strip()
     for (r, c), (rowspan, colspan) in draft.spans.items():
-        if (r, c) in draft.text:
-            end = new_col(c + colspan - 1)
-            out.span(r, new_col(c), rowspan, end - new_col(c) + 1)
-    for key, flags in draft.flags.items():
-        out.flags[(key[0], new_col(key[1]))] = flags
-    for key, box in draft.boxes.items():
-        out.boxes[(key[0], new_col(key[1]))] = box
+        if draft.text.get((r, c)):
+            start = new_col(c)
+            out.span(r, start, rowspan, new_col(c + colspan - 1) - start + 1)
+    for (r, c), flags in draft.flags.items():
+        out.flags[(r, new_col(c))] = flags
+    for (r, c), box in draft.boxes.items():
+        out.boxes.setdefault((r, new_col(c)), box)
     out.indent = draft.indent
-    out.ruled_spans = {(r, new_col(c)) for r, c in getattr(draft, "ruled_spans", set())}  # type: ignore[attr-defined]
-    for (r, c), (rowspan, colspan) in list(out.spans.items()):
-        if rowspan == 1 and colspan == 1:
-            del out.spans[(r, c)]
+    out.ruled_spans = {(r, new_col(c)) for r, c in draft.ruled_spans}
     return out
 
 

@@ -1,0 +1,378 @@
+"""Where the tables of a page are, bordered or not, and the title and notes around each.
+
+- **Ruled grids**: ruling segments that touch one another make a frame; one with at least two
+  horizontal and two vertical rules around text is a table.
+- **Text tables**: lines whose words stand apart in several phrases (values beside labels,
+  or three phrases or more) are table lines; a run of them, with the odd label line between,
+  is a table. Prose (long runs of words), captions and a wide vertical gap end a run. Header
+  lines right above a run, inside its width, join it; so do the lines between rules drawn
+  across it.
+- **Not tables**: a run under or over a "Figure" caption is a chart's labels.
+- **Title**: the caption above a table ("Table 3. …") and the lines between it and the table
+  (units, head notes); or a units line right above it. **Notes**: the footnotes and source
+  lines right below it.
+
+A table found here is then read by ``structure.read_structure`` like a drawn box.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from hctqa.core.extraction.layout import Box, PageLayout, Rule
+from hctqa.core.extraction.structure import (
+    _CAPTION,
+    _NOTE_START,
+    _UNITS,
+    Line,
+    _em,
+    _join_numbers,
+    group_lines,
+    make_phrases,
+    strip_leaders,
+)
+
+_FIGURE = re.compile(r"^(figure|fig\.|chart|graph|graphique|map|diagram)\s*[\dA-Z]", re.I)
+# Lines further apart than this (in ems) are not one table.
+MAX_GAP = 2.2
+HEADER_LINES = 6
+
+
+@dataclass(frozen=True)
+class Region:
+    """A table's place on the page, with its title and notes."""
+
+    bbox: Box
+    title: str = ""
+    notes: str = ""
+
+
+def _words(text: str) -> int:
+    return len(text.split())
+
+
+def _is_prose(line: Line, text_width: float, em: float) -> bool:
+    """A line of running text: one long phrase, or only long phrases."""
+    long = [p for p in line.phrases if _words(p.text) >= 7 or (p.x1 - p.x0) >= 0.5 * text_width]
+    return bool(line.phrases) and len(long) == len(line.phrases)
+
+
+def _gaps(line: Line) -> list[float]:
+    return [b.x0 - a.x1 for a, b in zip(line.phrases, line.phrases[1:], strict=False)]
+
+
+def _is_table_line(line: Line, text_width: float, em: float) -> bool:
+    phrases = line.phrases
+    if len(phrases) < 2 or _is_prose(line, text_width, em):
+        return False
+    if max(_gaps(line)) < 0.9 * em:
+        return False
+    values = sum(p.numeric for p in phrases[1:])
+    if values:
+        return True
+    if len(phrases) >= 3:
+        return True
+    return all(_words(p.text) <= 5 for p in phrases) and max(_gaps(line)) >= 1.5 * em
+
+
+def _components(rules: Sequence[Rule], tolerance: float = 2.0) -> list[list[Rule]]:
+    """Rules that touch one another, as groups."""
+    parent = list(range(len(rules)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, a in enumerate(rules):
+        for j in range(i + 1, len(rules)):
+            b = rules[j]
+            if (
+                a.x0 - tolerance <= b.x1
+                and b.x0 - tolerance <= a.x1
+                and a.top - tolerance <= b.bottom
+                and b.top - tolerance <= a.bottom
+            ):
+                parent[find(i)] = find(j)
+    groups: dict[int, list[Rule]] = {}
+    for i, rule in enumerate(rules):
+        groups.setdefault(find(i), []).append(rule)
+    return list(groups.values())
+
+
+def _grids(rules: Sequence[Rule], lines: Sequence[Line], em: float) -> list[Box]:
+    found = []
+    long_rules = [r for r in rules if r.length >= em]
+    for group in _components(long_rules):
+        horizontal = [r for r in group if r.horizontal]
+        vertical = [r for r in group if not r.horizontal]
+        if len(horizontal) < 2 or len(vertical) < 2:
+            continue
+        box = (
+            min(r.x0 for r in group),
+            min(r.top for r in group),
+            max(r.x1 for r in group),
+            max(r.bottom for r in group),
+        )
+        inside = [
+            line
+            for line in lines
+            if box[1] <= line.middle <= box[3] and box[0] <= line.x0 and line.x1 <= box[2] + em
+        ]
+        if len(inside) >= 2 and box[2] - box[0] >= 4 * em:
+            found.append(box)
+    return found
+
+
+def _overlap(a: Box, b: Box) -> bool:
+    return min(a[2], b[2]) > max(a[0], b[0]) and min(a[3], b[3]) > max(a[1], b[1])
+
+
+def _union(a: Box, b: Box) -> Box:
+    return (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
+
+
+def _lines_box(lines: Sequence[Line]) -> Box:
+    return (
+        min(line.x0 for line in lines),
+        min(line.top for line in lines),
+        max(line.x1 for line in lines),
+        max(line.bottom for line in lines),
+    )
+
+
+def _lines_of(pieces: Sequence, em: float) -> list[Line]:
+    lines = group_lines(pieces, em)
+    for line in lines:
+        _join_numbers(line, em)
+        make_phrases(line, em, ())
+    return lines
+
+
+def _kinds(lines: Sequence[Line], text_width: float, em: float) -> list[str]:
+    kinds = []
+    for line in lines:
+        if _CAPTION.match(line.text) or _FIGURE.match(line.text):
+            kinds.append("caption")
+        elif _is_prose(line, text_width, em):
+            kinds.append("prose")
+        elif _is_table_line(line, text_width, em):
+            kinds.append("table")
+        else:
+            kinds.append("other")
+    return kinds
+
+
+def _runs(lines: Sequence[Line], kinds: Sequence[str], em: float) -> list[tuple[int, int]]:
+    """Runs of table lines (first and last line), with their header lines above."""
+    runs: list[tuple[int, int]] = []
+    i = 0
+    while i < len(lines):
+        if kinds[i] != "table":
+            i += 1
+            continue
+        start = end = i
+        left = lines[i].x0
+        k = i + 1
+        while k < len(lines):
+            gap = lines[k].top - lines[end].bottom
+            if gap > MAX_GAP * em or kinds[k] in ("caption", "prose"):
+                break
+            if kinds[k] == "table":
+                end = k
+                left = min(left, lines[k].x0)
+                k += 1
+                continue
+            # A label line between table lines starts in the label column; a line standing
+            # apart from it (a centred heading) ends the table.
+            if lines[k].x0 > left + 2 * em:
+                break
+            ahead = next(
+                (
+                    m
+                    for m in range(k + 1, min(len(lines), k + 4))
+                    if kinds[m] == "table" and lines[m].top - lines[m - 1].bottom <= MAX_GAP * em
+                ),
+                None,
+            )
+            if ahead is None or any(
+                kinds[m] in ("caption", "prose") or lines[m].x0 > left + 2 * em
+                for m in range(k, ahead)
+            ):
+                break
+            end = ahead
+            k = ahead + 1
+        if sum(1 for m in range(start, end + 1) if kinds[m] == "table") >= 2:
+            # Header lines right above, inside the run's width.
+            x0, _t, x1, _b = _lines_box(lines[start : end + 1])
+            up = start
+            while (
+                up > 0
+                and start - up < HEADER_LINES
+                and kinds[up - 1] in ("other", "table")
+                and lines[up].top - lines[up - 1].bottom <= 1.2 * em
+                and lines[up - 1].x0 >= x0 - 2 * em
+                and lines[up - 1].x1 <= x1 + 2 * em
+                and not _NOTE_START.match(lines[up - 1].text)
+            ):
+                up -= 1
+            runs.append((up, end))
+        i = end + 1
+    return runs
+
+
+def _touch(a: Box, b: Box, em: float) -> bool:
+    """Overlapping, or one right above the other sharing most of their width."""
+    if _overlap(a, b):
+        return True
+    gap = max(a[1], b[1]) - min(a[3], b[3])
+    shared = min(a[2], b[2]) - max(a[0], b[0])
+    return gap <= 1.5 * em and shared >= 0.5 * min(a[2] - a[0], b[2] - b[0])
+
+
+def find_regions(layout: PageLayout) -> list[Region]:
+    """The tables of a page, top to bottom."""
+    pieces, _leaders = strip_leaders([w for w in layout.words if w.upright])
+    if not pieces:
+        return []
+    em = _em(pieces)
+    lines = _lines_of(pieces, em)
+    text_width = max(line.x1 for line in lines) - min(line.x0 for line in lines)
+    kinds = _kinds(lines, text_width, em)
+    # Ruled grids first; their words are theirs.
+    grids = _grids(layout.rules, lines, em)
+    rest = [
+        p
+        for p in pieces
+        if not any(g[0] <= (p.x0 + p.x1) / 2 <= g[2] and g[1] <= p.middle <= g[3] for g in grids)
+    ]
+    boxes: list[Box] = []
+    if rest:
+        rest_lines = _lines_of(rest, em)
+        rest_kinds = _kinds(rest_lines, text_width, em)
+        boxes = [_lines_box(rest_lines[a : b + 1]) for a, b in _runs(rest_lines, rest_kinds, em)]
+        # Rules drawn across a run's width just above or below it belong to it.
+        boxes = [_extend_to_rules(box, layout.rules, lines, em) for box in boxes]
+    # A text run touching a grid (a ruled header over an unruled body) is part of it.
+    merged: list[Box] = list(grids)
+    for box in boxes:
+        touching = [k for k, g in enumerate(merged[: len(grids)]) if _touch(box, g, em)]
+        if len(touching) == 1:
+            merged[touching[0]] = _union(merged[touching[0]], box)
+        elif not touching:
+            merged.append(box)
+    final: list[Box] = []
+    for box in sorted(merged, key=lambda b: b[1]):
+        for k, other in enumerate(final):
+            if _overlap(box, other):
+                final[k] = _union(box, other)
+                break
+        else:
+            final.append(box)
+    regions = []
+    for box in sorted(final, key=lambda b: (b[1], b[0])):
+        inside = [n for n, line in enumerate(lines) if _inside(line, box)]
+        if not inside:
+            continue
+        if _near_figure_caption(lines, kinds, inside[0], inside[-1], em):
+            continue
+        title = _title_above(lines, kinds, inside[0], box, em)
+        notes = _notes_below(lines, kinds, inside[-1], box, em)
+        regions.append(Region(box, title, notes))
+    return regions
+
+
+def _inside(line: Line, box: Box) -> bool:
+    return (
+        box[1] - 0.5 <= line.middle <= box[3] + 0.5
+        and line.x0 >= box[0] - 1
+        and line.x1 <= box[2] + 1
+    )
+
+
+def _extend_to_rules(box: Box, rules: Sequence[Rule], lines: Sequence[Line], em: float) -> Box:
+    width = box[2] - box[0]
+    x0, top, x1, bottom = box
+    for rule in rules:
+        if not rule.horizontal or min(rule.x1, x1) - max(rule.x0, x0) < 0.8 * width:
+            continue
+        if rule.x1 - rule.x0 > 1.6 * width:
+            continue
+        if top - 2.5 * em <= rule.top < top:
+            between = [
+                line
+                for line in lines
+                if rule.top <= line.middle <= top and line.x0 >= x0 - em and line.x1 <= x1 + em
+            ]
+            if len(between) <= HEADER_LINES:
+                top = rule.top
+        if bottom < rule.top <= bottom + 1.5 * em:
+            bottom = rule.top
+    if (x0, top, x1, bottom) != box:
+        included = [line for line in lines if _inside(line, (x0, top, x1, bottom))]
+        if included:
+            lb = _lines_box(included)
+            return (min(lb[0], x0), min(lb[1], box[1]), max(lb[2], x1), max(lb[3], box[3]))
+    return box
+
+
+def _near_figure_caption(
+    lines: Sequence[Line], kinds: Sequence[str], first: int, last: int, em: float
+) -> bool:
+    for k in (first - 1, first - 2, last + 1, last + 2):
+        if 0 <= k < len(lines) and kinds[k] == "caption" and _FIGURE.match(lines[k].text):
+            near = (
+                lines[first].top - lines[k].bottom
+                if k < first
+                else lines[k].top - lines[last].bottom
+            )
+            if near <= 3 * em:
+                return True
+    return False
+
+
+def _title_above(
+    lines: Sequence[Line], kinds: Sequence[str], first: int, box: Box, em: float
+) -> str:
+    """The caption above the table and what lies between them, or a units line."""
+    taken: list[Line] = []
+    k = first - 1
+    while k >= 0 and first - k <= 8:
+        line = lines[k]
+        below = lines[k + 1]
+        if below.top - line.bottom > 1.5 * em:
+            break
+        taken.append(line)
+        if kinds[k] == "caption":
+            if _FIGURE.match(line.text):
+                return ""
+            return " ".join(x.text for x in reversed(taken))
+        if kinds[k] == "table":
+            break
+        k -= 1
+    if taken and _UNITS.match(taken[0].text):
+        return taken[0].text
+    return ""
+
+
+def _notes_below(
+    lines: Sequence[Line], kinds: Sequence[str], last: int, box: Box, em: float
+) -> str:
+    """Footnotes and source lines right below the table."""
+    taken: list[Line] = []
+    k = last + 1
+    while k < len(lines):
+        line = lines[k]
+        above = lines[k - 1]
+        if line.top - above.bottom > (1.5 if not taken else 1.0) * em or kinds[k] == "caption":
+            break
+        if not taken and not _NOTE_START.match(line.text):
+            break
+        if taken and kinds[k] == "table" and not _NOTE_START.match(line.text):
+            break
+        taken.append(line)
+        k += 1
+    return " ".join(line.text for line in taken)
