@@ -57,6 +57,7 @@ CORE_MODULES = [
     "hctqa.core.extraction.images",
     "hctqa.core.extraction.ocr",
     "hctqa.core.extraction.rules_image",
+    "hctqa.core.extraction.scanned",
 ]
 
 

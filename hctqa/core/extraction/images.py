@@ -116,11 +116,7 @@ def _decode(path: Path | str, kind: str, max_pixels: int) -> tuple[Any, float | 
         except (Image.DecompressionBombWarning, Image.DecompressionBombError):
             raise _too_many_pixels(max_pixels) from None
         except UnidentifiedImageError:
-            raise DocumentError(
-                "corrupt_image",
-                f"This file starts as a {kind} image but is damaged and cannot be read. Save it "
-                "again from the program that made it and upload that.",
-            ) from None
+            raise _damaged(kind, "not a picture after its first bytes") from None
         except (OSError, SyntaxError, ValueError) as exc:
             if "truncated" in str(exc).lower() or "premature end" in str(exc).lower():
                 raise DocumentError(
@@ -128,11 +124,15 @@ def _decode(path: Path | str, kind: str, max_pixels: int) -> tuple[Any, float | 
                     f"This {kind} image is truncated: the file ends before the picture does, "
                     "as when a download or copy was cut short. Upload the complete file.",
                 ) from None
-            raise DocumentError(
-                "corrupt_image",
-                f"This {kind} image is damaged and cannot be read ({exc}). Save it again from "
-                "the program that made it and upload that.",
-            ) from None
+            raise _damaged(kind, str(exc)) from None
+
+
+def _damaged(kind: str, why: str) -> DocumentError:
+    return DocumentError(
+        "corrupt_image",
+        f"This {kind} image is damaged and cannot be read ({why}). Save it again from the "
+        "program that made it and upload that.",
+    )
 
 
 def _greyscale(picture: Any) -> Any:

@@ -35,6 +35,10 @@ OCR_DPI = 300
 DEFAULT_LANGUAGE = "eng"
 # A picture larger than this is scaled down before OCR (about an A4 page at 350 dpi).
 OCR_MAX_PIXELS = 12_000_000
+# Letters smaller than this (median height in pixels) are enlarged to GLYPH_PIXELS first:
+# Tesseract misreads small print (a screenshot's 12-pixel text, a 100 dpi scan).
+MIN_GLYPH_PIXELS = 14
+GLYPH_PIXELS = 20
 # An image file that does not say its resolution is taken to be a screenshot or a scan at
 # this many dots per inch (it sets the length a ruling line needs).
 ASSUMED_IMAGE_DPI = 150.0
@@ -217,6 +221,45 @@ def _keep(word: OcrWord) -> bool:
     return word.x1 - word.x0 <= 1.2 * height * (len(word.text) + 2)
 
 
+def glyph_height(ink: Any) -> float | None:
+    """The median height in pixels of the picture's letters and digits: its connected
+    pieces of ink of a letter's shape (rules erased first)."""
+    import numpy as np
+    from scipy import ndimage
+
+    labels, count = ndimage.label(ink)
+    if count == 0:
+        return None
+    boxes = ndimage.find_objects(labels)
+    heights = np.fromiter((b[0].stop - b[0].start for b in boxes), dtype=np.int32, count=count)
+    widths = np.fromiter((b[1].stop - b[1].start for b in boxes), dtype=np.int32, count=count)
+    letters = (heights >= 4) & (heights <= 300) & (widths <= 3 * heights)
+    return float(np.median(heights[letters])) if letters.any() else None
+
+
+def _enlargement(ink: Any, pixels: int) -> float:
+    """How much to enlarge a picture whose letters are smaller than ``MIN_GLYPH_PIXELS``
+    (to ``GLYPH_PIXELS``), within ``OCR_MAX_PIXELS`` and four times."""
+    height = glyph_height(ink)
+    if height is None or height >= MIN_GLYPH_PIXELS:
+        return 1.0
+    room = (OCR_MAX_PIXELS / max(pixels, 1)) ** 0.5
+    return max(1.0, min(4.0, GLYPH_PIXELS / height, room))
+
+
+def _scaled(word: OcrWord, factor: float) -> OcrWord:
+    if factor == 1:
+        return word
+    return OcrWord(
+        word.text,
+        word.x0 * factor,
+        word.top * factor,
+        word.x1 * factor,
+        word.bottom * factor,
+        word.confidence,
+    )
+
+
 def read_picture(
     gray: Any,
     *,
@@ -243,8 +286,18 @@ def read_picture(
     clean = erase_rules(pixels, found.mask)
     # Light shading behind cells becomes paper: Tesseract takes its edges for text.
     clean[clean > found.threshold] = 255
-    clean = Image.fromarray(clean)
-    words = [w for w in recognise(clean, dpi=dpi, language=language) if _keep(w)]
+    # Small print (a screenshot, a coarse scan) is enlarged for Tesseract; the rules were
+    # found at the picture's own size, and the words are measured back to it.
+    enlarge = _enlargement(clean <= found.threshold, gray.width * gray.height)
+    picture = Image.fromarray(clean)
+    if enlarge > 1:
+        size = (round(gray.width * enlarge), round(gray.height * enlarge))
+        picture = picture.resize(size, Image.Resampling.LANCZOS)
+    words = [
+        _scaled(w, 1 / enlarge)
+        for w in recognise(picture, dpi=dpi * enlarge, language=language)
+        if _keep(w)
+    ]
     return layout_of_words(
         number,
         width,

@@ -26,6 +26,11 @@ from hctqa.core.extraction.layout import Rule
 MIN_RULE_POINTS = 16.0
 MAX_RULE_POINTS = 3.5
 GAP_POINTS = 0.8
+# A rule is this solid along its length, and the strip of MARGIN_POINTS on one side of it at
+# least is this clear of ink.
+SOLID = 0.8
+CLEAR = 0.5
+MARGIN_POINTS = 0.7
 
 
 @dataclass(frozen=True)
@@ -92,9 +97,22 @@ def _runs(ink: Any, min_length: int) -> tuple[Any, Any, Any]:
     return candidates[rows_s[keep]], starts[keep], ends[keep]
 
 
-def _segments(ink: Any, min_length: int, max_thickness: int) -> tuple[list[tuple[int, ...]], Any]:
-    """Horizontal rules of a black-and-white picture as (row0, row1, x0, x1), rows
-    inclusive, and the mask of their pixels."""
+def _is_rule(raw: Any, r0: int, r1: int, x0: int, x1: int, margin: int) -> bool:
+    """A run of ink that is a line, not a row of letters: solid along its length (a row
+    through a word meets the gaps inside and between letters), and with paper on at least
+    one side (a row through a word has letters above and below it)."""
+    if raw[r0 : r1 + 1, x0:x1].mean(axis=1).max() < SOLID:
+        return False
+    above = raw[max(0, r0 - margin) : r0, x0:x1]
+    below = raw[r1 + 1 : r1 + 1 + margin, x0:x1]
+    return min(above.mean() if above.size else 0.0, below.mean() if below.size else 0.0) < CLEAR
+
+
+def _segments(
+    ink: Any, raw: Any, min_length: int, max_thickness: int, margin: int
+) -> tuple[list[tuple[int, ...]], Any]:
+    """Horizontal rules of a black-and-white picture (``ink`` with its small gaps closed,
+    ``raw`` as it is) as (row0, row1, x0, x1), rows inclusive, and the mask of their pixels."""
     rows, starts, ends = _runs(ink, min_length)
     mask = np.zeros(ink.shape, dtype=bool)
     # Group runs row by row: a run joins an open segment of the previous row it overlaps.
@@ -118,10 +136,12 @@ def _segments(ink: Any, min_length: int, max_thickness: int) -> tuple[list[tuple
             open_.append([row, row, x0, x1])
         mask[row, x0:x1] = True
     done += open_
-    kept = [tuple(s) for s in done if s[1] - s[0] + 1 <= max_thickness]
-    thick = [s for s in done if s[1] - s[0] + 1 > max_thickness]
-    for r0, r1, x0, x1 in thick:
-        mask[r0 : r1 + 1, x0:x1] = False
+    kept = []
+    for r0, r1, x0, x1 in done:
+        if r1 - r0 + 1 <= max_thickness and _is_rule(raw, r0, r1, x0, x1, margin):
+            kept.append((r0, r1, x0, x1))
+        else:
+            mask[r0 : r1 + 1, x0:x1] = False
     return kept, mask
 
 
@@ -134,9 +154,11 @@ def find_rules(gray: Any, dpi: float) -> RuleMask:
     gap = max(1, round(GAP_POINTS * per_point))
     threshold = min(otsu_threshold(gray), 200)
     ink = gray <= threshold
-    across, across_mask = _segments(_close_gaps(ink, gap), min_length, max_thickness)
+    margin = max(1, round(MARGIN_POINTS * per_point))
+    across, across_mask = _segments(_close_gaps(ink, gap), ink, min_length, max_thickness, margin)
+    standing = np.ascontiguousarray(ink.T)
     down, down_mask = _segments(
-        _close_gaps(np.ascontiguousarray(ink.T), gap), min_length, max_thickness
+        _close_gaps(standing, gap), standing, min_length, max_thickness, margin
     )
     rules = [Rule(float(x0), float(r0), float(x1), float(r1 + 1)) for r0, r1, x0, x1 in across]
     rules += [Rule(float(c0), float(y0), float(c1 + 1), float(y1)) for c0, c1, y0, y1 in down]

@@ -23,8 +23,8 @@ def _chunks(path: Path) -> Any:
 
 class Command(BaseCommand):
     help = (
-        "Ingest PDFs and saved web pages into a collection: each file is checked, kept, and "
-        "its tables extracted (here, or by the ingest worker with --enqueue)."
+        "Ingest PDFs, saved web pages and PNG/JPEG images into a collection: each file is "
+        "checked, kept, and its tables extracted (here, or by the ingest worker with --enqueue)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
