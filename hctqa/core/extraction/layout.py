@@ -23,8 +23,9 @@ from typing import Any, Literal
 
 Box = tuple[float, float, float, float]  # x0, top, x1, bottom
 
-# Words: characters closer than this (points) are one word; a space character splits words.
-WORD_X_TOLERANCE = 1.5
+# Words: characters closer than this share of the font size are one word (a word space is
+# about a quarter of it); a space character splits words.
+WORD_X_TOLERANCE_RATIO = 0.15
 WORD_Y_TOLERANCE = 3.0
 # A filled rectangle thinner than this (points) is a rule; a thicker one is shading.
 RULE_THICKNESS = 2.5
@@ -176,13 +177,14 @@ def _graphics_of(page: Any) -> list[Box]:
 
 
 def words_from_chars(chars: Sequence[dict[str, Any]]) -> list[Word]:
-    """pdfplumber's words (a space or a gap over ``WORD_X_TOLERANCE`` splits them), with the
-    size and weight of their first character."""
+    """pdfplumber's words (a space, or a gap over ``WORD_X_TOLERANCE_RATIO`` of the font
+    size, splits them), with the size and weight of their first character. A glyph whose
+    text carries spaces (" ." in some fonts) counts without them."""
     from pdfplumber.utils import extract_words
 
     found = extract_words(
         list(chars),
-        x_tolerance=WORD_X_TOLERANCE,
+        x_tolerance_ratio=WORD_X_TOLERANCE_RATIO,
         y_tolerance=WORD_Y_TOLERANCE,
         keep_blank_chars=False,
         extra_attrs=["upright"],
@@ -191,7 +193,7 @@ def words_from_chars(chars: Sequence[dict[str, Any]]) -> list[Word]:
     words = []
     for w in found:
         first = w["chars"][0]
-        text = "".join(c["text"] for c in w["chars"]).strip()
+        text = "".join(c["text"].strip() for c in w["chars"])
         if not text:
             continue
         words.append(
@@ -215,7 +217,7 @@ def layout_from_pdfplumber(page: Any, number: int | None = None) -> PageLayout:
     raw = [c for c in page.chars if c.get("text", "").strip()]
     chars = tuple(
         Char(
-            c["text"],
+            c["text"].strip(),
             float(c["x0"]),
             float(c["top"]),
             float(c["x1"]),
