@@ -459,9 +459,12 @@ def _notes_below(
         above = lines[k - 1]
         if line.top - above.bottom > (1.5 if not taken else 1.0) * em or kinds[k] == "caption":
             break
-        if not taken and not _NOTE_START.match(line.text):
+        note = bool(_NOTE_START.match(line.text)) or line.pieces[0].small
+        if taken and abs(line.bottom - line.top - (taken[0].bottom - taken[0].top)) > 0.3 * em:
+            break  # a running footer in another size
+        if not taken and not note:
             break
-        if taken and kinds[k] == "table" and not _NOTE_START.match(line.text):
+        if taken and kinds[k] == "table" and not note:
             break
         taken.append(line)
         k += 1

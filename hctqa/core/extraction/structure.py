@@ -129,8 +129,14 @@ def _piece(word: Word, text: str | None = None, x1: float | None = None) -> Piec
 
 
 def strip_leaders(words: Sequence[Word]) -> tuple[list[Piece], list[str]]:
-    """Pieces without leader dots, and the leader texts dropped. A run of three dots or more
-    after a label is a leader; dots alone in a cell (".." for "not available") are kept."""
+    """Pieces without leader dots, and the leader texts dropped.
+
+    Dots that follow a label in its line and lead away from it are a leader: three or more
+    glued to the label ("Total......"), two or more spaced apart, or a lone dot standing a
+    little apart before a wide gap. A period glued to the label's last word before a leader
+    ("Robbery. . . .") goes with the leader unless that word is a short abbreviation
+    ("etc."). Dots alone in a cell (".." for "not available") are kept.
+    """
     pieces: list[Piece] = []
     dropped: list[str] = []
     for word in words:
@@ -144,27 +150,43 @@ def strip_leaders(words: Sequence[Word]) -> tuple[list[Piece], list[str]]:
             dropped.append(text[match.start() :])
         else:
             pieces.append(_piece(word))
-    # Runs of dot-only words after text in the same line are leaders too.
     keep: list[Piece] = []
     for line in _rough_lines(pieces):
         line.sort(key=lambda p: p.x0)
-        runs: list[tuple[bool, list[Piece]]] = []  # (after text, dot-only pieces) or text
-        seen_text = False
+        runs: list[list[Piece]] = []  # alternating: text pieces one by one, dot-only runs
         for piece in line:
-            if _DOTS.match(piece.text):
-                if not runs or not runs[-1][1] or not _DOTS.match(runs[-1][1][-1].text):
-                    runs.append((seen_text, []))
-                runs[-1][1].append(piece)
+            dotty = bool(_DOTS.match(piece.text))
+            if dotty and runs and _DOTS.match(runs[-1][-1].text):
+                runs[-1].append(piece)
             else:
-                runs.append((False, [piece]))
-                seen_text = True
-        for k, (after_text, run) in enumerate(runs):
-            dots = sum(p.text.count(".") + p.text.count("·") + 3 * p.text.count("…") for p in run)
-            last = k == len(runs) - 1
-            if after_text and (dots >= 3 or (last and dots >= 2)):
-                dropped.extend(p.text for p in run)
-            else:
+                runs.append([piece])
+        for k, run in enumerate(runs):
+            if not _DOTS.match(run[0].text) or k == 0 or _DOTS.match(runs[k - 1][-1].text):
                 keep.extend(run)
+                continue
+            label = runs[k - 1][-1]
+            if is_value(label.text):
+                keep.extend(run)  # dots after a value are a value ("..", not available)
+                continue
+            size = max(1e-6, label.height)
+            dots = sum(p.text.count(".") + p.text.count("·") + 3 * p.text.count("…") for p in run)
+            after = runs[k + 1][0].x0 - run[-1].x1 if k + 1 < len(runs) else float("inf")
+            apart = run[0].x0 - label.x1 >= 0.15 * size
+            leader = dots >= 3 or (dots >= 2 and apart) or (apart and after >= size)
+            if not leader:
+                keep.extend(run)
+                continue
+            dropped.extend(p.text for p in run)
+            glued = re.fullmatch(r"(.*?[^\W\d_]{4,})\.", label.text)
+            if glued and label in keep:
+                index = keep.index(label)
+                share = len(glued.group(1)) / len(label.text)
+                keep[index] = replace(
+                    label,
+                    text=glued.group(1),
+                    x1=label.x0 + (label.x1 - label.x0) * share,
+                )
+                dropped.append(".")
     return keep, dropped
 
 
@@ -310,7 +332,15 @@ def _join_numbers(line: Line, em: float) -> None:
                     r"[-+\u2212(]?\d{1,3}(\s\d{3})*", last.text
                 )
                 joined = bool(decimal or thousands)
-            if piece.small and gap <= 0.6 * em and len(piece.text) <= 3 and not last.small:
+            # A footnote marker stays with the word before it, unless that word ends a
+            # sentence (then the marker starts the next note).
+            if (
+                piece.small
+                and gap <= 0.6 * em
+                and len(piece.text) <= 3
+                and not last.small
+                and not last.text.endswith((".", ";", ":"))
+            ):
                 joined = True
             if joined:
                 sep = "" if gap <= 0.12 * em or piece.small or piece.text[:1] in ".," else " "
