@@ -104,7 +104,9 @@ def _components(rules: Sequence[Rule], tolerance: float = 2.0) -> list[list[Rule
 
 
 def _grids(rules: Sequence[Rule], lines: Sequence[Line], em: float) -> list[Box]:
-    found = []
+    """Frames of touching rules, two horizontal and two vertical at least, around rows of
+    several cells (a chart's grid holds labels one by one)."""
+    found: list[tuple[Box, list[int]]] = []
     long_rules = [r for r in rules if r.length >= em]
     for group in _components(long_rules):
         horizontal = [r for r in group if r.horizontal]
@@ -117,14 +119,41 @@ def _grids(rules: Sequence[Rule], lines: Sequence[Line], em: float) -> list[Box]
             max(r.x1 for r in group),
             max(r.bottom for r in group),
         )
-        inside = [
+        rows = [
             line
             for line in lines
-            if box[1] <= line.middle <= box[3] and box[0] <= line.x0 and line.x1 <= box[2] + em
+            if box[1] <= line.middle <= box[3]
+            and sum(box[0] - 1 <= p.x0 and p.x1 <= box[2] + 1 for p in line.phrases) >= 2
         ]
-        if len(inside) >= 2 and box[2] - box[0] >= 4 * em:
-            found.append(box)
-    return found
+        if len(rows) >= 2 and box[2] - box[0] >= 4 * em:
+            found.append((box, sorted(round(r.top) for r in horizontal)))
+    # Blocks of one table drawn apart (side by side, on the same rows) are one grid.
+    merged: list[tuple[Box, list[int]]] = []
+    for box, ys in sorted(found, key=lambda f: f[0][0]):
+        for k, (other, other_ys) in enumerate(merged):
+            same_rows = abs(other[1] - box[1]) <= em and abs(other[3] - box[3]) <= em
+            close = 0 <= box[0] - other[2] <= 2.5 * em
+            shared = len(set(ys) & set(other_ys)) >= 0.5 * min(len(ys), len(other_ys))
+            if same_rows and close and shared and not _labels_start(lines, other, box):
+                merged[k] = (_union(other, box), sorted(set(ys) | set(other_ys)))
+                break
+        else:
+            merged.append((box, ys))
+    return [box for box, _ys in merged]
+
+
+def _labels_start(lines: Sequence[Line], left: Box, right: Box) -> bool:
+    """Values end the left block and labels start the right one: two tables side by side."""
+    total = values = labels = 0
+    for line in lines:
+        before = [p for p in line.phrases if left[0] - 1 <= p.x0 and p.x1 <= left[2] + 1]
+        after = [p for p in line.phrases if right[0] - 1 <= p.x0 and p.x1 <= right[2] + 1]
+        if not before or not after or not (left[1] <= line.middle <= left[3]):
+            continue
+        total += 1
+        values += before[-1].numeric
+        labels += not after[0].numeric
+    return total >= 2 and values >= 0.6 * total and labels >= 0.6 * total
 
 
 def _overlap(a: Box, b: Box) -> bool:
@@ -224,6 +253,45 @@ def _runs(lines: Sequence[Line], kinds: Sequence[str], em: float) -> list[tuple[
     return runs
 
 
+def _split_side_by_side(lines: Sequence[Line], em: float) -> list[list[Line]]:
+    """Tables side by side: a gap that no phrase of any line crosses, with values left of it
+    and labels right of it, divides them."""
+    if not lines:
+        return []
+    spans = sorted((p.x0, p.x1) for line in lines for p in line.phrases)
+    reach = spans[0][1]
+    for x0, x1 in spans[1:]:
+        if x0 - reach >= 1.5 * em:
+            cut = (reach + x0) / 2
+            left_values = right_labels = total = 0
+            for line in lines:
+                before = [p for p in line.phrases if p.x1 <= cut]
+                after = [p for p in line.phrases if p.x0 >= cut]
+                if not before or not after:
+                    continue
+                total += 1
+                left_values += before[-1].numeric
+                right_labels += not after[0].numeric
+            if total >= 2 and left_values >= 0.6 * total and right_labels >= 0.6 * total:
+                left = [_part(line, cut, True) for line in lines]
+                right = [_part(line, cut, False) for line in lines]
+                return _split_side_by_side([x for x in left if x], em) + _split_side_by_side(
+                    [x for x in right if x], em
+                )
+        reach = max(reach, x1)
+    return [list(lines)]
+
+
+def _part(line: Line, cut: float, left: bool) -> Line | None:
+    phrases = [p for p in line.phrases if (p.x1 <= cut) == left]
+    if not phrases:
+        return None
+    pieces = [piece for p in phrases for piece in p.pieces]
+    part = Line(pieces, min(p.top for p in pieces), max(p.bottom for p in pieces))
+    part.phrases = phrases
+    return part
+
+
 def _touch(a: Box, b: Box, em: float) -> bool:
     """Overlapping, or one right above the other sharing most of their width."""
     if _overlap(a, b):
@@ -253,7 +321,10 @@ def find_regions(layout: PageLayout) -> list[Region]:
     if rest:
         rest_lines = _lines_of(rest, em)
         rest_kinds = _kinds(rest_lines, text_width, em)
-        boxes = [_lines_box(rest_lines[a : b + 1]) for a, b in _runs(rest_lines, rest_kinds, em)]
+        for a, b in _runs(rest_lines, rest_kinds, em):
+            for part in _split_side_by_side(rest_lines[a : b + 1], em):
+                if sum(len(line.phrases) >= 2 for line in part) >= 2:
+                    boxes.append(_lines_box(part))
         # Rules drawn across a run's width just above or below it belong to it.
         boxes = [_extend_to_rules(box, layout.rules, lines, em) for box in boxes]
     # A text run touching a grid (a ruled header over an unruled body) is part of it.
@@ -274,15 +345,34 @@ def find_regions(layout: PageLayout) -> list[Region]:
             final.append(box)
     regions = []
     for box in sorted(final, key=lambda b: (b[1], b[0])):
-        inside = [n for n, line in enumerate(lines) if _inside(line, box)]
+        inside = [
+            n
+            for n, line in enumerate(lines)
+            if box[1] - 0.5 <= line.middle <= box[3] + 0.5
+            and any(box[0] - 1 <= p.x0 and p.x1 <= box[2] + 1 for p in line.phrases)
+        ]
         if not inside:
             continue
         if _near_figure_caption(lines, kinds, inside[0], inside[-1], em):
+            continue
+        if _is_chart(box, layout.graphics):
             continue
         title = _title_above(lines, kinds, inside[0], box, em)
         notes = _notes_below(lines, kinds, inside[-1], box, em)
         regions.append(Region(box, title, notes))
     return regions
+
+
+def _is_chart(box: Box, graphics: Sequence[Box]) -> bool:
+    """Curves and slanted lines inside: a chart's marks, not a table's rules."""
+    area = max(1.0, (box[2] - box[0]) * (box[3] - box[1]))
+    inside = [
+        g
+        for g in graphics
+        if box[0] <= (g[0] + g[2]) / 2 <= box[2] and box[1] <= (g[1] + g[3]) / 2 <= box[3]
+    ]
+    covered = sum((g[2] - g[0]) * (g[3] - g[1]) for g in inside)
+    return len(inside) >= 6 or covered >= 0.1 * area
 
 
 def _inside(line: Line, box: Box) -> bool:
@@ -369,9 +459,12 @@ def _notes_below(
         above = lines[k - 1]
         if line.top - above.bottom > (1.5 if not taken else 1.0) * em or kinds[k] == "caption":
             break
-        if not taken and not _NOTE_START.match(line.text):
+        note = bool(_NOTE_START.match(line.text)) or line.pieces[0].small
+        if taken and abs(line.bottom - line.top - (taken[0].bottom - taken[0].top)) > 0.3 * em:
+            break  # a running footer in another size
+        if not taken and not note:
             break
-        if taken and kinds[k] == "table" and not _NOTE_START.match(line.text):
+        if taken and kinds[k] == "table" and not note:
             break
         taken.append(line)
         k += 1

@@ -11,6 +11,8 @@ rules found in the picture, no characters) go through the same grid logic.
 - A ``Char`` is one glyph of the text layer; OCR layouts have none.
 - A ``Rule`` is a ruling segment: a drawn line, or the edge of a thin filled rectangle. It is
   horizontal when it is wider than tall.
+- ``graphics`` are the boxes of drawings that are not rules (curves, slanted lines): a chart's
+  marks, so that its labels are not taken for a table.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ from typing import Any, Literal
 
 Box = tuple[float, float, float, float]  # x0, top, x1, bottom
 
-# Words: characters closer than this (points) are one word; a space character splits words.
-WORD_X_TOLERANCE = 1.5
+# Words: characters closer than this share of the font size are one word (a word space is
+# about a quarter of it); a space character splits words.
+WORD_X_TOLERANCE_RATIO = 0.15
 WORD_Y_TOLERANCE = 3.0
 # A filled rectangle thinner than this (points) is a rule; a thicker one is shading.
 RULE_THICKNESS = 2.5
@@ -93,6 +96,7 @@ class PageLayout:
     rules: tuple[Rule, ...] = ()
     chars: tuple[Char, ...] = ()
     source: Literal["text", "ocr"] = "text"
+    graphics: tuple[Box, ...] = ()
     # Anything the reader wants to keep beside the layout (the OCR engine's name, …).
     meta: dict[str, Any] = field(default_factory=dict, compare=False)
 
@@ -132,6 +136,8 @@ def _rules_of(page: Any) -> list[Rule]:
     stroked rectangle gives its four sides; a thick filled one (shading) gives none."""
     rules: list[Rule] = []
     for line in page.lines:
+        if min(line["x1"] - line["x0"], line["bottom"] - line["top"]) > 1.0:
+            continue  # slanted: a chart's mark, not a rule
         rules.append(Rule(line["x0"], line["top"], line["x1"], line["bottom"]))
     for rect in page.rects:
         x0, top, x1, bottom = rect["x0"], rect["top"], rect["x1"], rect["bottom"]
@@ -146,24 +152,39 @@ def _rules_of(page: Any) -> list[Rule]:
                 Rule(x1, top, x1, bottom),
             ]
     for curve in page.curves:
-        # A curve whose points lie on one horizontal or vertical line is a rule too.
-        points = curve.get("pts") or []
-        if len(points) >= 2 and curve.get("stroke"):
-            xs = [p[0] for p in points]
-            ys = [p[1] for p in points]
-            if max(xs) - min(xs) <= RULE_THICKNESS or max(ys) - min(ys) <= RULE_THICKNESS:
-                rules.append(Rule(min(xs), min(ys), max(xs), max(ys)))
+        # A curve whose points lie on one horizontal or vertical line (or a thin filled
+        # shape drawn as a path) is a rule too.
+        x0, top, x1, bottom = curve["x0"], curve["top"], curve["x1"], curve["bottom"]
+        thin = min(x1 - x0, bottom - top) <= RULE_THICKNESS
+        if thin and (curve.get("stroke") or curve.get("fill")):
+            rules.append(Rule(x0, top, x1, bottom))
     return [r for r in rules if r.length >= MIN_RULE_LENGTH]
 
 
+def _graphics_of(page: Any) -> list[Box]:
+    """Curves that are not straight rules, and slanted lines."""
+    found: list[Box] = []
+    for curve in page.curves:
+        x0, top, x1, bottom = curve["x0"], curve["top"], curve["x1"], curve["bottom"]
+        if min(x1 - x0, bottom - top) > RULE_THICKNESS:
+            found.append((float(x0), float(top), float(x1), float(bottom)))
+    for line in page.lines:
+        if min(line["x1"] - line["x0"], line["bottom"] - line["top"]) > 1.0:
+            found.append(
+                (float(line["x0"]), float(line["top"]), float(line["x1"]), float(line["bottom"]))
+            )
+    return found
+
+
 def words_from_chars(chars: Sequence[dict[str, Any]]) -> list[Word]:
-    """pdfplumber's words (a space or a gap over ``WORD_X_TOLERANCE`` splits them), with the
-    size and weight of their first character."""
+    """pdfplumber's words (a space, or a gap over ``WORD_X_TOLERANCE_RATIO`` of the font
+    size, splits them), with the size and weight of their first character. A glyph whose
+    text carries spaces (" ." in some fonts) counts without them."""
     from pdfplumber.utils import extract_words
 
     found = extract_words(
         list(chars),
-        x_tolerance=WORD_X_TOLERANCE,
+        x_tolerance_ratio=WORD_X_TOLERANCE_RATIO,
         y_tolerance=WORD_Y_TOLERANCE,
         keep_blank_chars=False,
         extra_attrs=["upright"],
@@ -172,7 +193,7 @@ def words_from_chars(chars: Sequence[dict[str, Any]]) -> list[Word]:
     words = []
     for w in found:
         first = w["chars"][0]
-        text = "".join(c["text"] for c in w["chars"]).strip()
+        text = "".join(c["text"].strip() for c in w["chars"])
         if not text:
             continue
         words.append(
@@ -196,7 +217,7 @@ def layout_from_pdfplumber(page: Any, number: int | None = None) -> PageLayout:
     raw = [c for c in page.chars if c.get("text", "").strip()]
     chars = tuple(
         Char(
-            c["text"],
+            c["text"].strip(),
             float(c["x0"]),
             float(c["top"]),
             float(c["x1"]),
@@ -214,6 +235,7 @@ def layout_from_pdfplumber(page: Any, number: int | None = None) -> PageLayout:
         rules=tuple(_rules_of(page)),
         chars=chars,
         source="text",
+        graphics=tuple(_graphics_of(page)),
     )
 
 

@@ -40,7 +40,7 @@ import statistics
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from hctqa.core.extraction.layout import Box, Rule, Word
 from hctqa.core.extraction.table import (
@@ -129,8 +129,14 @@ def _piece(word: Word, text: str | None = None, x1: float | None = None) -> Piec
 
 
 def strip_leaders(words: Sequence[Word]) -> tuple[list[Piece], list[str]]:
-    """Pieces without leader dots, and the leader texts dropped. A run of three dots or more
-    after a label is a leader; dots alone in a cell (".." for "not available") are kept."""
+    """Pieces without leader dots, and the leader texts dropped.
+
+    Dots that follow a label in its line and lead away from it are a leader: three or more
+    glued to the label ("Total......"), two or more spaced apart, or a lone dot standing a
+    little apart before a wide gap. A period glued to the label's last word before a leader
+    ("Robbery. . . .") goes with the leader unless that word is a short abbreviation
+    ("etc."). Dots alone in a cell (".." for "not available") are kept.
+    """
     pieces: list[Piece] = []
     dropped: list[str] = []
     for word in words:
@@ -144,27 +150,43 @@ def strip_leaders(words: Sequence[Word]) -> tuple[list[Piece], list[str]]:
             dropped.append(text[match.start() :])
         else:
             pieces.append(_piece(word))
-    # Runs of dot-only words after text in the same line are leaders too.
     keep: list[Piece] = []
     for line in _rough_lines(pieces):
         line.sort(key=lambda p: p.x0)
-        runs: list[tuple[bool, list[Piece]]] = []  # (after text, dot-only pieces) or text
-        seen_text = False
+        runs: list[list[Piece]] = []  # alternating: text pieces one by one, dot-only runs
         for piece in line:
-            if _DOTS.match(piece.text):
-                if not runs or not runs[-1][1] or not _DOTS.match(runs[-1][1][-1].text):
-                    runs.append((seen_text, []))
-                runs[-1][1].append(piece)
+            dotty = bool(_DOTS.match(piece.text))
+            if dotty and runs and _DOTS.match(runs[-1][-1].text):
+                runs[-1].append(piece)
             else:
-                runs.append((False, [piece]))
-                seen_text = True
-        for k, (after_text, run) in enumerate(runs):
-            dots = sum(p.text.count(".") + p.text.count("·") + 3 * p.text.count("…") for p in run)
-            last = k == len(runs) - 1
-            if after_text and (dots >= 3 or (last and dots >= 2)):
-                dropped.extend(p.text for p in run)
-            else:
+                runs.append([piece])
+        for k, run in enumerate(runs):
+            if not _DOTS.match(run[0].text) or k == 0 or _DOTS.match(runs[k - 1][-1].text):
                 keep.extend(run)
+                continue
+            label = runs[k - 1][-1]
+            if is_value(label.text):
+                keep.extend(run)  # dots after a value are a value ("..", not available)
+                continue
+            size = max(1e-6, label.height)
+            dots = sum(p.text.count(".") + p.text.count("·") + 3 * p.text.count("…") for p in run)
+            after = runs[k + 1][0].x0 - run[-1].x1 if k + 1 < len(runs) else float("inf")
+            apart = run[0].x0 - label.x1 >= 0.15 * size
+            leader = dots >= 3 or (dots >= 2 and apart) or (apart and after >= size)
+            if not leader:
+                keep.extend(run)
+                continue
+            dropped.extend(p.text for p in run)
+            glued = re.fullmatch(r"(.*?[^\W\d_]{4,})\.", label.text)
+            if glued and label in keep:
+                index = keep.index(label)
+                share = len(glued.group(1)) / len(label.text)
+                keep[index] = replace(
+                    label,
+                    text=glued.group(1),
+                    x1=label.x0 + (label.x1 - label.x0) * share,
+                )
+                dropped.append(".")
     return keep, dropped
 
 
@@ -294,9 +316,10 @@ def group_lines(pieces: Sequence[Piece], em: float) -> list[Line]:
 
 def _join_numbers(line: Line, em: float) -> None:
     """Pieces of one number split apart ("11,062" ".6"; "100" "000") become one; a marker
-    right after a word stays with it."""
+    right after a word stays with it. New pieces: the line's own are left as they were."""
     merged: list[Piece] = []
     for piece in line.pieces:
+        piece = replace(piece, words=list(piece.words))
         if merged:
             last = merged[-1]
             gap = piece.x0 - last.x1
@@ -309,7 +332,15 @@ def _join_numbers(line: Line, em: float) -> None:
                     r"[-+\u2212(]?\d{1,3}(\s\d{3})*", last.text
                 )
                 joined = bool(decimal or thousands)
-            if piece.small and gap <= 0.6 * em and len(piece.text) <= 3 and not last.small:
+            # A footnote marker stays with the word before it, unless that word ends a
+            # sentence (then the marker starts the next note).
+            if (
+                piece.small
+                and gap <= 0.6 * em
+                and len(piece.text) <= 3
+                and not last.small
+                and not last.text.endswith((".", ";", ":"))
+            ):
                 joined = True
             if joined:
                 sep = "" if gap <= 0.12 * em or piece.small or piece.text[:1] in ".," else " "
@@ -380,6 +411,7 @@ def column_separators(
     vrules: Sequence[Rule],
     em: float,
     box: Box,
+    header_lines: Sequence[Line] = (),
 ) -> tuple[list[float], set[float]]:
     """The x of each column boundary inside the region (left to right), and those that are
     ruling lines. Gaps are read in ``column_lines`` (the body's lines of several phrases);
@@ -419,6 +451,28 @@ def column_separators(
         else:
             close()
     close()
+    # Within its gap, a boundary keeps clear of header labels that only reach into it.
+    for k, (a, b) in enumerate(gaps):
+        spans = sorted(
+            (max(a, p.x0), min(b, p.x1))
+            for line in header_lines
+            for p in line.phrases
+            if p.x0 < b and p.x1 > a
+        )
+        if not spans:
+            continue
+        free: list[tuple[float, float]] = []
+        at = a
+        for x0, x1 in spans:
+            if x0 > at:
+                free.append((at, x0))
+            at = max(at, x1)
+        if at < b:
+            free.append((at, b))
+        if free:
+            start, end = max(free, key=lambda f: f[1] - f[0])
+            if end - start >= 0.1 * em:
+                separators[k] = (start + end) / 2
     # Vertical rules inside the region that separate text on both sides.
     ruled: set[float] = set()
     height = box[3] - box[1]
@@ -591,8 +645,12 @@ def _assign_columns(line: Line, bounds: Sequence[float], em: float, header: bool
                 current.append(piece)
             parts.append(Phrase(current))
         for part in parts:
-            c0 = _column_of(part.x0 + 0.05 * em, bounds)
-            c1 = max(c0, _column_of(part.x1 - 0.05 * em, bounds))
+            # A header reaching a little over a boundary (a centred or right-aligned label
+            # a shade wider than its column's values) stays in its column.
+            inset = 0.5 * em if header else 0.05 * em
+            inset = min(inset, 0.25 * (part.x1 - part.x0))
+            c0 = _column_of(part.x0 + inset, bounds)
+            c1 = max(c0, _column_of(part.x1 - inset, bounds))
             if c1 > c0 and not header:
                 edges = [-1e9, *bounds, 1e9]
                 c0 = c1 = max(
@@ -716,9 +774,16 @@ def _widen_header(
                     break
             if ruled.get(id(phrase)):
                 continue
-            # Centred over labels below it.
+            # Centred over labels below it, unless the label right under it in its own
+            # column follows as closely as a wrapped line (the first line of a stacked label).
             below = [q for j in range(i + 1, len(placed)) for q in placed[j]]
-            if not below:
+            if not below or any(
+                q.c0 <= phrase.c1
+                and q.c1 >= phrase.c0
+                and min(q.x1, phrase.x1) > max(q.x0, phrase.x0)
+                and 0 <= q.top - phrase.bottom <= 0.25 * em
+                for q in below
+            ):
                 continue
             centre = (phrase.x0 + phrase.x1) / 2
             best = (phrase.c0, phrase.c1)
@@ -822,22 +887,20 @@ def _header_blocks(
 
 
 def _header_rows(blocks: list[_Block], em: float) -> list[tuple[float, float]]:
-    """Header rows as y intervals: a cut between every two blocks stacked in a column."""
-    cuts: list[float] = []
+    """Header rows as y intervals: between every two blocks stacked in a column lies a row
+    boundary, and as few boundaries as can serve them all (each pair's gap holds one)."""
+    gaps: list[tuple[float, float]] = []
     for a in blocks:
         for b in blocks:
             if a is b or a.c1 < b.c0 or a.c0 > b.c1:
                 continue
             if a.bottom <= b.top + 0.3 * em and a.top < b.top:
-                cuts.append((a.bottom + b.top) / 2)
-    cuts.sort()
-    merged: list[list[float]] = []
-    for cut in cuts:
-        if merged and cut - merged[-1][-1] <= 0.6 * em:
-            merged[-1].append(cut)
-        else:
-            merged.append([cut])
-    ys = [statistics.median(group) for group in merged]
+                gaps.append((min(a.bottom, b.top), max(a.bottom, b.top)))
+    ys: list[float] = []
+    for lo, hi in sorted(gaps, key=lambda g: g[1]):
+        if not any(lo - 0.05 <= y <= hi + 0.05 for y in ys):
+            ys.append(max(lo, hi - 0.1))
+    ys.sort()
     top = min(b.top for b in blocks)
     bottom = max(b.bottom for b in blocks)
     bands = [top - 1, *ys, bottom + 1]
@@ -977,9 +1040,9 @@ def _levels(indents: dict[int, float], em: float) -> dict[int, int]:
     values = sorted(set(round(v, 1) for v in indents.values()))
     clusters: list[float] = []
     for v in values:
-        if not clusters or v - clusters[-1] > 0.6 * em:
+        if not clusters or v - clusters[-1] > 0.3 * em:
             clusters.append(v)
-    return {r: max(0, bisect.bisect_right(clusters, x + 0.3 * em) - 1) for r, x in indents.items()}
+    return {r: max(0, bisect.bisect_right(clusters, x + 0.15 * em) - 1) for r, x in indents.items()}
 
 
 def read_structure(
@@ -1010,7 +1073,9 @@ def read_structure(
     column_lines = [line for line in lines[header_end:] if len(line.phrases) >= 2]
     if len(column_lines) < 2:
         column_lines = [line for line in lines if len(line.phrases) >= 2] or list(lines)
-    bounds, ruled_bounds = column_separators(column_lines, lines, vrules, em, box)
+    bounds, ruled_bounds = column_separators(
+        column_lines, lines, vrules, em, box, lines[:header_end]
+    )
     n_cols = len(bounds) + 1
     placed = [
         _assign_columns(line, bounds, em, header=i < header_end) for i, line in enumerate(lines)
