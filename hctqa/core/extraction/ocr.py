@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -346,15 +346,11 @@ def layout_from_scan(page: Any, number: int, language: str = DEFAULT_LANGUAGE) -
     gray, dpi = render_gray(page, scan_dpi(page))
     layout = read_picture(gray, number=number, dpi=dpi, scale=72 / dpi, language=language)
     # The page's size as the PDF says, not as rounded to whole pixels.
-    return PageLayout(
-        layout.number,
-        float(page.width),
-        float(page.height),
-        layout.words,
-        layout.rules,
-        (),
-        "ocr",
-        {"dpi": dpi, "language": language},
+    return replace(
+        layout,
+        width=float(page.width),
+        height=float(page.height),
+        meta={"dpi": dpi, "language": language},
     )
 
 
@@ -364,16 +360,7 @@ def layout_from_image(
     """An image file (one page), read through OCR; coordinates in the image's pixels."""
     used = dpi or ASSUMED_IMAGE_DPI
     layout = read_picture(gray, number=number, dpi=used, scale=1.0, language=language)
-    return PageLayout(
-        layout.number,
-        layout.width,
-        layout.height,
-        layout.words,
-        layout.rules,
-        (),
-        "ocr",
-        {"dpi": used, "language": language},
-    )
+    return replace(layout, meta={"dpi": used, "language": language})
 
 
 # --- What the review page shows ----------------------------------------------------------------
