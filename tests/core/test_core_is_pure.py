@@ -41,7 +41,6 @@ CORE_MODULES = [
     "hctqa.core.synthgen.pipeline",
     "hctqa.core.synthgen.output",
     "hctqa.core.extraction.grid",
-    "hctqa.core.extraction.aligned",
     "hctqa.core.extraction.html",
     "hctqa.core.extraction.pdf",
     "hctqa.core.extraction.documents",
@@ -53,6 +52,7 @@ CORE_MODULES = [
     "hctqa.core.extraction.structure",
     "hctqa.core.extraction.extract",
     "hctqa.core.extraction.icdar",
+    "hctqa.core.extraction.detect",
     "hctqa.core.extraction.__main__",
 ]
 

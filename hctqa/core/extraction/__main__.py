@@ -159,12 +159,19 @@ def extract(
         )
     tables: list[dict[str, Any]] = []
     if boxes:
+        # Boxes in a row on one page are read together (the page is parsed once).
+        groups: list[tuple[int, list[list[float]]]] = []
         for number, box in boxes:
+            if groups and groups[-1][0] == number:
+                groups[-1][1].append(list(box))
+            else:
+                groups.append((number, [list(box)]))
+        for number, page_boxes in groups:
             request = {
                 "op": "tables",
                 "path": str(path),
                 "page": number,
-                "boxes": [list(box)],
+                "boxes": page_boxes,
                 "strategy": strategy,
             }
             found = _call(runner, request, f"page {number}")
