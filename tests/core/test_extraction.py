@@ -1,4 +1,4 @@
-"""The extraction core without PDFs: cell boxes to spans and the canonical CSV, HTML tables,
+"""The extraction core without PDFs: grids and the canonical CSV, HTML tables,
 the normal form, the metrics, file sniffing and the page runner's time limit."""
 
 from __future__ import annotations
@@ -10,8 +10,6 @@ from hctqa.core.extraction.grid import (
     Grid,
     GridCell,
     grid_from_canonical,
-    grid_from_layout,
-    layout_from_boxes,
     normalize_canonical,
 )
 from hctqa.core.extraction.html import HtmlTableError, html_tables
@@ -20,30 +18,6 @@ from hctqa.core.render import to_html
 from hctqa.core.tables import parse_table
 
 NESTED = "Region,2019,__,2020,__\n__,Male,Female,Male,Female\nNorth,1,2,3,4\nSouth,5,6,7,8\n"
-
-
-def test_a_box_covering_two_grid_columns_is_one_merged_cell() -> None:
-    boxes = [
-        (0, 0, 50, 40),  # "Region", two rows high
-        (50, 0, 150, 20),  # "2019", two columns wide
-        (50, 20, 100, 40),
-        (100, 20, 150, 40),
-        (0, 40, 50, 60),
-        (50, 40, 100, 60),
-        (100, 40, 150, 60),
-    ]
-    layout = layout_from_boxes(boxes)
-    assert (layout.n_rows, layout.n_cols) == (3, 3)
-    assert layout.spans[0] == (0, 0, 2, 1)
-    assert layout.spans[1] == (0, 1, 1, 2)
-    grid = grid_from_layout(layout, ["Region", "2019", "Male", "Female", "North", "1", "2"])
-    assert grid.to_canonical() == "Region,2019,__\n__,Male,Female\nNorth,1,2\n"
-
-
-def test_edges_a_point_apart_are_one_grid_line() -> None:
-    layout = layout_from_boxes([(0, 0, 50.4, 20), (50.9, 0, 100, 20), (0, 20.3, 100, 40)])
-    assert (layout.n_rows, layout.n_cols) == (2, 2)
-    assert layout.spans[2] == (1, 0, 1, 2)
 
 
 def test_a_body_row_of_one_cell_is_a_row_group_label_followed_by_blanks() -> None:

@@ -54,7 +54,14 @@ def extract_box(layout: PageLayout, box: Box, strategy: str = DEFAULT_STRATEGY) 
     if strategy == STRATEGY_MANUAL or not words:
         return empty_table(layout.number, box)
     rules = layout.rules_near(box, margin=BOX_RULE_MARGIN)
-    found = read_structure(words, rules, box, layout.number, text_only=strategy == STRATEGY_TEXT)
+    found = read_structure(
+        words,
+        rules,
+        box,
+        layout.number,
+        text_only=strategy == STRATEGY_TEXT,
+        rules_only=strategy == STRATEGY_LINES,
+    )
     return found if found is not None else empty_table(layout.number, box)
 
 

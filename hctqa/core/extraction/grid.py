@@ -11,15 +11,11 @@ grid of rows and columns. ``Grid.to_canonical`` writes the benchmark's canonical
 - a row-group label (a body row that is one cell across the whole table) stands alone at the
   left of its row, the rest of the row blank;
 - a position no cell covers is an empty cell.
-
-``layout_from_boxes`` recovers the grid from cell boxes: the distinct edges of the boxes are
-the grid lines, and a box that covers several grid rows or columns is one merged cell.
 """
 
 from __future__ import annotations
 
-import bisect
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from hctqa.core.tables import COVERED, parse_table, write_csv_rows
@@ -138,76 +134,3 @@ def normalize_canonical(canonical_csv: str) -> str:
     one space, row-group labels followed by blanks and stray ``__`` markers blank. Two
     canonical CSVs are the same table when their normal forms are equal."""
     return grid_from_canonical(canonical_csv).cleaned().to_canonical()
-
-
-# --- From cell boxes -------------------------------------------------------------------------
-
-
-def _cluster(values: Iterable[float], tolerance: float) -> list[float]:
-    """Sorted values, those within ``tolerance`` of the previous one merged (their mean)."""
-    groups: list[list[float]] = []
-    for value in sorted(values):
-        if groups and value - groups[-1][-1] <= tolerance:
-            groups[-1].append(value)
-        else:
-            groups.append([value])
-    return [sum(g) / len(g) for g in groups]
-
-
-@dataclass(frozen=True)
-class Layout:
-    """Grid lines (``xs``: column edges left to right, ``ys``: row edges top to bottom) and,
-    for each box, its ``(row, col, rowspan, colspan)`` or None when it spans nothing."""
-
-    xs: tuple[float, ...]
-    ys: tuple[float, ...]
-    spans: tuple[tuple[int, int, int, int] | None, ...]
-
-    @property
-    def n_rows(self) -> int:
-        return max(0, len(self.ys) - 1)
-
-    @property
-    def n_cols(self) -> int:
-        return max(0, len(self.xs) - 1)
-
-    def locate(self, x: float, y: float) -> tuple[int, int] | None:
-        """The grid position holding point (x, y), or None outside the grid."""
-        if not (self.xs and self.ys) or not (self.xs[0] <= x <= self.xs[-1]):
-            return None
-        if not self.ys[0] <= y <= self.ys[-1]:
-            return None
-        col = min(bisect.bisect_right(self.xs, x) - 1, self.n_cols - 1)
-        row = min(bisect.bisect_right(self.ys, y) - 1, self.n_rows - 1)
-        return row, col
-
-
-def _nearest(lines: Sequence[float], value: float) -> int:
-    i = bisect.bisect_left(lines, value)
-    if i == 0:
-        return 0
-    if i == len(lines):
-        return len(lines) - 1
-    return i if lines[i] - value < value - lines[i - 1] else i - 1
-
-
-def layout_from_boxes(boxes: Sequence[Box], *, tolerance: float = 2.0) -> Layout:
-    """Grid lines from the boxes' edges, and each box's place and spans on them."""
-    xs = _cluster((v for b in boxes for v in (b[0], b[2])), tolerance)
-    ys = _cluster((v for b in boxes for v in (b[1], b[3])), tolerance)
-    spans: list[tuple[int, int, int, int] | None] = []
-    for x0, top, x1, bottom in boxes:
-        c0, c1 = _nearest(xs, x0), _nearest(xs, x1)
-        r0, r1 = _nearest(ys, top), _nearest(ys, bottom)
-        spans.append((r0, c0, r1 - r0, c1 - c0) if c1 > c0 and r1 > r0 else None)
-    return Layout(tuple(xs), tuple(ys), tuple(spans))
-
-
-def grid_from_layout(layout: Layout, texts: Sequence[str]) -> Grid:
-    """The grid of a layout, each box's text in its cell (``texts`` in the order of boxes)."""
-    cells = (
-        GridCell(span[0], span[1], span[2], span[3], text)
-        for span, text in zip(layout.spans, texts, strict=True)
-        if span is not None
-    )
-    return Grid.build(layout.n_rows, layout.n_cols, cells)

@@ -18,19 +18,11 @@ from typing import Any
 from hctqa.core.extraction import ocr, pdf
 from hctqa.core.extraction.extract import PageTables, extract_box, tables_of
 from hctqa.core.extraction.layout import Box, PageLayout
-from hctqa.core.extraction.table import Table
 
 # The image of an image file's page on the review page: at most this wide (JPEG).
 PAGE_IMAGE_WIDTH = 1600
 # An image file's crops are cut at its own pixels (``pdf.crop_png`` scales by dpi / 72).
 _PIXELS = 72
-
-
-def candidate_of(table: Table) -> pdf.Candidate:
-    """A table as the ingest app keeps it: its grid with the row nesting of the canonical CSV."""
-    return pdf.Candidate(
-        table.page, table.strategy, table.bbox, table.cell_boxes, table.nested_grid()
-    )
 
 
 def _extraction(
@@ -41,7 +33,7 @@ def _extraction(
         width=found.width,
         height=found.height,
         has_text=found.has_text,
-        candidates=tuple(candidate_of(t) for t in found.tables),
+        candidates=tuple(pdf.Candidate.of(t) for t in found.tables),
         crops=tuple(crops),
         page_image=page_image,
         ocr_language=language,
@@ -80,7 +72,7 @@ def image_page(path: str, language: str, max_pixels: int) -> pdf.PageExtraction:
 
 def _one_box(layout: PageLayout, bbox: Box, strategy: str) -> tuple[pdf.Candidate, str]:
     table = extract_box(layout, bbox, strategy)
-    return candidate_of(table), ocr.ocr_text(layout, table.bbox)
+    return pdf.Candidate.of(table), ocr.ocr_text(layout, table.bbox)
 
 
 def scanned_region(

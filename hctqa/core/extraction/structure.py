@@ -164,14 +164,20 @@ def strip_leaders(words: Sequence[Word]) -> tuple[list[Piece], list[str]]:
             if not _DOTS.match(run[0].text) or k == 0 or _DOTS.match(runs[k - 1][-1].text):
                 keep.extend(run)
                 continue
-            label = runs[k - 1][-1]
+            # The label before the dots, past a footnote marker ("property ¹ . . .").
+            tall = max(p.height for p in line)
+            before = [r[-1] for r in runs[:k] if r[-1].height >= 0.7 * tall]
+            if not before or _DOTS.match(before[-1].text):
+                keep.extend(run)
+                continue
+            label = before[-1]
             if is_value(label.text):
                 keep.extend(run)  # dots after a value are a value ("..", not available)
                 continue
             size = max(1e-6, label.height)
             dots = sum(p.text.count(".") + p.text.count("·") + 3 * p.text.count("…") for p in run)
             after = runs[k + 1][0].x0 - run[-1].x1 if k + 1 < len(runs) else float("inf")
-            apart = run[0].x0 - label.x1 >= 0.15 * size
+            apart = run[0].x0 - runs[k - 1][-1].x1 >= 0.15 * size
             leader = dots >= 3 or (dots >= 2 and apart) or (apart and after >= size)
             if not leader:
                 keep.extend(run)
@@ -451,28 +457,33 @@ def column_separators(
         else:
             close()
     close()
-    # Within its gap, a boundary keeps clear of header labels that only reach into it.
+    # Within its gap, a boundary keeps clear of header labels that only reach into it: it
+    # goes where the fewest header lines have text (a parent spanning the gap is expected).
     for k, (a, b) in enumerate(gaps):
-        spans = sorted(
-            (max(a, p.x0), min(b, p.x1))
-            for line in header_lines
-            for p in line.phrases
-            if p.x0 < b and p.x1 > a
-        )
-        if not spans:
+        covers = [
+            [(p.x0, p.x1) for p in line.phrases if p.x0 < b and p.x1 > a] for line in header_lines
+        ]
+        covers = [c for c in covers if c]
+        if not covers:
             continue
-        free: list[tuple[float, float]] = []
-        at = a
-        for x0, x1 in spans:
-            if x0 > at:
-                free.append((at, x0))
-            at = max(at, x1)
-        if at < b:
-            free.append((at, b))
-        if free:
-            start, end = max(free, key=lambda f: f[1] - f[0])
-            if end - start >= 0.1 * em:
-                separators[k] = (start + end) / 2
+        cuts = sorted({a, b, *(v for c in covers for x0, x1 in c for v in (x0, x1) if a < v < b)})
+        pieces_ = [
+            (lo_, hi_, sum(any(x0 < (lo_ + hi_) / 2 < x1 for x0, x1 in c) for c in covers))
+            for lo_, hi_ in zip(cuts, cuts[1:], strict=False)
+            if hi_ > lo_
+        ]
+        least = min(n for _lo, _hi, n in pieces_)
+        runs_: list[list[float]] = []
+        for lo_, hi_, n in pieces_:
+            if n != least:
+                runs_.append([])
+            elif runs_ and runs_[-1] and runs_[-1][1] == lo_:
+                runs_[-1][1] = hi_
+            else:
+                runs_.append([lo_, hi_])
+        best_run = max((r for r in runs_ if r), key=lambda r: r[1] - r[0])
+        if best_run[1] - best_run[0] >= 0.1 * em:
+            separators[k] = (best_run[0] + best_run[1]) / 2
     # Vertical rules inside the region that separate text on both sides.
     ruled: set[float] = set()
     height = box[3] - box[1]
@@ -484,7 +495,7 @@ def column_separators(
         ]
         if not crossed:
             continue
-        cut = [line for line in lines if any(p.x0 < rule.x0 < p.x1 for p in line.phrases)]
+        cut = [line for line in crossed if any(p.x0 < rule.x0 < p.x1 for p in line.phrases)]
         long_enough = (rule.bottom - rule.top) >= 0.3 * height or len(crossed) >= 2
         if cut and len(cut) > 0.12 * len(lines):
             continue
@@ -502,8 +513,23 @@ def column_separators(
         separators.append(rule.x0)
         gaps.append((rule.x0, rule.x0))
         ruled.add(rule.x0)
+    # A column where no phrase of the body starts (the ragged ends of long labels) is no
+    # column: the weaker of its two boundaries goes (a rule before a gap, a wide gap
+    # before a narrow one).
+    strength = {x: (x in ruled, g[1] - g[0]) for x, g in zip(separators, gaps, strict=True)}
     separators = sorted(set(separators))
-    return separators, ruled
+    starts = sorted(p.x0 for line in multi for p in line.phrases)
+    changed = True
+    while changed and len(separators) > 1:
+        changed = False
+        for left, right in zip(separators, separators[1:], strict=False):
+            k = bisect.bisect_right(starts, left)
+            if k < len(starts) and starts[k] < right:
+                continue
+            separators.remove(min((left, right), key=lambda x: strength.get(x, (False, 0.0))))
+            changed = True
+            break
+    return separators, {x for x in ruled if x in separators}
 
 
 def _merge_vertical(vrules: Sequence[Rule], tolerance: float = 1.5) -> list[Rule]:
@@ -588,11 +614,16 @@ class Draft:
                         self.text[(r, c)] = f"{self.text.get((r, c), '')} {moved}".strip()
 
 
+_YEAR = re.compile(r"^(1[89]|20)\d\d(/\d\d)?[*†‡¹²³]*$")
+
+
 def _is_data_line(line: Line) -> bool:
     """Values beside a label: at least one phrase after the first is a value, and values are
-    at least half of them."""
+    at least half of them. A line of years alone is a header."""
     others = line.phrases[1:]
     values = [p for p in others if p.numeric]
+    if values and all(_YEAR.match(p.text) for p in values):
+        return False
     return bool(values) and len(values) * 2 >= len(others)
 
 
@@ -622,7 +653,16 @@ def _header_end(lines: Sequence[Line], hrules: Sequence[Rule], em: float) -> int
             between = lines[ruled_end:first_data]
             if any(_is_data_line(line) for line in between):
                 return ruled_end
-        return first_data
+        # A label alone at the left edge right above the values is a row-group label.
+        end = first_data
+        while (
+            end > 1
+            and len(lines[end - 1].phrases) == 1
+            and lines[end - 1].x0 <= x0 + 0.5 * em
+            and len(lines[end - 2].phrases) >= 2
+        ):
+            end -= 1
+        return end
     if ruled_end is not None:
         return ruled_end
     return 1
@@ -795,6 +835,9 @@ def _widen_header(
                     if abs((edges[c0] + edges[c1 + 1]) / 2 - centre) > 0.12 * width:
                         continue
                     if not free(i, phrase, c0, c1):
+                        continue
+                    # A parent never cuts through a label below it.
+                    if any(q.c0 < c0 <= q.c1 or q.c0 <= c1 < q.c1 for q in below):
                         continue
                     if not all(any(q.c0 <= c <= q.c1 for q in below) for c in range(c0, c1 + 1)):
                         continue
@@ -995,8 +1038,11 @@ def _body_rows(
     body: list[int],
     hrules: Sequence[Rule],
     em: float,
+    *,
+    rules_only: bool = False,
 ) -> tuple[list[list[int]], bool]:
-    """Body lines grouped into rows, and whether ruling lines drew the rows."""
+    """Body lines grouped into rows, and whether ruling lines drew the rows (with
+    ``rules_only``, every line between two rules is one row)."""
     if not body:
         return [], False
     x0 = min(lines[i].x0 for i in body)
@@ -1006,7 +1052,7 @@ def _body_rows(
     for a, b in zip(body, body[1:], strict=False):
         if any(lines[a].bottom - 0.3 * em <= r.top <= lines[b].top + 0.3 * em for r in across):
             breaks.add(b)
-    ruled = len(breaks) >= 2
+    ruled = len(breaks) >= 2 or rules_only
     data = [i for i in body if len(placed[i]) >= 2]
     label_share = (
         sum(1 for i in data if any(p.c0 == 0 for p in placed[i])) / len(data) if data else 0.0
@@ -1016,11 +1062,12 @@ def _body_rows(
     for i in body:
         if rows and i not in breaks:
             gap = lines[i].top - lines[rows[-1][-1]].bottom
-            joins = (
-                not _conflict(cells, placed[i])
-                if ruled
-                else _continues(cells, placed[i], gap, label_share, em)
-            )
+            if rules_only:
+                joins = True
+            elif ruled:
+                joins = not _conflict(cells, placed[i])
+            else:
+                joins = _continues(cells, placed[i], gap, label_share, em)
             if joins:
                 rows[-1].append(i)
                 for p in placed[i]:
@@ -1052,9 +1099,12 @@ def read_structure(
     page: int,
     *,
     text_only: bool = False,
+    rules_only: bool = False,
     find_title: bool = True,
 ) -> Table | None:
-    """The table in ``box`` made of these words and rules, or None without two columns."""
+    """The table in ``box`` made of these words and rules, or None without two columns.
+    ``text_only`` ignores the rules; ``rules_only`` takes columns and rows from the rules
+    alone (a fully ruled table)."""
     pieces, leaders = strip_leaders(words)
     if not pieces:
         return None
@@ -1076,6 +1126,8 @@ def read_structure(
     bounds, ruled_bounds = column_separators(
         column_lines, lines, vrules, em, box, lines[:header_end]
     )
+    if rules_only:
+        bounds = sorted(ruled_bounds)
     n_cols = len(bounds) + 1
     placed = [
         _assign_columns(line, bounds, em, header=i < header_end) for i, line in enumerate(lines)
@@ -1094,7 +1146,7 @@ def read_structure(
         header_bands = _header_rows(blocks, em)
     header_rows = len(header_bands)
     body = list(range(header_end, len(lines)))
-    body_rows, ruled_rows = _body_rows(lines, placed, body, hrules, em)
+    body_rows, ruled_rows = _body_rows(lines, placed, body, hrules, em, rules_only=rules_only)
     draft = Draft(header_rows + len(body_rows), n_cols)
     if blocks:
         _place_header(draft, blocks, header_bands)
