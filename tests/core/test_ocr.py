@@ -7,6 +7,7 @@ import io
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,7 @@ from hctqa.core.extraction.extract import tables_of
 from hctqa.core.extraction.icdar import read_document
 from hctqa.core.extraction.layout import Char, PageLayout, layout_from_pdfplumber
 from hctqa.core.extraction.rules_image import erase_rules, find_rules
+from hctqa.core.extraction.table import FLAG_LOW_CONFIDENCE
 from tests.conftest import DATA_DIR, REPO
 
 ICDAR = DATA_DIR / "icdar2013-eu"
@@ -301,3 +303,18 @@ def test_the_command_refuses_other_pictures_and_damaged_ones(tmp_path: Path) -> 
     assert done.returncode == 1
     assert "is truncated" in done.stderr
     assert done.stdout == ""
+
+
+def test_a_word_ocr_was_unsure_of_marks_its_cell_for_review(page_png: Path) -> None:
+    gray, dpi = images.open_image(page_png, max_pixels=10_000_000)
+    layout = ocr.layout_from_image(gray, dpi)
+    # As if Tesseract had hesitated over "Aldrin": only its cell is marked.
+    unsure = tuple(
+        replace(w, confidence=0.3) if w.text == "Aldrin" else replace(w, confidence=0.99)
+        for w in layout.words
+    )
+    (table,) = tables_of(replace(layout, words=unsure), [(250, 250, 1400, 1050)]).tables
+    flagged = {c.text for c in table.cells if FLAG_LOW_CONFIDENCE in c.flags}
+    assert flagged == {"Aldrin"}
+    cell = next(c for c in table.as_json()["cells"] if c["text"] == "Aldrin")
+    assert cell["flags"] == [FLAG_LOW_CONFIDENCE]  # in the command's output too
