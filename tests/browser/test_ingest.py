@@ -12,6 +12,7 @@ from playwright.sync_api import Page, expect
 from annotation.models import Table
 from ingest import services
 from ingest.models import Candidate, Document
+from tests.browser.pagecheck import check_page
 from tests.browser.test_annotation_tools import log_in
 from tests.factories import CollectionFactory, UserFactory
 from tests.ingest.pdfs import TOTAL_ROWS, table_pdf
@@ -116,6 +117,7 @@ def test_an_image_upload_becomes_an_accepted_table(
     page.get_by_role("link", name=re.compile(r"scans--\d+--1")).click()
     expect(page.locator("#ocr-text")).to_contain_text("North 10 12 22")
     expect(page.locator("#ocr-crop")).to_be_visible()
+    check_page(page, "ocr-review", tmp_path, controls=("#ocr-text", "#accept"))
     expect(page.locator("#preview table.hct")).to_contain_text("Female")
     page.get_by_role("button", name=re.compile("Accept into the dataset")).click()
     expect(page).to_have_url(re.compile(rf"/ingest/documents/{document.pk}/$"))
