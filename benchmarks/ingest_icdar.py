@@ -106,7 +106,8 @@ def rasterise(pdf: Path, dpi: int, folder: Path) -> Path:
         for number, (page, (width, height)) in enumerate(zip(scan.pages, sizes, strict=True), 1):
             if page.chars:
                 raise RuntimeError(f"{out} page {number} still has a text layer")
-            if abs(page.width - width) > 72 / dpi or abs(page.height - height) > 72 / dpi:
+            pixel = 72 / dpi * 1.01  # the render rounds each side to whole pixels
+            if abs(page.width - width) > pixel or abs(page.height - height) > pixel:
                 raise RuntimeError(
                     f"{out} page {number} is {page.width}×{page.height} pt, not {width}×{height}"
                 )
