@@ -376,7 +376,9 @@ def main() -> None:
     plumber = Scores("pdfplumber text, box")
     camelot = Scores("camelot stream, box")
     camelot_whole = Scores("camelot stream, auto")
-    with PageRunner(seconds=PAGE_SECONDS, memory_mb=MEMORY_MB) as runner:
+    # OCR of a 300 dpi page on a loaded machine can take longer than the command's default.
+    seconds = PAGE_SECONDS * (5 if args.raster else 1)
+    with PageRunner(seconds=seconds, memory_mb=MEMORY_MB) as runner:
         runner.call({"op": "pdf_pages", "path": str(chosen[0])})  # the child starts here
         for pdf in chosen:
             wanted = documents[pdf]
