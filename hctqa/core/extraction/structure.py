@@ -532,7 +532,7 @@ def column_separators(
     return separators, {x for x in ruled if x in separators}
 
 
-def _merge_vertical(vrules: Sequence[Rule], tolerance: float = 1.5) -> list[Rule]:
+def merge_vertical(vrules: Sequence[Rule], tolerance: float = 1.5) -> list[Rule]:
     """Vertical segments on one x that touch, as one rule each."""
     out: list[Rule] = []
     for rule in sorted(vrules, key=lambda r: (round(r.x0), r.top)):
@@ -545,7 +545,7 @@ def _merge_vertical(vrules: Sequence[Rule], tolerance: float = 1.5) -> list[Rule
     return out
 
 
-def _merge_horizontal(hrules: Sequence[Rule], tolerance: float = 1.5) -> list[Rule]:
+def merge_horizontal(hrules: Sequence[Rule], tolerance: float = 1.5) -> list[Rule]:
     out: list[Rule] = []
     for rule in sorted(hrules, key=lambda r: (round((r.top + r.bottom) / 2), r.x0)):
         y = (rule.top + rule.bottom) / 2
@@ -1077,7 +1077,9 @@ def _body_rows(
         cells = {}
         for p in placed[i]:
             cells.setdefault(p.c0, []).append(p)
-    return rows, ruled
+    # Drawn by rules: rules grouped the lines, or a rule stands between every two rows.
+    every = bool(rows) and all(row[0] in breaks for row in rows[1:])
+    return rows, ruled or (every and len(rows) > 1)
 
 
 def _levels(indents: dict[int, float], em: float) -> dict[int, int]:
@@ -1092,34 +1094,164 @@ def _levels(indents: dict[int, float], em: float) -> dict[int, int]:
     return {r: max(0, bisect.bisect_right(clusters, x + 0.15 * em) - 1) for r, x in indents.items()}
 
 
-def read_structure(
-    words: Sequence[Word],
-    rules: Sequence[Rule],
-    box: Box,
-    page: int,
-    *,
-    text_only: bool = False,
-    rules_only: bool = False,
-    find_title: bool = True,
-) -> Table | None:
-    """The table in ``box`` made of these words and rules, or None without two columns.
-    ``text_only`` ignores the rules; ``rules_only`` takes columns and rows from the rules
-    alone (a fully ruled table)."""
-    pieces, leaders = strip_leaders(words)
-    if not pieces:
+def _cluster(values: Sequence[float], tolerance: float) -> list[float]:
+    groups: list[list[float]] = []
+    for value in sorted(values):
+        if groups and value - groups[-1][-1] <= tolerance:
+            groups[-1].append(value)
+        else:
+            groups.append([value])
+    return [statistics.fmean(g) for g in groups]
+
+
+def _read_by_rules(
+    lines: Sequence[Line],
+    hrules: Sequence[Rule],
+    vrules: Sequence[Rule],
+    header_end: int,
+    em: float,
+) -> tuple[Draft, int] | None:
+    """A table whose rules draw every cell: the grid of the rules, a cell merged wherever
+    the rule between two grid cells is missing. None unless the rules enclose all the text,
+    never cut through it, and leave no two values side by side in one cell (then the rules
+    draw only part of the grid)."""
+    x0, x1 = min(line.x0 for line in lines), max(line.x1 for line in lines)
+    top, bottom = min(line.top for line in lines), max(line.bottom for line in lines)
+    # The table's own rules: within its text's reach (not a page's section rules).
+    near = 2 * em
+    vs = [
+        r
+        for r in vrules
+        if r.bottom - r.top >= em
+        and x0 - near <= r.x0 <= x1 + near
+        and r.top >= top - near
+        and r.bottom <= bottom + near
+    ]
+    hs = [
+        r
+        for r in hrules
+        if r.x1 - r.x0 >= em
+        and top - near <= r.top <= bottom + near
+        and r.x0 >= x0 - near
+        and r.x1 <= x1 + near
+    ]
+    # Double rules are one grid line.
+    xs = _cluster([r.x0 for r in vs], max(1.5, 0.5 * em))
+    ys = _cluster([r.top for r in hs], max(1.5, 0.5 * em))
+    if len(xs) < 3 or len(ys) < 3:
         return None
-    em = _em(pieces)
-    hrules = [] if text_only else _merge_horizontal([r for r in rules if r.horizontal])
-    vrules = [] if text_only else _merge_vertical([r for r in rules if not r.horizontal])
-    lines = group_lines(pieces, em)
+    if not (xs[0] <= x0 + 1 and xs[-1] >= x1 - 1 and ys[0] <= top + 1 and ys[-1] >= bottom - 1):
+        return None
+    # The frame is the nearest rules around the text, not a neighbour's rules beyond it.
+    left, right = max(v for v in xs if v <= x0 + 1), min(v for v in xs if v >= x1 - 1)
+    upper, lower = max(v for v in ys if v <= top + 1), min(v for v in ys if v >= bottom - 1)
+    xs = [x for x in xs if left <= x <= right]
+    ys = [y for y in ys if upper <= y <= lower]
+    if len(xs) < 3 or len(ys) < 3:
+        return None
+    n_rows, n_cols = len(ys) - 1, len(xs) - 1
+
+    def vertical(k: int, r: int) -> bool:
+        a, b = ys[r], ys[r + 1]
+        cover = sum(
+            max(0.0, min(b, rule.bottom) - max(a, rule.top))
+            for rule in vs
+            if abs(rule.x0 - xs[k]) <= max(1.5, 0.5 * em)
+        )
+        return cover >= 0.5 * (b - a)
+
+    def horizontal(k: int, c: int) -> bool:
+        a, b = xs[c], xs[c + 1]
+        cover = sum(
+            max(0.0, min(b, rule.x1) - max(a, rule.x0))
+            for rule in hs
+            if abs(rule.top - ys[k]) <= max(1.5, 0.5 * em)
+        )
+        return cover >= 0.5 * (b - a)
+
+    parent = {(r, c): (r, c) for r in range(n_rows) for c in range(n_cols)}
+
+    def find(key: tuple[int, int]) -> tuple[int, int]:
+        while parent[key] != key:
+            parent[key] = parent[parent[key]]
+            key = parent[key]
+        return key
+
+    for r in range(n_rows):
+        for c in range(n_cols):
+            if c + 1 < n_cols and not vertical(c + 1, r):
+                parent[find((r, c))] = find((r, c + 1))
+            if r + 1 < n_rows and not horizontal(r + 1, c):
+                parent[find((r, c))] = find((r + 1, c))
+    groups: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for key in parent:
+        groups.setdefault(find(key), []).append(key)
+    anchor: dict[tuple[int, int], tuple[int, int, int, int]] = {}
+    for members in groups.values():
+        r0, r1 = min(r for r, _ in members), max(r for r, _ in members)
+        c0, c1 = min(c for _, c in members), max(c for _, c in members)
+        if len(members) != (r1 - r0 + 1) * (c1 - c0 + 1):
+            return None  # not a rectangle: the rules do not draw cells
+        for key in members:
+            anchor[key] = (r0, c0, r1 - r0 + 1, c1 - c0 + 1)
+    # Each phrase in its cell; a rule through a phrase, or two values apart in one cell,
+    # means the rules are not the whole grid.
+    found: dict[tuple[int, int], list[Phrase]] = {}
     for line in lines:
-        _join_numbers(line, em)
-        make_phrases(line, em, vrules)
-    title_lines, notes_lines = _title_and_notes(lines, em) if find_title else ([], [])
-    lines = lines[len(title_lines) : len(lines) - len(notes_lines)]
-    if not lines:
-        return None
-    header_end = _header_end(lines, hrules, em)
+        r = min(max(0, bisect.bisect_right(ys, line.middle) - 1), n_rows - 1)
+        previous: tuple[tuple[int, int], Phrase] | None = None
+        for phrase in line.phrases:
+            c = min(max(0, bisect.bisect_right(xs, (phrase.x0 + phrase.x1) / 2) - 1), n_cols - 1)
+            for k in range(1, n_cols):
+                if phrase.x0 + 0.5 < xs[k] < phrase.x1 - 0.5 and vertical(k, r):
+                    return None
+            cell = anchor[(r, c)][:2]
+            if previous is not None and previous[0] == cell:
+                gap = phrase.x0 - previous[1].x1
+                if (phrase.numeric and previous[1].numeric and gap >= 0.8 * em) or gap >= 3 * em:
+                    return None
+            previous = (cell, phrase)
+            found.setdefault(cell, []).append(phrase)
+    # Two lines in one cell that are each a label with its values are two rows: the rules
+    # group rows rather than draw them.
+    full_rows: set[tuple[int, int]] = set()
+    for line in lines:
+        r = min(max(0, bisect.bisect_right(ys, line.middle) - 1), n_rows - 1)
+        labels = [p for p in line.phrases if p.x1 <= xs[1] + 0.5 and not p.numeric]
+        valued = any(p.x0 >= xs[1] - 0.5 and p.numeric for p in line.phrases)
+        if labels and valued:
+            cell = anchor[(r, 0)][:2]
+            if cell in full_rows:
+                return None
+            full_rows.add(cell)
+    first_body = lines[header_end].middle if header_end < len(lines) else bottom
+    header_rows = sum(1 for r in range(n_rows) if ys[r + 1] <= first_body)
+    draft = Draft(n_rows, n_cols)
+    for (r, c), (r0, c0, rowspan, colspan) in sorted(anchor.items()):
+        if (r, c) != (r0, c0):
+            continue
+        for phrase in found.get((r0, c0), []):
+            draft.put(r0, c0, phrase)
+        draft.span(r0, c0, rowspan, colspan)
+        if (rowspan, colspan) != (1, 1):
+            draft.ruled_spans.add((r0, c0))
+        label = found.get((r0, c0))
+        if c0 == 0 and label and r0 >= header_rows:
+            draft.indent[r0] = label[0].x0
+    return draft, header_rows
+
+
+def _read_by_text(
+    lines: Sequence[Line],
+    hrules: Sequence[Rule],
+    vrules: Sequence[Rule],
+    header_end: int,
+    em: float,
+    box: Box,
+    rules_only: bool,
+) -> tuple[Draft, int, bool]:
+    """The table read from the alignment of its text, with the rules where they are: the
+    grid, its header rows, and whether rules drew it throughout."""
     column_lines = [line for line in lines[header_end:] if len(line.phrases) >= 2]
     if len(column_lines) < 2:
         column_lines = [line for line in lines if len(line.phrases) >= 2] or list(lines)
@@ -1135,7 +1267,6 @@ def read_structure(
     lo = min(line.x0 for line in lines)
     hi = max(line.x1 for line in lines)
     edges = _edges(bounds, lo, hi)
-    # Header.
     header_bands: list[tuple[float, float]] = []
     blocks: list[_Block] = []
     if header_end:
@@ -1167,13 +1298,57 @@ def read_structure(
                 margin = min(p.x0 - edges[p.c0], edges[p.c0 + 1] - p.x1)
                 if p.numeric and margin < 0.3 * em:
                     draft.flag(r, p.c0, FLAG_NEAR_BOUNDARY)
-                if any(
-                    w.confidence is not None and w.confidence < LOW_CONFIDENCE
-                    for piece in p.pieces
-                    for w in piece.words
-                ):
-                    draft.flag(r, p.c0, FLAG_LOW_CONFIDENCE)
     _row_parents(draft, header_rows)
+    return draft, header_rows, ruled_rows and len(ruled_bounds) >= len(bounds)
+
+
+def read_structure(
+    words: Sequence[Word],
+    rules: Sequence[Rule],
+    box: Box,
+    page: int,
+    *,
+    text_only: bool = False,
+    rules_only: bool = False,
+    find_title: bool = True,
+) -> Table | None:
+    """The table in ``box`` made of these words and rules, or None without two columns.
+    Rules that draw every cell give the grid; otherwise the text's alignment does, with the
+    rules where they are. ``text_only`` ignores the rules; ``rules_only`` takes columns and
+    rows from the rules alone."""
+    pieces, leaders = strip_leaders(words)
+    if not pieces:
+        return None
+    em = _em(pieces)
+    hrules = [] if text_only else merge_horizontal([r for r in rules if r.horizontal])
+    vrules = [] if text_only else merge_vertical([r for r in rules if not r.horizontal])
+    lines = group_lines(pieces, em)
+    for line in lines:
+        _join_numbers(line, em)
+        make_phrases(line, em, vrules)
+    title_lines, notes_lines = _title_and_notes(lines, em) if find_title else ([], [])
+    lines = lines[len(title_lines) : len(lines) - len(notes_lines)]
+    if not lines:
+        return None
+    header_end = _header_end(lines, hrules, em)
+    by_rules = None if text_only else _read_by_rules(lines, hrules, vrules, header_end, em)
+    if by_rules is not None:
+        draft, header_rows = by_rules
+        drawn = True
+    else:
+        draft, header_rows, drawn = _read_by_text(
+            lines, hrules, vrules, header_end, em, box, rules_only
+        )
+    for line in lines:
+        for p in line.phrases:
+            if any(
+                w.confidence is not None and w.confidence < LOW_CONFIDENCE
+                for piece in p.pieces
+                for w in piece.words
+            ):
+                spot = _spot_of(draft, p)
+                if spot is not None:
+                    draft.flag(*spot, FLAG_LOW_CONFIDENCE)
     draft = _drop_empty_columns(draft)
     if draft.n_cols < 2 or draft.n_rows < 1:
         return None
@@ -1209,13 +1384,21 @@ def read_structure(
         header_cols=_count_label_columns(draft, header_rows),
         title=" ".join(line.text for line in title_lines),
         notes=" ".join(line.text for line in notes_lines),
-        strategy=STRATEGY_LINES
-        if ruled_rows and len(ruled_bounds) >= len(bounds)
-        else STRATEGY_TEXT,
+        strategy=STRATEGY_LINES if drawn else STRATEGY_TEXT,
         row_levels=tuple(levels.get(r, 0) for r in range(draft.n_rows)),
     )
     check_nothing_dropped(words, table, leaders)
     return table
+
+
+def _spot_of(draft: Draft, phrase: Phrase) -> tuple[int, int] | None:
+    """The cell whose box holds the phrase's centre."""
+    x = (phrase.x0 + phrase.x1) / 2
+    y = (phrase.top + phrase.bottom) / 2
+    for (r, c), box in draft.boxes.items():
+        if box[0] - 0.5 <= x <= box[2] + 0.5 and box[1] - 0.5 <= y <= box[3] + 0.5:
+            return r, c
+    return None
 
 
 def _row_parents(draft: Draft, header_rows: int) -> None:
