@@ -73,7 +73,8 @@ _TRAILING_DOTS = re.compile(r"(?:\s*[.\u2024\u2025\u2026\u00b7\u22c5]){3,}\s*$")
 _CONNECTOR = re.compile(
     r"(?:\b(?:and|or|of|for|the|in|to|by|with|from|on|at|a|an|&)|[,\-–/(])$", re.I
 )
-_CAPTION = re.compile(r"^(table|tab\.|figure|fig\.|chart|exhibit|annex|appendix)\s*[\dA-Z]", re.I)
+# "Table 3.", "TABLE A1", "Figure 2:"; not "GraphCodeBERT" nor "Tablet".
+_CAPTION = re.compile(r"^(?i:table|tab|figure|fig|chart|exhibit|annex|appendix)\b\.?\s*[\dA-Z]")
 _NOTE_START = re.compile(
     r"^(source|sources|note|notes|nb|n\.b\.|footnote|\*|[¹²³⁴⁵⁶⁷⁸⁹⁰†‡§]|\(\d{1,2}\)|\d{1,2}\)|[a-z]\)|–\s*represents|x\s+not\s+applicable)",
     re.I,
@@ -377,10 +378,10 @@ def make_phrases(line: Line, em: float, vrules: Sequence[Rule]) -> None:
             prev = last.pieces[-1]
             gap = piece.x0 - prev.x1
             both_values = is_value(prev.text) and is_value(piece.text)
-            if (
-                gap <= 0.5 * em
-                and not both_values
-                and not _rule_between(prev.x1, piece.x0, line.top, line.bottom, vrules)
+            # Two values a word space apart are one cell's ("36.5% 100%"); wider apart, two
+            # narrow columns.
+            if gap <= (0.4 if both_values else 0.5) * em and not _rule_between(
+                prev.x1, piece.x0, line.top, line.bottom, vrules
             ):
                 last.pieces.append(piece)
                 continue
@@ -827,12 +828,17 @@ def _widen_header(
                 continue
             centre = (phrase.x0 + phrase.x1) / 2
             best = (phrase.c0, phrase.c1)
+            best_off = float("inf")
             for c0 in range(0, phrase.c0 + 1):
                 for c1 in range(phrase.c1, n_cols):
-                    if (c0, c1) == (phrase.c0, phrase.c1) or c1 - c0 <= best[1] - best[0]:
+                    if (c0, c1) == (phrase.c0, phrase.c1):
+                        continue
+                    # Over the row labels' column only when over the whole width.
+                    if c0 == 0 and c1 < n_cols - 1:
                         continue
                     width = edges[c1 + 1] - edges[c0]
-                    if abs((edges[c0] + edges[c1 + 1]) / 2 - centre) > 0.12 * width:
+                    off = abs((edges[c0] + edges[c1 + 1]) / 2 - centre)
+                    if off > max(0.6 * em, 0.06 * width):
                         continue
                     if not free(i, phrase, c0, c1):
                         continue
@@ -845,7 +851,11 @@ def _widen_header(
                     # label over all of it.
                     if not any(q.c0 >= c0 and q.c1 <= c1 and q.c1 - q.c0 < c1 - c0 for q in below):
                         continue
-                    best = (c0, c1)
+                    # The best centred range; of two as centred, the wider.
+                    if off < best_off - 0.3 * em or (
+                        abs(off - best_off) <= 0.3 * em and c1 - c0 > best[1] - best[0]
+                    ):
+                        best, best_off = (c0, c1), off
             phrase.c0, phrase.c1 = best
     del line
     return ruled
@@ -871,7 +881,8 @@ def _header_blocks(
     for phrase in phrases:
         target = None
         for block in blocks:
-            if phrase.top - block.bottom > 0.9 * em or block.bottom > phrase.top + 0.5 * em:
+            # Lines of one label are closer than two header rows' labels.
+            if phrase.top - block.bottom > 0.4 * em or block.bottom > phrase.top + 0.5 * em:
                 continue
             if block.c1 < phrase.c0 or block.c0 > phrase.c1:
                 continue
