@@ -178,8 +178,11 @@ def strip_leaders(words: Sequence[Word]) -> tuple[list[Piece], list[str]]:
             size = max(1e-6, label.height)
             dots = sum(p.text.count(".") + p.text.count("·") + 3 * p.text.count("…") for p in run)
             after = runs[k + 1][0].x0 - run[-1].x1 if k + 1 < len(runs) else float("inf")
-            apart = run[0].x0 - runs[k - 1][-1].x1 >= 0.15 * size
-            leader = dots >= 3 or (dots >= 2 and apart) or (apart and after >= size)
+            distance = run[0].x0 - runs[k - 1][-1].x1
+            apart = distance >= 0.15 * size
+            # A leader starts right after its label; dots far from it are a value ("..").
+            close = distance <= 1.5 * size
+            leader = close and (dots >= 3 or (dots >= 2 and apart) or (apart and after >= size))
             if not leader:
                 keep.extend(run)
                 continue
@@ -378,10 +381,12 @@ def make_phrases(line: Line, em: float, vrules: Sequence[Rule]) -> None:
             prev = last.pieces[-1]
             gap = piece.x0 - prev.x1
             both_values = is_value(prev.text) and is_value(piece.text)
-            # Two values a word space apart are one cell's ("36.5% 100%"); wider apart, two
-            # narrow columns.
-            if gap <= (0.4 if both_values else 0.5) * em and not _rule_between(
-                prev.x1, piece.x0, line.top, line.bottom, vrules
+            # Two values are never one phrase: narrow numeric columns stand closer than a
+            # word space; the columns' gaps decide.
+            if (
+                gap <= 0.5 * em
+                and not both_values
+                and not _rule_between(prev.x1, piece.x0, line.top, line.bottom, vrules)
             ):
                 last.pieces.append(piece)
                 continue
@@ -836,9 +841,16 @@ def _widen_header(
                     # Over the row labels' column only when over the whole width.
                     if c0 == 0 and c1 < n_cols - 1:
                         continue
-                    width = edges[c1 + 1] - edges[c0]
-                    off = abs((edges[c0] + edges[c1 + 1]) / 2 - centre)
-                    if off > max(0.6 * em, 0.06 * width):
+                    # Centred over its columns, or over its children's labels.
+                    children = [q for q in below if q.c0 >= c0 and q.c1 <= c1]
+                    spans_ = [(edges[c0], edges[c1 + 1])]
+                    if children:
+                        spans_.append((min(q.x0 for q in children), max(q.x1 for q in children)))
+                    off = min(abs((a + b) / 2 - centre) for a, b in spans_)
+                    if not any(
+                        abs((a + b) / 2 - centre) <= max(0.6 * em, 0.08 * (b - a))
+                        for a, b in spans_
+                    ):
                         continue
                     if not free(i, phrase, c0, c1):
                         continue
@@ -889,8 +901,8 @@ def _header_blocks(
             if _rule_between_y(
                 block.bottom,
                 phrase.top,
-                max(block.x0, phrase.x0),
-                min(block.x1, phrase.x1),
+                min(block.x0, phrase.x0),
+                max(block.x1, phrase.x1),
                 hrules,
                 em,
             ):
