@@ -4,6 +4,8 @@ text layer or OCR gives them: no PDF needed, so each rule is seen alone."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hctqa.core.extraction.extract import extract_box, extract_page
 from hctqa.core.extraction.layout import PageLayout, Rule, Word, layout_of_words
@@ -387,3 +389,27 @@ def test_text_that_no_cell_holds_is_caught() -> None:
     short = table.with_cells(c for c in table.cells if c.text != "14")
     with pytest.raises(DroppedText, match="14"):
         check_nothing_dropped(found.words, short, [])
+
+
+_TOKENS = ["Total", "12", "3,068,550", ".", "..", "–", "(X)", "1", "Item", "and", "11,062", ".6"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(_TOKENS),
+            st.floats(0, 300),
+            st.integers(0, 12),
+            st.sampled_from([6.0, 10.0]),
+        ),
+        min_size=1,
+        max_size=40,
+    )
+)
+def test_no_layout_loses_a_character(items: list[tuple[str, float, int, float]]) -> None:
+    """Whatever the words and wherever they sit, every character ends up in a cell, the
+    title or the notes (the extractor raises ``DroppedText`` otherwise)."""
+    layout = page(*(words(100 + 12 * line, (x, text), size=size) for text, x, line, size in items))
+    extract_box(layout, box_of(layout))
+    extract_page(layout)

@@ -1106,15 +1106,18 @@ def _body_rows(
 
 
 def _levels(indents: dict[int, float], em: float) -> dict[int, int]:
-    """Each row's indentation level: its label's left edge among the distinct indents."""
-    if not indents:
-        return {}
-    values = sorted(set(round(v, 1) for v in indents.values()))
-    clusters: list[float] = []
-    for v in values:
-        if not clusters or v - clusters[-1] > 0.3 * em:
-            clusters.append(v)
-    return {r: max(0, bisect.bisect_right(clusters, x + 0.15 * em) - 1) for r, x in indents.items()}
+    """Each row's indentation level: how many rows above it are less indented and still
+    open (a row closes those indented as much as it or more). Indents within a third of
+    an em are the same."""
+    levels: dict[int, int] = {}
+    open_: list[float] = []
+    for r in sorted(indents):
+        x = indents[r]
+        while open_ and open_[-1] >= x - 0.3 * em:
+            open_.pop()
+        levels[r] = len(open_)
+        open_.append(x)
+    return levels
 
 
 def _cluster(values: Sequence[float], tolerance: float) -> list[float]:
