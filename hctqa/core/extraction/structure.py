@@ -151,52 +151,59 @@ def strip_leaders(words: Sequence[Word]) -> tuple[list[Piece], list[str]]:
             dropped.append(text[match.start() :])
         else:
             pieces.append(_piece(word))
-    keep: list[Piece] = []
+    # Each dot-only run after a label: (line, run index, runs, label, sure).
+    found: list[tuple[list[Piece], int, list[list[Piece]], Piece | None, bool]] = []
     for line in _rough_lines(pieces):
         line.sort(key=lambda p: p.x0)
-        runs: list[list[Piece]] = []  # alternating: text pieces one by one, dot-only runs
+        runs: list[list[Piece]] = []  # text pieces one by one, dot-only pieces in runs
         for piece in line:
             dotty = bool(_DOTS.match(piece.text))
             if dotty and runs and _DOTS.match(runs[-1][-1].text):
                 runs[-1].append(piece)
             else:
                 runs.append([piece])
+        tall = max(p.height for p in line)
         for k, run in enumerate(runs):
-            if not _DOTS.match(run[0].text) or k == 0 or _DOTS.match(runs[k - 1][-1].text):
-                keep.extend(run)
-                continue
-            # The label before the dots, past a footnote marker ("property ¹ . . .").
-            tall = max(p.height for p in line)
-            before = [r[-1] for r in runs[:k] if r[-1].height >= 0.7 * tall]
-            if not before or _DOTS.match(before[-1].text):
-                keep.extend(run)
-                continue
-            label = before[-1]
-            if is_value(label.text):
-                keep.extend(run)  # dots after a value are a value ("..", not available)
-                continue
-            size = max(1e-6, label.height)
-            dots = sum(p.text.count(".") + p.text.count("·") + 3 * p.text.count("…") for p in run)
-            after = runs[k + 1][0].x0 - run[-1].x1 if k + 1 < len(runs) else float("inf")
-            distance = run[0].x0 - runs[k - 1][-1].x1
-            apart = distance >= 0.15 * size
-            # A leader starts right after its label; dots far from it are a value ("..").
-            close = distance <= 1.5 * size
-            leader = close and (dots >= 3 or (dots >= 2 and apart) or (apart and after >= size))
-            if not leader:
-                keep.extend(run)
-                continue
-            dropped.extend(p.text for p in run)
-            glued = re.fullmatch(r"(.*?[^\W\d_]{4,})\.", label.text)
-            if glued and label in keep:
-                index = keep.index(label)
-                share = len(glued.group(1)) / len(label.text)
-                keep[index] = replace(
-                    label,
-                    text=glued.group(1),
-                    x1=label.x0 + (label.x1 - label.x0) * share,
+            label = None
+            sure = False
+            if _DOTS.match(run[0].text) and k > 0 and not _DOTS.match(runs[k - 1][-1].text):
+                # The label before the dots, past a footnote marker ("property ¹ . . .").
+                before = [r[-1] for r in runs[:k] if r[-1].height >= 0.7 * tall]
+                if before and not _DOTS.match(before[-1].text) and not is_value(before[-1].text):
+                    label = before[-1]  # dots after a value are a value ("..")
+            if label is not None:
+                size = max(1e-6, label.height)
+                dots = sum(
+                    q.text.count(".") + q.text.count("·") + 3 * q.text.count("…") for q in run
                 )
-                dropped.append(".")
+                after = runs[k + 1][0].x0 - run[-1].x1 if k + 1 < len(runs) else float("inf")
+                distance = run[0].x0 - runs[k - 1][-1].x1
+                # A leader starts right after its label and leads away from it to a gap;
+                # dots far from the label are a value, dots before more words are text.
+                if not (distance <= 1.5 * size and after >= 0.8 * size):
+                    label = None
+                else:
+                    sure = dots >= 3
+            found.append((line, k, runs, label, sure))
+    # One or two dots are a leader only on the pitch of the table's other leaders (the end
+    # of a leader that the label nearly filled), never a lone period after a word.
+    pitch = {round(q.x0 * 2) for _l, k, runs, label, sure in found if sure for q in runs[k]}
+    keep: list[Piece] = []
+    for _line, k, runs, label, sure in found:
+        run = runs[k]
+        aligned = any(round(q.x0 * 2) + d in pitch for q in run for d in (-2, -1, 0, 1, 2))
+        if label is None or not (sure or aligned):
+            keep.extend(run)
+            continue
+        dropped.extend(q.text for q in run)
+        glued = re.fullmatch(r"(.*?[^\W\d_]{4,})\.", label.text)
+        if glued and label in keep:
+            index = keep.index(label)
+            share = len(glued.group(1)) / len(label.text)
+            keep[index] = replace(
+                label, text=glued.group(1), x1=label.x0 + (label.x1 - label.x0) * share
+            )
+            dropped.append(".")
     return keep, dropped
 
 
