@@ -48,7 +48,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from hctqa.core.extraction.grid import Grid, GridCell, clean_text  # noqa: E402
-from hctqa.core.extraction.icdar import TrueTable, read_folder  # noqa: E402
+from hctqa.core.extraction.icdar import TrueTable, page_heights, read_folder  # noqa: E402
 from hctqa.core.extraction.metrics import (  # noqa: E402
     AdjacencyCount,
     competition_form,
@@ -120,6 +120,20 @@ class Scores:
         self.teds_struct.append(teds(_blank(predicted), _blank(truth), count_root=False))
         self.exact.append(same_structure(predicted, truth))
         self.per_table[name] = value
+
+    def add_tables(self, truths: list[TrueTable], grids: list[Grid | None]) -> None:
+        for truth, grid in zip(truths, grids, strict=True):
+            self.add(truth.name, grid, truth.grid)
+
+    def add_pages(
+        self, truths: list[TrueTable], found: dict[int, list[tuple[Box, Grid]]], pages: int
+    ) -> None:
+        """A document read whole: its tables found on its pages, matched to the true ones."""
+        grids, false_positives = _match(truths, found)
+        self.pages += pages
+        self.false_positives += false_positives
+        self.detected += sum(g is not None for g in grids)
+        self.add_tables(truths, grids)
 
     def line(self) -> str:
         n = len(self.teds)
@@ -312,16 +326,6 @@ def _cpu_seconds(runner) -> float:  # type: ignore[no-untyped-def]
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _heights(pdf: Path) -> dict[int, float]:
-    import pypdfium2 as pdfium
-
-    document = pdfium.PdfDocument(str(pdf))
-    try:
-        return {i + 1: float(document[i].get_size()[1]) for i in range(len(document))}
-    finally:
-        document.close()
-
-
 # --- The run ----------------------------------------------------------------------------------
 
 
@@ -341,7 +345,7 @@ def main() -> None:
     if args.limit:
         chosen = chosen[: args.limit]
     n_tables = sum(len(documents[p]) for p in chosen)
-    pages = sum(len(_heights(p)) for p in chosen)
+    pages = sum(len(page_heights(p)) for p in chosen)
     print(f"{folder}: {len(chosen)} documents, {n_tables} tables, {pages} pages", flush=True)
 
     box = Scores("platform, box")
@@ -354,39 +358,20 @@ def main() -> None:
         runner.call({"op": "pdf_pages", "path": str(chosen[0])})  # the child starts here
         for pdf in chosen:
             wanted = documents[pdf]
-            heights = _heights(pdf)
-            names = [t.name for t in wanted]
+            heights = page_heights(pdf)
             started, cpu = time.monotonic(), _cpu_seconds(runner)
             found = platform_auto(pdf, len(heights), runner)
             auto.seconds += time.monotonic() - started
             auto_cpu += _cpu_seconds(runner) - cpu
-            auto.pages += len(heights)
-            grids, false_positives = _match(wanted, found)
-            auto.false_positives += false_positives
-            auto.detected += sum(g is not None for g in grids)
-            for name, grid, truth in zip(names, grids, wanted, strict=True):
-                auto.add(name, grid, truth.grid)
+            auto.add_pages(wanted, found, len(heights))
             started = time.monotonic()
-            for name, grid, truth in zip(
-                names, platform_box(pdf, wanted, runner), wanted, strict=True
-            ):
-                box.add(name, grid, truth.grid)
+            box.add_tables(wanted, platform_box(pdf, wanted, runner))
             box.seconds += time.monotonic() - started
             if args.no_libraries:
                 continue
-            for name, grid, truth in zip(names, pdfplumber_box(pdf, wanted), wanted, strict=True):
-                plumber.add(name, grid, truth.grid)
-            for name, grid, truth in zip(
-                names, camelot_box(pdf, wanted, heights), wanted, strict=True
-            ):
-                camelot.add(name, grid, truth.grid)
-            found = camelot_auto(pdf, heights)
-            camelot_whole.pages += len(heights)
-            grids, false_positives = _match(wanted, found)
-            camelot_whole.false_positives += false_positives
-            camelot_whole.detected += sum(g is not None for g in grids)
-            for name, grid, truth in zip(names, grids, wanted, strict=True):
-                camelot_whole.add(name, grid, truth.grid)
+            plumber.add_tables(wanted, pdfplumber_box(pdf, wanted))
+            camelot.add_tables(wanted, camelot_box(pdf, wanted, heights))
+            camelot_whole.add_pages(wanted, camelot_auto(pdf, heights), len(heights))
     shown = [box, auto] + ([] if args.no_libraries else [plumber, camelot, camelot_whole])
     if args.tables:
         for name in box.per_table:

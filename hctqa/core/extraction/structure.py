@@ -1320,17 +1320,30 @@ def _read_by_text(
             for phrase in placed[i]:
                 draft.put(r, phrase.c0, phrase)
         if len(row) > 1 and not ruled_rows:
-            for c in range(n_cols):
-                if draft.text.get((r, c)):
+            # The cells whose text the join put together from several lines.
+            sources: dict[int, set[int]] = {}
+            for i in row:
+                for phrase in placed[i]:
+                    sources.setdefault(phrase.c0, set()).add(i)
+            for c, found in sources.items():
+                if len(found) > 1:
                     draft.flag(r, c, FLAG_JOINED_LINES)
         label = next((p for i in row for p in placed[i] if p.c0 == 0), None)
         if label is not None:
             draft.indent[r] = label.x0
+    # A number that reaches closer to a column boundary than its column's numbers do.
+    margins: dict[int, list[tuple[float, int]]] = {}
+    for k, row in enumerate(body_rows):
         for i in row:
             for p in placed[i]:
-                margin = min(p.x0 - edges[p.c0], edges[p.c0 + 1] - p.x1)
-                if p.numeric and margin < 0.3 * em:
-                    draft.flag(r, p.c0, FLAG_NEAR_BOUNDARY)
+                if p.numeric and p.c0 == p.c1:
+                    margin = min(p.x0 - edges[p.c0], edges[p.c0 + 1] - p.x1)
+                    margins.setdefault(p.c0, []).append((margin, header_rows + k))
+    for c, found in margins.items():
+        usual = statistics.median(m for m, _r in found)
+        for margin, r in found:
+            if margin < 0.3 * em and margin < 0.5 * usual:
+                draft.flag(r, c, FLAG_NEAR_BOUNDARY)
     _row_parents(draft, header_rows)
     return draft, header_rows, ruled_rows and len(ruled_bounds) >= len(bounds)
 
