@@ -34,7 +34,7 @@ from hctqa.core.extraction.structure import (
     strip_leaders,
 )
 
-_FIGURE = re.compile(r"^(figure|fig\.|chart|graph|graphique|map|diagram)\s*[\dA-Z]", re.I)
+_FIGURE = re.compile(r"^(?i:figure|fig|chart|graph|graphique|map|diagram)\b\.?\s*[\dA-Z]")
 # Lines further apart than this (in ems) are not one table.
 MAX_GAP = 2.2
 HEADER_LINES = 6

@@ -17,7 +17,7 @@ from typing import Any
 
 from hctqa.core.extraction.detect import find_regions
 from hctqa.core.extraction.layout import Box, PageLayout, layout_from_pdfplumber
-from hctqa.core.extraction.structure import read_structure
+from hctqa.core.extraction.structure import merge_horizontal, merge_vertical, read_structure
 from hctqa.core.extraction.table import (
     STRATEGY_LINES,
     STRATEGY_MANUAL,
@@ -29,7 +29,7 @@ from hctqa.core.extraction.table import (
 # A drawn box may cut through the edge of a glyph, and a box drawn tight to the text still
 # sees the table's own outer rules just outside it.
 BOX_TEXT_MARGIN = 1.0
-BOX_RULE_MARGIN = 10.0
+BOX_RULE_MARGIN = 16.0
 
 STRATEGY_AUTO = "auto"
 DEFAULT_STRATEGY = STRATEGY_AUTO
@@ -46,6 +46,30 @@ def clip_box(layout: PageLayout, box: Box) -> Box:
     )
 
 
+def _frame_of(layout: PageLayout, box: Box) -> Box:
+    """The box widened to the table's own rules: ``BOX_RULE_MARGIN`` around it, and as far as
+    the rules that run across it reach (a wide padding before the frame)."""
+    x0, top, x1, bottom = box
+    m = BOX_RULE_MARGIN
+    grown = [x0 - m, top - m, x1 + m, bottom + m]
+    touching = [
+        r
+        for r in layout.rules
+        if r.x1 >= grown[0] and r.x0 <= grown[2] and r.bottom >= grown[1] and r.top <= grown[3]
+    ]
+    for rule in merge_horizontal([r for r in touching if r.horizontal]):
+        if grown[1] <= rule.top <= grown[3] and min(rule.x1, x1) - max(rule.x0, x0) >= 0.6 * (
+            x1 - x0
+        ):
+            grown[0], grown[2] = min(grown[0], rule.x0), max(grown[2], rule.x1)
+    for rule in merge_vertical([r for r in touching if not r.horizontal]):
+        if grown[0] <= rule.x0 <= grown[2] and min(rule.bottom, bottom) - max(
+            rule.top, top
+        ) >= 0.6 * (bottom - top):
+            grown[1], grown[3] = min(grown[1], rule.top), max(grown[3], rule.bottom)
+    return (grown[0], grown[1], grown[2], grown[3])
+
+
 def extract_box(layout: PageLayout, box: Box, strategy: str = DEFAULT_STRATEGY) -> Table:
     """The one table in ``box`` of the page. A region with nothing to read gives an empty
     2 × 2 grid to type the table into."""
@@ -53,7 +77,7 @@ def extract_box(layout: PageLayout, box: Box, strategy: str = DEFAULT_STRATEGY) 
     words = layout.words_in(box, margin=BOX_TEXT_MARGIN)
     if strategy == STRATEGY_MANUAL or not words:
         return empty_table(layout.number, box)
-    rules = layout.rules_near(box, margin=BOX_RULE_MARGIN)
+    rules = layout.rules_near(_frame_of(layout, box), margin=1.0)
     found = read_structure(
         words,
         rules,

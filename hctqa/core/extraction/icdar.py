@@ -50,7 +50,8 @@ def _parse(path: Path) -> etree._Element:
     return etree.parse(str(path), parser).getroot()
 
 
-def _page_heights(pdf: Path) -> dict[int, float]:
+def page_heights(pdf: Path) -> dict[int, float]:
+    """Each page's height in points, by 1-based page number."""
     import pypdfium2 as pdfium
 
     document = pdfium.PdfDocument(str(pdf))
@@ -92,7 +93,7 @@ def read_document(pdf: Path) -> list[TrueTable]:
     stem = pdf.with_suffix("")
     regions_xml = _parse(Path(f"{stem}-reg.xml"))
     structure_xml = _parse(Path(f"{stem}-str.xml"))
-    heights = _page_heights(pdf)
+    heights = page_heights(pdf)
     regions: dict[int, list[Region]] = {}
     for table in regions_xml.iter("table"):
         found = []

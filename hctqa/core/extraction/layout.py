@@ -193,7 +193,9 @@ def words_from_chars(chars: Sequence[dict[str, Any]]) -> list[Word]:
     words = []
     for w in found:
         first = w["chars"][0]
-        text = "".join(c["text"].strip() for c in w["chars"])
+        # The word's text has its ligatures expanded ("ﬁ" → "fi"); a glyph that carries a
+        # space (" ." in some fonts) does not split it.
+        text = "".join(str(w["text"]).split())
         if not text:
             continue
         words.append(

@@ -73,7 +73,8 @@ _TRAILING_DOTS = re.compile(r"(?:\s*[.\u2024\u2025\u2026\u00b7\u22c5]){3,}\s*$")
 _CONNECTOR = re.compile(
     r"(?:\b(?:and|or|of|for|the|in|to|by|with|from|on|at|a|an|&)|[,\-–/(])$", re.I
 )
-_CAPTION = re.compile(r"^(table|tab\.|figure|fig\.|chart|exhibit|annex|appendix)\s*[\dA-Z]", re.I)
+# "Table 3.", "TABLE A1", "Figure 2:"; not "GraphCodeBERT" nor "Tablet".
+_CAPTION = re.compile(r"^(?i:table|tab|figure|fig|chart|exhibit|annex|appendix)\b\.?\s*[\dA-Z]")
 _NOTE_START = re.compile(
     r"^(source|sources|note|notes|nb|n\.b\.|footnote|\*|[¹²³⁴⁵⁶⁷⁸⁹⁰†‡§]|\(\d{1,2}\)|\d{1,2}\)|[a-z]\)|–\s*represents|x\s+not\s+applicable)",
     re.I,
@@ -150,49 +151,59 @@ def strip_leaders(words: Sequence[Word]) -> tuple[list[Piece], list[str]]:
             dropped.append(text[match.start() :])
         else:
             pieces.append(_piece(word))
-    keep: list[Piece] = []
+    # Each dot-only run after a label: (line, run index, runs, label, sure).
+    found: list[tuple[list[Piece], int, list[list[Piece]], Piece | None, bool]] = []
     for line in _rough_lines(pieces):
         line.sort(key=lambda p: p.x0)
-        runs: list[list[Piece]] = []  # alternating: text pieces one by one, dot-only runs
+        runs: list[list[Piece]] = []  # text pieces one by one, dot-only pieces in runs
         for piece in line:
             dotty = bool(_DOTS.match(piece.text))
             if dotty and runs and _DOTS.match(runs[-1][-1].text):
                 runs[-1].append(piece)
             else:
                 runs.append([piece])
+        tall = max(p.height for p in line)
         for k, run in enumerate(runs):
-            if not _DOTS.match(run[0].text) or k == 0 or _DOTS.match(runs[k - 1][-1].text):
-                keep.extend(run)
-                continue
-            # The label before the dots, past a footnote marker ("property ¹ . . .").
-            tall = max(p.height for p in line)
-            before = [r[-1] for r in runs[:k] if r[-1].height >= 0.7 * tall]
-            if not before or _DOTS.match(before[-1].text):
-                keep.extend(run)
-                continue
-            label = before[-1]
-            if is_value(label.text):
-                keep.extend(run)  # dots after a value are a value ("..", not available)
-                continue
-            size = max(1e-6, label.height)
-            dots = sum(p.text.count(".") + p.text.count("·") + 3 * p.text.count("…") for p in run)
-            after = runs[k + 1][0].x0 - run[-1].x1 if k + 1 < len(runs) else float("inf")
-            apart = run[0].x0 - runs[k - 1][-1].x1 >= 0.15 * size
-            leader = dots >= 3 or (dots >= 2 and apart) or (apart and after >= size)
-            if not leader:
-                keep.extend(run)
-                continue
-            dropped.extend(p.text for p in run)
-            glued = re.fullmatch(r"(.*?[^\W\d_]{4,})\.", label.text)
-            if glued and label in keep:
-                index = keep.index(label)
-                share = len(glued.group(1)) / len(label.text)
-                keep[index] = replace(
-                    label,
-                    text=glued.group(1),
-                    x1=label.x0 + (label.x1 - label.x0) * share,
+            label = None
+            sure = False
+            if _DOTS.match(run[0].text) and k > 0 and not _DOTS.match(runs[k - 1][-1].text):
+                # The label before the dots, past a footnote marker ("property ¹ . . .").
+                before = [r[-1] for r in runs[:k] if r[-1].height >= 0.7 * tall]
+                if before and not _DOTS.match(before[-1].text) and not is_value(before[-1].text):
+                    label = before[-1]  # dots after a value are a value ("..")
+            if label is not None:
+                size = max(1e-6, label.height)
+                dots = sum(
+                    q.text.count(".") + q.text.count("·") + 3 * q.text.count("…") for q in run
                 )
-                dropped.append(".")
+                after = runs[k + 1][0].x0 - run[-1].x1 if k + 1 < len(runs) else float("inf")
+                distance = run[0].x0 - runs[k - 1][-1].x1
+                # A leader starts right after its label and leads away from it to a gap;
+                # dots far from the label are a value, dots before more words are text.
+                if not (distance <= 1.5 * size and after >= 0.8 * size):
+                    label = None
+                else:
+                    sure = dots >= 3
+            found.append((line, k, runs, label, sure))
+    # One or two dots are a leader only on the pitch of the table's other leaders (the end
+    # of a leader that the label nearly filled), never a lone period after a word.
+    pitch = {round(q.x0 * 2) for _l, k, runs, label, sure in found if sure for q in runs[k]}
+    keep: list[Piece] = []
+    for _line, k, runs, label, sure in found:
+        run = runs[k]
+        aligned = any(round(q.x0 * 2) + d in pitch for q in run for d in (-2, -1, 0, 1, 2))
+        if label is None or not (sure or aligned):
+            keep.extend(run)
+            continue
+        dropped.extend(q.text for q in run)
+        glued = re.fullmatch(r"(.*?[^\W\d_]{4,})\.", label.text)
+        if glued and label in keep:
+            index = keep.index(label)
+            share = len(glued.group(1)) / len(label.text)
+            keep[index] = replace(
+                label, text=glued.group(1), x1=label.x0 + (label.x1 - label.x0) * share
+            )
+            dropped.append(".")
     return keep, dropped
 
 
@@ -377,6 +388,8 @@ def make_phrases(line: Line, em: float, vrules: Sequence[Rule]) -> None:
             prev = last.pieces[-1]
             gap = piece.x0 - prev.x1
             both_values = is_value(prev.text) and is_value(piece.text)
+            # Two values are never one phrase: narrow numeric columns stand closer than a
+            # word space; the columns' gaps decide.
             if (
                 gap <= 0.5 * em
                 and not both_values
@@ -532,7 +545,7 @@ def column_separators(
     return separators, {x for x in ruled if x in separators}
 
 
-def _merge_vertical(vrules: Sequence[Rule], tolerance: float = 1.5) -> list[Rule]:
+def merge_vertical(vrules: Sequence[Rule], tolerance: float = 1.5) -> list[Rule]:
     """Vertical segments on one x that touch, as one rule each."""
     out: list[Rule] = []
     for rule in sorted(vrules, key=lambda r: (round(r.x0), r.top)):
@@ -545,7 +558,7 @@ def _merge_vertical(vrules: Sequence[Rule], tolerance: float = 1.5) -> list[Rule
     return out
 
 
-def _merge_horizontal(hrules: Sequence[Rule], tolerance: float = 1.5) -> list[Rule]:
+def merge_horizontal(hrules: Sequence[Rule], tolerance: float = 1.5) -> list[Rule]:
     out: list[Rule] = []
     for rule in sorted(hrules, key=lambda r: (round((r.top + r.bottom) / 2), r.x0)):
         y = (rule.top + rule.bottom) / 2
@@ -827,12 +840,24 @@ def _widen_header(
                 continue
             centre = (phrase.x0 + phrase.x1) / 2
             best = (phrase.c0, phrase.c1)
+            best_off = float("inf")
             for c0 in range(0, phrase.c0 + 1):
                 for c1 in range(phrase.c1, n_cols):
-                    if (c0, c1) == (phrase.c0, phrase.c1) or c1 - c0 <= best[1] - best[0]:
+                    if (c0, c1) == (phrase.c0, phrase.c1):
                         continue
-                    width = edges[c1 + 1] - edges[c0]
-                    if abs((edges[c0] + edges[c1 + 1]) / 2 - centre) > 0.12 * width:
+                    # Over the row labels' column only when over the whole width.
+                    if c0 == 0 and c1 < n_cols - 1:
+                        continue
+                    # Centred over its columns, or over its children's labels.
+                    children = [q for q in below if q.c0 >= c0 and q.c1 <= c1]
+                    spans_ = [(edges[c0], edges[c1 + 1])]
+                    if children:
+                        spans_.append((min(q.x0 for q in children), max(q.x1 for q in children)))
+                    off = min(abs((a + b) / 2 - centre) for a, b in spans_)
+                    if not any(
+                        abs((a + b) / 2 - centre) <= max(0.6 * em, 0.08 * (b - a))
+                        for a, b in spans_
+                    ):
                         continue
                     if not free(i, phrase, c0, c1):
                         continue
@@ -845,7 +870,11 @@ def _widen_header(
                     # label over all of it.
                     if not any(q.c0 >= c0 and q.c1 <= c1 and q.c1 - q.c0 < c1 - c0 for q in below):
                         continue
-                    best = (c0, c1)
+                    # The best centred range; of two as centred, the wider.
+                    if off < best_off - 0.3 * em or (
+                        abs(off - best_off) <= 0.3 * em and c1 - c0 > best[1] - best[0]
+                    ):
+                        best, best_off = (c0, c1), off
             phrase.c0, phrase.c1 = best
     del line
     return ruled
@@ -871,15 +900,16 @@ def _header_blocks(
     for phrase in phrases:
         target = None
         for block in blocks:
-            if phrase.top - block.bottom > 0.9 * em or block.bottom > phrase.top + 0.5 * em:
+            # Lines of one label are closer than two header rows' labels.
+            if phrase.top - block.bottom > 0.4 * em or block.bottom > phrase.top + 0.5 * em:
                 continue
             if block.c1 < phrase.c0 or block.c0 > phrase.c1:
                 continue
             if _rule_between_y(
                 block.bottom,
                 phrase.top,
-                max(block.x0, phrase.x0),
-                min(block.x1, phrase.x1),
+                min(block.x0, phrase.x0),
+                max(block.x1, phrase.x1),
                 hrules,
                 em,
             ):
@@ -1077,49 +1107,184 @@ def _body_rows(
         cells = {}
         for p in placed[i]:
             cells.setdefault(p.c0, []).append(p)
-    return rows, ruled
+    # Drawn by rules: rules grouped the lines, or a rule stands between every two rows.
+    every = bool(rows) and all(row[0] in breaks for row in rows[1:])
+    return rows, ruled or (every and len(rows) > 1)
 
 
 def _levels(indents: dict[int, float], em: float) -> dict[int, int]:
-    """Each row's indentation level: its label's left edge among the distinct indents."""
-    if not indents:
-        return {}
-    values = sorted(set(round(v, 1) for v in indents.values()))
-    clusters: list[float] = []
-    for v in values:
-        if not clusters or v - clusters[-1] > 0.3 * em:
-            clusters.append(v)
-    return {r: max(0, bisect.bisect_right(clusters, x + 0.15 * em) - 1) for r, x in indents.items()}
+    """Each row's indentation level: how many rows above it are less indented and still
+    open (a row closes those indented as much as it or more). Indents within a third of
+    an em are the same."""
+    levels: dict[int, int] = {}
+    open_: list[float] = []
+    for r in sorted(indents):
+        x = indents[r]
+        while open_ and open_[-1] >= x - 0.3 * em:
+            open_.pop()
+        levels[r] = len(open_)
+        open_.append(x)
+    return levels
 
 
-def read_structure(
-    words: Sequence[Word],
-    rules: Sequence[Rule],
-    box: Box,
-    page: int,
-    *,
-    text_only: bool = False,
-    rules_only: bool = False,
-    find_title: bool = True,
-) -> Table | None:
-    """The table in ``box`` made of these words and rules, or None without two columns.
-    ``text_only`` ignores the rules; ``rules_only`` takes columns and rows from the rules
-    alone (a fully ruled table)."""
-    pieces, leaders = strip_leaders(words)
-    if not pieces:
+def _cluster(values: Sequence[float], tolerance: float) -> list[float]:
+    groups: list[list[float]] = []
+    for value in sorted(values):
+        if groups and value - groups[-1][-1] <= tolerance:
+            groups[-1].append(value)
+        else:
+            groups.append([value])
+    return [statistics.fmean(g) for g in groups]
+
+
+def _read_by_rules(
+    lines: Sequence[Line],
+    hrules: Sequence[Rule],
+    vrules: Sequence[Rule],
+    header_end: int,
+    em: float,
+) -> tuple[Draft, int] | None:
+    """A table whose rules draw every cell: the grid of the rules, a cell merged wherever
+    the rule between two grid cells is missing. None unless the rules enclose all the text,
+    never cut through it, and leave no two values side by side in one cell (then the rules
+    draw only part of the grid)."""
+    x0, x1 = min(line.x0 for line in lines), max(line.x1 for line in lines)
+    top, bottom = min(line.top for line in lines), max(line.bottom for line in lines)
+    # The table's own rules: within its text's reach (not a page's section rules).
+    near = 2 * em
+    vs = [
+        r
+        for r in vrules
+        if r.bottom - r.top >= em
+        and x0 - near <= r.x0 <= x1 + near
+        and r.top >= top - near
+        and r.bottom <= bottom + near
+    ]
+    hs = [
+        r
+        for r in hrules
+        if r.x1 - r.x0 >= em
+        and top - near <= r.top <= bottom + near
+        and r.x0 >= x0 - near
+        and r.x1 <= x1 + near
+    ]
+    # Double rules are one grid line.
+    xs = _cluster([r.x0 for r in vs], max(1.5, 0.5 * em))
+    ys = _cluster([r.top for r in hs], max(1.5, 0.5 * em))
+    if len(xs) < 3 or len(ys) < 3:
         return None
-    em = _em(pieces)
-    hrules = [] if text_only else _merge_horizontal([r for r in rules if r.horizontal])
-    vrules = [] if text_only else _merge_vertical([r for r in rules if not r.horizontal])
-    lines = group_lines(pieces, em)
+    if not (xs[0] <= x0 + 1 and xs[-1] >= x1 - 1 and ys[0] <= top + 1 and ys[-1] >= bottom - 1):
+        return None
+    # The frame is the nearest rules around the text, not a neighbour's rules beyond it.
+    left, right = max(v for v in xs if v <= x0 + 1), min(v for v in xs if v >= x1 - 1)
+    upper, lower = max(v for v in ys if v <= top + 1), min(v for v in ys if v >= bottom - 1)
+    xs = [x for x in xs if left <= x <= right]
+    ys = [y for y in ys if upper <= y <= lower]
+    if len(xs) < 3 or len(ys) < 3:
+        return None
+    n_rows, n_cols = len(ys) - 1, len(xs) - 1
+
+    def vertical(k: int, r: int) -> bool:
+        a, b = ys[r], ys[r + 1]
+        cover = sum(
+            max(0.0, min(b, rule.bottom) - max(a, rule.top))
+            for rule in vs
+            if abs(rule.x0 - xs[k]) <= max(1.5, 0.5 * em)
+        )
+        return cover >= 0.5 * (b - a)
+
+    def horizontal(k: int, c: int) -> bool:
+        a, b = xs[c], xs[c + 1]
+        cover = sum(
+            max(0.0, min(b, rule.x1) - max(a, rule.x0))
+            for rule in hs
+            if abs(rule.top - ys[k]) <= max(1.5, 0.5 * em)
+        )
+        return cover >= 0.5 * (b - a)
+
+    parent = {(r, c): (r, c) for r in range(n_rows) for c in range(n_cols)}
+
+    def find(key: tuple[int, int]) -> tuple[int, int]:
+        while parent[key] != key:
+            parent[key] = parent[parent[key]]
+            key = parent[key]
+        return key
+
+    for r in range(n_rows):
+        for c in range(n_cols):
+            if c + 1 < n_cols and not vertical(c + 1, r):
+                parent[find((r, c))] = find((r, c + 1))
+            if r + 1 < n_rows and not horizontal(r + 1, c):
+                parent[find((r, c))] = find((r + 1, c))
+    groups: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for key in parent:
+        groups.setdefault(find(key), []).append(key)
+    anchor: dict[tuple[int, int], tuple[int, int, int, int]] = {}
+    for members in groups.values():
+        r0, r1 = min(r for r, _ in members), max(r for r, _ in members)
+        c0, c1 = min(c for _, c in members), max(c for _, c in members)
+        if len(members) != (r1 - r0 + 1) * (c1 - c0 + 1):
+            return None  # not a rectangle: the rules do not draw cells
+        for key in members:
+            anchor[key] = (r0, c0, r1 - r0 + 1, c1 - c0 + 1)
+    # Each phrase in its cell; a rule through a phrase, or two values apart in one cell,
+    # means the rules are not the whole grid.
+    found: dict[tuple[int, int], list[Phrase]] = {}
     for line in lines:
-        _join_numbers(line, em)
-        make_phrases(line, em, vrules)
-    title_lines, notes_lines = _title_and_notes(lines, em) if find_title else ([], [])
-    lines = lines[len(title_lines) : len(lines) - len(notes_lines)]
-    if not lines:
-        return None
-    header_end = _header_end(lines, hrules, em)
+        r = min(max(0, bisect.bisect_right(ys, line.middle) - 1), n_rows - 1)
+        previous: tuple[tuple[int, int], Phrase] | None = None
+        for phrase in line.phrases:
+            c = min(max(0, bisect.bisect_right(xs, (phrase.x0 + phrase.x1) / 2) - 1), n_cols - 1)
+            for k in range(1, n_cols):
+                if phrase.x0 + 0.5 < xs[k] < phrase.x1 - 0.5 and vertical(k, r):
+                    return None
+            cell = anchor[(r, c)][:2]
+            if previous is not None and previous[0] == cell:
+                gap = phrase.x0 - previous[1].x1
+                if (phrase.numeric and previous[1].numeric and gap >= 0.8 * em) or gap >= 3 * em:
+                    return None
+            previous = (cell, phrase)
+            found.setdefault(cell, []).append(phrase)
+    # Two lines in one cell that are each a label with its values are two rows: the rules
+    # group rows rather than draw them.
+    full_rows: set[tuple[int, int]] = set()
+    for line in lines:
+        r = min(max(0, bisect.bisect_right(ys, line.middle) - 1), n_rows - 1)
+        labels = [p for p in line.phrases if p.x1 <= xs[1] + 0.5 and not p.numeric]
+        valued = any(p.x0 >= xs[1] - 0.5 and p.numeric for p in line.phrases)
+        if labels and valued:
+            cell = anchor[(r, 0)][:2]
+            if cell in full_rows:
+                return None
+            full_rows.add(cell)
+    first_body = lines[header_end].middle if header_end < len(lines) else bottom
+    header_rows = sum(1 for r in range(n_rows) if ys[r + 1] <= first_body)
+    draft = Draft(n_rows, n_cols)
+    for (r, c), (r0, c0, rowspan, colspan) in sorted(anchor.items()):
+        if (r, c) != (r0, c0):
+            continue
+        for phrase in found.get((r0, c0), []):
+            draft.put(r0, c0, phrase)
+        draft.span(r0, c0, rowspan, colspan)
+        if (rowspan, colspan) != (1, 1):
+            draft.ruled_spans.add((r0, c0))
+        label = found.get((r0, c0))
+        if c0 == 0 and label and r0 >= header_rows:
+            draft.indent[r0] = label[0].x0
+    return draft, header_rows
+
+
+def _read_by_text(
+    lines: Sequence[Line],
+    hrules: Sequence[Rule],
+    vrules: Sequence[Rule],
+    header_end: int,
+    em: float,
+    box: Box,
+    rules_only: bool,
+) -> tuple[Draft, int, bool]:
+    """The table read from the alignment of its text, with the rules where they are: the
+    grid, its header rows, and whether rules drew it throughout."""
     column_lines = [line for line in lines[header_end:] if len(line.phrases) >= 2]
     if len(column_lines) < 2:
         column_lines = [line for line in lines if len(line.phrases) >= 2] or list(lines)
@@ -1135,7 +1300,6 @@ def read_structure(
     lo = min(line.x0 for line in lines)
     hi = max(line.x1 for line in lines)
     edges = _edges(bounds, lo, hi)
-    # Header.
     header_bands: list[tuple[float, float]] = []
     blocks: list[_Block] = []
     if header_end:
@@ -1156,24 +1320,81 @@ def read_structure(
             for phrase in placed[i]:
                 draft.put(r, phrase.c0, phrase)
         if len(row) > 1 and not ruled_rows:
-            for c in range(n_cols):
-                if draft.text.get((r, c)):
+            # The cells whose text the join put together from several lines.
+            sources: dict[int, set[int]] = {}
+            for i in row:
+                for phrase in placed[i]:
+                    sources.setdefault(phrase.c0, set()).add(i)
+            for c, found in sources.items():
+                if len(found) > 1:
                     draft.flag(r, c, FLAG_JOINED_LINES)
         label = next((p for i in row for p in placed[i] if p.c0 == 0), None)
         if label is not None:
             draft.indent[r] = label.x0
+    # A number that reaches closer to a column boundary than its column's numbers do.
+    margins: dict[int, list[tuple[float, int]]] = {}
+    for k, row in enumerate(body_rows):
         for i in row:
             for p in placed[i]:
-                margin = min(p.x0 - edges[p.c0], edges[p.c0 + 1] - p.x1)
-                if p.numeric and margin < 0.3 * em:
-                    draft.flag(r, p.c0, FLAG_NEAR_BOUNDARY)
-                if any(
-                    w.confidence is not None and w.confidence < LOW_CONFIDENCE
-                    for piece in p.pieces
-                    for w in piece.words
-                ):
-                    draft.flag(r, p.c0, FLAG_LOW_CONFIDENCE)
+                if p.numeric and p.c0 == p.c1:
+                    margin = min(p.x0 - edges[p.c0], edges[p.c0 + 1] - p.x1)
+                    margins.setdefault(p.c0, []).append((margin, header_rows + k))
+    for c, found in margins.items():
+        usual = statistics.median(m for m, _r in found)
+        for margin, r in found:
+            if margin < 0.3 * em and margin < 0.5 * usual:
+                draft.flag(r, c, FLAG_NEAR_BOUNDARY)
     _row_parents(draft, header_rows)
+    return draft, header_rows, ruled_rows and len(ruled_bounds) >= len(bounds)
+
+
+def read_structure(
+    words: Sequence[Word],
+    rules: Sequence[Rule],
+    box: Box,
+    page: int,
+    *,
+    text_only: bool = False,
+    rules_only: bool = False,
+    find_title: bool = True,
+) -> Table | None:
+    """The table in ``box`` made of these words and rules, or None without two columns.
+    Rules that draw every cell give the grid; otherwise the text's alignment does, with the
+    rules where they are. ``text_only`` ignores the rules; ``rules_only`` takes columns and
+    rows from the rules alone."""
+    pieces, leaders = strip_leaders(words)
+    if not pieces:
+        return None
+    em = _em(pieces)
+    hrules = [] if text_only else merge_horizontal([r for r in rules if r.horizontal])
+    vrules = [] if text_only else merge_vertical([r for r in rules if not r.horizontal])
+    lines = group_lines(pieces, em)
+    for line in lines:
+        _join_numbers(line, em)
+        make_phrases(line, em, vrules)
+    title_lines, notes_lines = _title_and_notes(lines, em) if find_title else ([], [])
+    lines = lines[len(title_lines) : len(lines) - len(notes_lines)]
+    if not lines:
+        return None
+    header_end = _header_end(lines, hrules, em)
+    by_rules = None if text_only else _read_by_rules(lines, hrules, vrules, header_end, em)
+    if by_rules is not None:
+        draft, header_rows = by_rules
+        drawn = True
+    else:
+        draft, header_rows, drawn = _read_by_text(
+            lines, hrules, vrules, header_end, em, box, rules_only
+        )
+    for line in lines:
+        for p in line.phrases:
+            if any(
+                w.confidence is not None and w.confidence < LOW_CONFIDENCE
+                for piece in p.pieces
+                for w in piece.words
+            ):
+                spot = _spot_of(draft, p)
+                if spot is not None:
+                    draft.flag(*spot, FLAG_LOW_CONFIDENCE)
     draft = _drop_empty_columns(draft)
     if draft.n_cols < 2 or draft.n_rows < 1:
         return None
@@ -1209,13 +1430,21 @@ def read_structure(
         header_cols=_count_label_columns(draft, header_rows),
         title=" ".join(line.text for line in title_lines),
         notes=" ".join(line.text for line in notes_lines),
-        strategy=STRATEGY_LINES
-        if ruled_rows and len(ruled_bounds) >= len(bounds)
-        else STRATEGY_TEXT,
+        strategy=STRATEGY_LINES if drawn else STRATEGY_TEXT,
         row_levels=tuple(levels.get(r, 0) for r in range(draft.n_rows)),
     )
     check_nothing_dropped(words, table, leaders)
     return table
+
+
+def _spot_of(draft: Draft, phrase: Phrase) -> tuple[int, int] | None:
+    """The cell whose box holds the phrase's centre."""
+    x = (phrase.x0 + phrase.x1) / 2
+    y = (phrase.top + phrase.bottom) / 2
+    for (r, c), box in draft.boxes.items():
+        if box[0] - 0.5 <= x <= box[2] + 0.5 and box[1] - 0.5 <= y <= box[3] + 0.5:
+            return r, c
+    return None
 
 
 def _row_parents(draft: Draft, header_rows: int) -> None:

@@ -36,7 +36,13 @@ FLAG_NEAR_BOUNDARY = "near_column_boundary"  # a number that sat close to a colu
 FLAG_JOINED_LINES = "joined_lines"  # text joined from several lines into one cell
 FLAG_INFERRED_SPAN = "span_without_rule"  # a merged cell no ruling line bounds
 FLAG_LOW_CONFIDENCE = "low_confidence"  # OCR was unsure of a word in it
-FLAGS = (FLAG_NEAR_BOUNDARY, FLAG_JOINED_LINES, FLAG_INFERRED_SPAN, FLAG_LOW_CONFIDENCE)
+# Each flag as the review page can say it.
+FLAGS = {
+    FLAG_NEAR_BOUNDARY: "a number that sat close to a column boundary",
+    FLAG_JOINED_LINES: "text joined from several lines",
+    FLAG_INFERRED_SPAN: "a merged cell that no ruling line bounds",
+    FLAG_LOW_CONFIDENCE: "text the OCR was unsure of",
+}
 
 STRATEGY_LINES = "lines"
 STRATEGY_TEXT = "text"
@@ -87,9 +93,6 @@ class Table:
     @property
     def cell_boxes(self) -> tuple[Box, ...]:
         return tuple(c.bbox for c in self.cells if c.bbox is not None)
-
-    def flagged(self) -> list[Cell]:
-        return [c for c in self.cells if c.flags]
 
     def nested_grid(self) -> Grid:
         """The grid with indented row labels as row nesting (``nest_rows``)."""
