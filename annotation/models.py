@@ -669,11 +669,18 @@ class GenerationRun(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # What it was asked (endpoint, model, options, tables): see annotation/services/runs.py.
+    fingerprint = models.CharField(max_length=64, blank=True)
 
     class Meta:
         constraints = [
             models.CheckConstraint(
                 condition=Q(status__in=RunStatus.values), name="generation_status_valid"
+            ),
+            models.UniqueConstraint(
+                fields=["fingerprint"],
+                condition=Q(status__in=[RunStatus.QUEUED, RunStatus.RUNNING]) & ~Q(fingerprint=""),
+                name="one_active_generation_run_per_request",
             ),
             models.CheckConstraint(
                 condition=Q(questions_per_table__gte=1, questions_per_table__lte=20),
@@ -743,11 +750,18 @@ class SyntheticRun(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # What it was asked (families, properties, count): see annotation/services/runs.py.
+    fingerprint = models.CharField(max_length=64, blank=True)
 
     class Meta:
         constraints = [
             models.CheckConstraint(
                 condition=Q(status__in=RunStatus.values), name="synthetic_run_status_valid"
+            ),
+            models.UniqueConstraint(
+                fields=["fingerprint"],
+                condition=Q(status__in=[RunStatus.QUEUED, RunStatus.RUNNING]) & ~Q(fingerprint=""),
+                name="one_active_synthetic_run_per_request",
             ),
             models.CheckConstraint(
                 condition=Q(table_count__isnull=True) | Q(table_count__gte=1),

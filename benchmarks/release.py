@@ -90,10 +90,15 @@ def main() -> None:
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         helpers = (after.ru_utime + after.ru_stime) - (children.ru_utime + children.ru_stime)
         size = folder_size(settings.RELEASES_ROOT / version)
+        folder = settings.RELEASES_ROOT / version
+        archives = ", ".join(
+            f"{e} {(folder / e / f'hctqa-{version}-{e}.tar.gz').stat().st_size / 1e6:,.0f} MB"
+            for e in ("public", "full")
+        )
         print(
             f"cut {version}: {wall:.1f} s wall; CPU {cpu:.1f} s in the build, {helpers:.1f} s "
-            f"in its helpers; {size / 1e6:,.0f} MB on disk (both editions); load average "
-            f"{load:.1f} before, {os.getloadavg()[0]:.1f} after"
+            f"in its helpers; {size / 1e6:,.0f} MB on disk (both editions; the one download: "
+            f"{archives}); load average {load:.1f} before, {os.getloadavg()[0]:.1f} after"
         )
 
 

@@ -45,7 +45,16 @@ def _check_broker_and_workers(app: Any) -> tuple[dict[str, Any], dict[str, Any]]
     for name in names:
         for queue in replies[name] or []:
             queues.setdefault(queue["name"], []).append(name)
-    workers: dict[str, Any] = {"ok": bool(names), "workers": names, "queues": queues}
+    # Every queue needs its worker ("sweeps" brings back the others' lost work); one without
+    # is named, though the page stays 200 while any worker answers (the inference worker
+    # may be on a GPU host that is off).
+    missing = [queue for queue in settings.WORKER_QUEUES if not queues.get(queue)]
+    workers: dict[str, Any] = {
+        "ok": bool(names),
+        "workers": names,
+        "queues": queues,
+        "missing": missing,
+    }
     if not names:
         workers["error"] = f"no worker answered a ping within {WORKER_PING_TIMEOUT:g} s"
     return broker, workers

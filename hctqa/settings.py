@@ -214,9 +214,16 @@ INGEST_MAX_IMAGE_PIXELS = env_int("INGEST_MAX_IMAGE_PIXELS", 40_000_000)
 INGEST_PAGE_SECONDS = env_int("INGEST_PAGE_SECONDS", 30)
 # Address space of the child process that reads a document (0: no limit).
 INGEST_WORKER_MEMORY_MB = env_int("INGEST_WORKER_MEMORY_MB", 2048)
-# An extraction without a heartbeat this long lost its worker: beat queues it again.
-INGEST_STALE_SECONDS = env_int("INGEST_STALE_SECONDS", 300)
+# An extraction beats every 5 s; one without a heartbeat this long lost its worker (killed,
+# out of memory) and the sweeper queues it again, to go on from the pages it had done.
+INGEST_STALE_SECONDS = env_int("INGEST_STALE_SECONDS", 30)
 INGEST_MAX_ATTEMPTS = env_int("INGEST_MAX_ATTEMPTS", 3)
+# A document still queued after this long gets its message sent again (the broker lost it).
+INGEST_QUEUED_RESEND_SECONDS = env_int("INGEST_QUEUED_RESEND_SECONDS", 600)
+# A file the ingest worker refused (damaged, encrypted, no table, too slow to open) is refused
+# at upload, at once and with the same reason, for this long after: its bytes are not read
+# again. An admin who deletes the refused document in the admin forgets it sooner.
+INGEST_REFUSED_MEMORY_SECONDS = env_int("INGEST_REFUSED_MEMORY_SECONDS", 24 * 3600)
 
 # --- Dataset releases: each is written once into RELEASES_ROOT/<version>/ and never changed.
 # Not under MEDIA_ROOT: the full edition holds the test split's gold answers, and every file
@@ -229,6 +236,11 @@ RELEASE_BUILD_STALE_SECONDS = env_int("RELEASE_BUILD_STALE_SECONDS", 300)
 # helper may take over one chunk of tables before the build gives up.
 RELEASE_BUILD_PROCESSES = env_int("RELEASE_BUILD_PROCESSES", min(os.cpu_count() or 1, 4))
 RELEASE_BUILD_TIMEOUT = env_int("RELEASE_BUILD_TIMEOUT", 600)
+# Publishing a release to the Hugging Face Hub (manage.py push_release, the admin action):
+# where the Hub is, and how long each request to it may take before the push gives up. The
+# token is read from HF_TOKEN when pushing and never kept.
+HF_ENDPOINT = env_str("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
+HF_HUB_TIMEOUT = env_int("HF_HUB_TIMEOUT", 60)
 
 # --- OpenAI-compatible endpoints (question generation, inference runs)
 # The environment variables an admin-registered endpoint may name as its key (shell-style
@@ -284,9 +296,9 @@ SUBMISSION_KEPT_UPLOAD_SECONDS = env_int("SUBMISSION_KEPT_UPLOAD_SECONDS", 3600)
 # SUBMISSION_MAX_ATTEMPTS tries.
 SUBMISSION_STUCK_AFTER_SECONDS = env_int("SUBMISSION_STUCK_AFTER_SECONDS", 600)
 SUBMISSION_MAX_ATTEMPTS = env_int("SUBMISSION_MAX_ATTEMPTS", 3)
-# Scoring beats every few seconds; a submission in scoring whose heartbeat is older than this
-# lost its worker (killed, out of memory) and is requeued by the sweeper.
-SUBMISSION_HEARTBEAT_TIMEOUT_SECONDS = env_int("SUBMISSION_HEARTBEAT_TIMEOUT_SECONDS", 60)
+# Scoring beats every 5 s; a submission in scoring whose heartbeat is older than this lost its
+# worker (killed, out of memory) and is requeued by the sweeper.
+SUBMISSION_HEARTBEAT_TIMEOUT_SECONDS = env_int("SUBMISSION_HEARTBEAT_TIMEOUT_SECONDS", 30)
 # One scoring task's time limit: past it the submission fails with the reason.
 SUBMISSION_SCORING_TIME_LIMIT = env_int("SUBMISSION_SCORING_TIME_LIMIT", 300)
 # Scoring submissions again after their questions changed works in slices of this long,
@@ -336,8 +348,12 @@ TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
 # counted: "username+ip_address" (a user's failures from one address: a guesser is stopped,
 # the user can still log in from elsewhere), "username" (from anywhere: also stops a
 # guesser with many addresses, but lets anyone lock a user out), "ip_address" (every user
-# from the address); several, comma-separated, lock out on any.
+# from the address); several, comma-separated, lock out on any. An address (an IPv6 /64)
+# is also locked out, for every user, after LOGIN_FAILURE_LIMIT_PER_ADDRESS failures within
+# LOGIN_LOCKOUT_MINUTES whichever the usernames (one password tried on many: spraying);
+# higher, as people behind one NAT share it; 0: no such limit (hctqa.accounts.lockout).
 LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
+LOGIN_FAILURE_LIMIT_PER_ADDRESS = env_int("LOGIN_FAILURE_LIMIT_PER_ADDRESS", 20)
 LOGIN_LOCKOUT_MINUTES = env_int("LOGIN_LOCKOUT_MINUTES", 15)
 LOGIN_LOCKOUT_BY = env_list("LOGIN_LOCKOUT_BY", ["username+ip_address"])
 _LOCKOUT_PARAMETERS = {"username", "ip_address"}
@@ -351,7 +367,8 @@ AXES_FAILURE_LIMIT = LOGIN_FAILURE_LIMIT
 AXES_COOLOFF_TIME = timedelta(minutes=LOGIN_LOCKOUT_MINUTES)
 AXES_LOCKOUT_PARAMETERS = [item.split("+") if "+" in item else item for item in LOGIN_LOCKOUT_BY]
 AXES_RESET_ON_SUCCESS = True
-AXES_CLIENT_IP_CALLABLE = "hctqa.accounts.addresses.client_address"
+AXES_HANDLER = "hctqa.accounts.lockout.LockoutHandler"
+AXES_CLIENT_IP_CALLABLE = "hctqa.accounts.addresses.client_network"
 AXES_LOCKOUT_CALLABLE = "hctqa.accounts.views.locked_out"
 # The access log would grow by a row per log-in; failures are what axes is for.
 AXES_DISABLE_ACCESS_LOG = True
@@ -423,6 +440,9 @@ API_THROTTLE_RATES: dict[str, str | None] = {
     "anon": env_str("API_THROTTLE_ANON", "120/minute") or None,
     "user": env_str("API_THROTTLE_USER", "600/minute") or None,
     "uploads": env_str("API_THROTTLE_UPLOADS", "60/hour") or None,
+    # Files sent for ingesting, each counted, on the upload page and the API together: each
+    # costs the ingest worker up to INGEST_PAGE_SECONDS a page.
+    "ingest": env_str("API_THROTTLE_INGEST", "60/hour") or None,
     "auth": env_str("API_THROTTLE_AUTH", "20/minute") or None,
     # Not the API: new comparisons on the compare page (a bootstrap, half a second of CPU
     # each, open to anonymous visitors); comparisons already in the cache are not counted.
@@ -473,6 +493,8 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
     _celery_dir = Path(env_str("CELERY_FILESYSTEM_DIR", str(VAR_DIR / "celery")))
     for _folder in ("queue", "control"):
         (_celery_dir / _folder).mkdir(parents=True, exist_ok=True)
+    # kombu's transport, writing each message whole (hctqa/broker.py).
+    CELERY_BROKER_TRANSPORT = "hctqa.broker:FilesystemTransport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_celery_dir / "queue"),
         "data_folder_out": str(_celery_dir / "queue"),
@@ -491,11 +513,12 @@ CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 3300)
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 3600)
 CELERY_BROKER_CONNECTION_TIMEOUT = 3
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-# Four queues, each with its own worker process, so that one kind of work never waits
+# Five queues, each with its own worker process, so that one kind of work never waits
 # behind another: "scoring" (submissions and the property regression), "inference" (runs
 # and question generation, which wait on model endpoints: on the GPU host in production),
-# "ingest" (table extraction from uploaded PDFs and web pages, page by page) and "default"
-# (the sweepers, every minute).
+# "ingest" (opening uploaded PDFs and web pages and extracting their tables, page by page),
+# "sweeps" (beat's recovery sweeps, a few seconds apart, never behind an admin's job) and
+# "default" (the rest: release builds, synthetic generation, the hourly question-set check).
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ROUTES = {
     "leaderboard.tasks.score_submission": {"queue": "scoring"},
@@ -505,31 +528,68 @@ CELERY_TASK_ROUTES = {
     "annotation.tasks.generate_questions": {"queue": "inference"},
     "ingest.tasks.extract_document": {"queue": "ingest"},
     "ingest.tasks.score_candidate": {"queue": "ingest"},
+    "leaderboard.tasks.sweep_submissions": {"queue": "sweeps"},
+    "leaderboard.tasks.sweep_inference_runs": {"queue": "sweeps"},
+    "ingest.tasks.sweep_documents": {"queue": "sweeps"},
+    "annotation.tasks.release_expired_leases": {"queue": "sweeps"},
 }
-WORKER_QUEUES = ("default", "scoring", "inference", "ingest")
+WORKER_QUEUES = ("default", "scoring", "inference", "ingest", "sweeps")
+# A task killed with its worker comes back by two ways. (1) task_reject_on_worker_lost: when
+# the pool's child process dies (killed, out of memory) the worker puts the message back at
+# once, on either broker. (2) When the worker's main process dies too, Redis hands the
+# message out again after the queue's visibility timeout below; kombu's filesystem transport
+# deletes a message when it delivers it, so there the message is gone. Either way the
+# heartbeat sweeps (every SWEEP_EVERY_SECONDS, on the "sweeps" queue) requeue a scoring or an
+# extraction whose heartbeat stopped for SUBMISSION_HEARTBEAT_TIMEOUT_SECONDS /
+# INGEST_STALE_SECONDS (30 s): that is what brings it back within a minute on both brokers.
+# Redis's visibility timeout is one per connection, counted from delivery, and a message
+# older than it is handed out again even while its task still runs; so each worker keeps the
+# messages it holds under keys of its own queues (hctqa.celery) with the timeout of its
+# slowest queue, longer than that queue's longest task (its time limit).
+CELERY_QUEUE_VISIBILITY_SECONDS = {
+    "scoring": RESCORE_SLICE_SECONDS + SUBMISSION_SCORING_TIME_LIMIT + 90,
+    "sweeps": 120,
+    "ingest": CELERY_TASK_TIME_LIMIT + 60,
+    "inference": CELERY_TASK_TIME_LIMIT + 60,
+    "default": CELERY_TASK_TIME_LIMIT + 60,
+}
+if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": max(CELERY_QUEUE_VISIBILITY_SECONDS.values()),
+        # Look for messages past their timeout every 10 s (kombu's default is every 100 s).
+        "unacked_restore_interval": 10,
+        "unacked_restore_throttle": 1,
+    }
+# How often beat runs the recovery sweeps (submissions and extractions). A sweep message not
+# taken within one period is dropped: the next one does the same work.
+SWEEP_EVERY_SECONDS = env_int("SWEEP_EVERY_SECONDS", 10)
 # How often beat compares each scored submission's question set with the current one, for
 # the changes that send no signal (questions written, verified, edited, removed).
 QUESTION_SET_CHECK_SECONDS = env_int("QUESTION_SET_CHECK_SECONDS", 3600)
 CELERY_BEAT_SCHEDULE = {
     "sweep-stuck-submissions": {
         "task": "leaderboard.tasks.sweep_submissions",
-        "schedule": env_int("SUBMISSION_SWEEP_EVERY_SECONDS", 60),
+        "schedule": SWEEP_EVERY_SECONDS,
+        "options": {"expires": SWEEP_EVERY_SECONDS},
     },
-    "rescore-after-question-set-drift": {
-        "task": "leaderboard.tasks.check_question_sets",
-        "schedule": QUESTION_SET_CHECK_SECONDS,
+    "requeue-stale-ingest-extractions": {
+        "task": "ingest.tasks.sweep_documents",
+        "schedule": SWEEP_EVERY_SECONDS,
+        "options": {"expires": SWEEP_EVERY_SECONDS},
     },
     "resume-stale-inference-runs": {
         "task": "leaderboard.tasks.sweep_inference_runs",
         "schedule": 60,
-    },
-    "requeue-stale-ingest-extractions": {
-        "task": "ingest.tasks.sweep_documents",
-        "schedule": 60,
+        "options": {"expires": 60},
     },
     "release-expired-verification-leases": {
         "task": "annotation.tasks.release_expired_leases",
         "schedule": 60,
+        "options": {"expires": 60},
+    },
+    "rescore-after-question-set-drift": {
+        "task": "leaderboard.tasks.check_question_sets",
+        "schedule": QUESTION_SET_CHECK_SECONDS,
     },
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")

@@ -50,3 +50,11 @@ class PageRateLimit(ScopedRateThrottle):
 
     def retry_after_seconds(self) -> int:
         return max(1, round(self.wait() or 1))
+
+
+def seconds_to_wait(request: Any, scope: str) -> int | None:
+    """Count one use of ``scope``'s budget for the request's person (or address): None while
+    the budget lasts, else the seconds until it has room again. The page and the API call
+    this with the same scope, so they share one budget."""
+    limit = PageRateLimit(scope)
+    return None if limit.allows(request) else limit.retry_after_seconds()

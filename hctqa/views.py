@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+import posixpath
 from typing import Any
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
+from django.core.exceptions import SuspiciousFileOperation
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.templatetags.static import static
 from django.urls import reverse
@@ -16,9 +18,21 @@ def home(request: HttpRequest) -> HttpResponse:
     return render(request, "home.html", {"overview": dataset_overview(viewer=request.user)})
 
 
+def _leaves_media_root(path: str) -> bool:
+    """A ``..`` part (``%2f`` arrives decoded), an absolute path, a backslash or a NUL."""
+    return "\x00" in path or "\\" in path or posixpath.isabs(path) or ".." in path.split("/")
+
+
 def media(request: HttpRequest, path: str) -> HttpResponse:
-    # MEDIA_ROOT is read per request, not frozen when the URLconf loads.
-    return serve(request, path, document_root=settings.MEDIA_ROOT)
+    # A probe for files outside MEDIA_ROOT is a plain 404: Django's own refusal
+    # (SuspiciousFileOperation) would log its traceback as an error for every such request.
+    if _leaves_media_root(path):
+        raise Http404("No such file")
+    try:
+        # MEDIA_ROOT is read per request, not frozen when the URLconf loads.
+        return serve(request, path, document_root=settings.MEDIA_ROOT)
+    except SuspiciousFileOperation:
+        raise Http404("No such file") from None
 
 
 def landing(request: HttpRequest) -> HttpResponse:

@@ -21,10 +21,20 @@ from annotation.models import Collection
 from hctqa.core.extraction.grid import Grid
 from hctqa.core.tables import parse_table
 from hctqa.parsers import BoundedJSONParser
+from hctqa.throttles import seconds_to_wait
 from ingest import selectors, services
 from ingest.models import Candidate, Document, DocumentPage
 
 _MAX_INT = 2**53
+# Each file sent for ingesting counts once against API_THROTTLE_INGEST, page and API alike.
+INGEST_THROTTLE = "ingest"
+
+
+def too_many_files(wait: int) -> str:
+    return (
+        f"not ingested: you have sent many files for ingesting lately (API_THROTTLE_INGEST); "
+        f"try again in {wait} s."
+    )
 
 
 class _IngestApi(APIView):
@@ -67,6 +77,7 @@ def document_payload(document: Document, *, pages: bool = False) -> dict[str, An
         "uploaded_at": document.uploaded_at.isoformat(),
         "status": document.status,
         "message": document.message,
+        "refused_code": document.refused_code or None,
         "pages_done": document.pages_done,
         "url": document.get_absolute_url(),
     }
@@ -216,8 +227,16 @@ class DocumentsApi(_IngestApi):
         uploads = request.FILES.getlist("file")
         if not uploads:
             raise services.ApplicationError("attach one or more files as 'file'", field="file")
-        results = []
+        results: list[dict[str, Any]] = []
+        wait = None
         for upload in uploads:
+            if wait is None:
+                wait = seconds_to_wait(request, INGEST_THROTTLE)
+            if wait is not None:
+                results.append(
+                    {"file": upload.name, "error": too_many_files(wait), "code": "throttled"}
+                )
+                continue
             try:
                 document = services.document_upload(
                     user=request.user,
@@ -238,8 +257,11 @@ class DocumentsApi(_IngestApi):
                 results.append({"file": upload.name, "document": document_payload(document)})
         created = any("document" in r and "error" not in r for r in results)
         duplicates = all(r.get("code") == "duplicate" for r in results if "error" in r)
-        status = 201 if created else (409 if duplicates else 400)
-        return Response({"results": results}, status=status)
+        status = 201 if created else (429 if wait else 409 if duplicates else 400)
+        response = Response({"results": results}, status=status)
+        if wait is not None:
+            response["Retry-After"] = str(wait)
+        return response
 
 
 class DocumentApi(_IngestApi):

@@ -28,6 +28,10 @@ class DocumentStatus(models.TextChoices):
     EXTRACTING = "extracting", "Extracting"
     DONE = "done", "Done"
     FAILED = "failed", "Failed"
+    # The ingest worker could not open it (damaged, encrypted, too many pages, a web page
+    # without a table, too slow to read): its file is deleted, and the same bytes are refused
+    # at upload for INGEST_REFUSED_MEMORY_SECONDS with the same reason.
+    REFUSED = "refused", "Refused"
 
 
 class Document(models.Model):
@@ -35,10 +39,13 @@ class Document(models.Model):
     number = models.PositiveIntegerField(help_text="Its number in the collection's table ids.")
     kind = models.CharField(max_length=5, choices=DocumentKind.choices)
     file_name = models.CharField(max_length=255)
-    sha256 = models.CharField(max_length=64, unique=True)
+    sha256 = models.CharField(max_length=64, db_index=True)
     size_bytes = models.BigIntegerField()
-    page_count = models.PositiveIntegerField()
-    stored_path = models.CharField(max_length=300, help_text="Under INGEST_FILES_ROOT.")
+    # Counted by the ingest worker when it opens the file; none until then.
+    page_count = models.PositiveIntegerField(null=True, blank=True)
+    stored_path = models.CharField(
+        max_length=300, blank=True, help_text="Under INGEST_FILES_ROOT; empty once refused."
+    )
     uploaded_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
@@ -50,8 +57,13 @@ class Document(models.Model):
         max_length=10, choices=DocumentStatus.choices, default=DocumentStatus.QUEUED
     )
     message = models.TextField(blank=True)
+    refused_code = models.CharField(
+        max_length=32, blank=True, help_text="Why it was refused (UploadRefused.code)."
+    )
     pages_done = models.PositiveIntegerField(default=0)
     attempts = models.PositiveSmallIntegerField(default=0)
+    # When its message was last sent to the ingest queue (a lost one is sent again).
+    queued_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -69,7 +81,22 @@ class Document(models.Model):
                 condition=Q(kind__in=DocumentKind.values), name="document_kind_valid"
             ),
             models.CheckConstraint(
-                condition=Q(pages_done__lte=F("page_count")), name="document_pages_done_in_range"
+                condition=Q(page_count__isnull=True, pages_done=0)
+                | Q(pages_done__lte=F("page_count")),
+                name="document_pages_done_in_range",
+            ),
+            # A file is ingested once; one refused may be sent again once its refusal is
+            # forgotten (INGEST_REFUSED_MEMORY_SECONDS).
+            models.UniqueConstraint(
+                fields=["sha256"],
+                condition=~Q(status="refused"),
+                name="document_sha256_unique_unless_refused",
+            ),
+            # Refused says why, keeps no file and has no pages (so no candidates either).
+            models.CheckConstraint(
+                condition=~Q(status="refused")
+                | (~Q(refused_code="") & ~Q(message="") & Q(stored_path="", page_count=None)),
+                name="document_refusal_has_a_reason_and_no_file",
             ),
             models.CheckConstraint(condition=Q(number__gte=1), name="document_number_positive"),
         ]

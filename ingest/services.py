@@ -12,11 +12,12 @@ import os
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.core.cache import cache
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
@@ -33,6 +34,7 @@ from hctqa.core.extraction.worker import PageError, PageRunner, PageTimeout, Wor
 from hctqa.core.splits import split_for_table
 from hctqa.core.tables import TableFormatError, parse_table
 from hctqa.errors import ApplicationError, ConflictError
+from hctqa.heartbeat import beating
 from ingest import files
 from ingest.models import (
     Candidate,
@@ -139,6 +141,10 @@ def collection_find(*, name: str) -> Collection:
 
 
 # --- Uploads ----------------------------------------------------------------------------------
+# The upload request only receives, hashes and stores the file, judging it by its bytes (size,
+# kind, a PDF's end marker, seen before): nothing in it parses a PDF or HTML, which can take
+# INGEST_PAGE_SECONDS and would hold a web worker. Opening the file is the ingest worker's job
+# (``document_extract``); a file it cannot open is refused there, on the document's page.
 
 
 @dataclass(frozen=True)
@@ -147,6 +153,11 @@ class Received:
     sha256: str
     size: int
     head: bytes
+    tail: bytes
+
+
+_HEAD_BYTES = 4096
+_TAIL_BYTES = 2048
 
 
 def _receive(chunks: Iterable[bytes]) -> Received:
@@ -155,7 +166,7 @@ def _receive(chunks: Iterable[bytes]) -> Received:
     path = files.incoming()
     digest = hashlib.sha256()
     size = 0
-    head = b""
+    head = tail = b""
     try:
         with open(path, "wb") as out:
             for chunk in chunks:
@@ -166,8 +177,9 @@ def _receive(chunks: Iterable[bytes]) -> Received:
                         f"This file is larger than the limit of {limit:,} bytes "
                         "(INGEST_MAX_BYTES); split the document, or ask an admin to raise it.",
                     )
-                if len(head) < 4096:
-                    head += chunk[: 4096 - len(head)]
+                if len(head) < _HEAD_BYTES:
+                    head += chunk[: _HEAD_BYTES - len(head)]
+                tail = (tail + chunk)[-_TAIL_BYTES:]
                 digest.update(chunk)
                 out.write(chunk)
     except BaseException:
@@ -176,11 +188,36 @@ def _receive(chunks: Iterable[bytes]) -> Received:
     if size == 0:
         path.unlink(missing_ok=True)
         raise UploadRefused("empty", "This file is empty.")
-    return Received(path, digest.hexdigest(), size, head)
+    return Received(path, digest.hexdigest(), size, head, tail)
+
+
+def _remembered_refusal(sha256: str) -> None:
+    """The same bytes as a file the ingest worker refused lately: refused again at once, with
+    the reason it had, and not read again (a refused file sent in a loop costs nothing)."""
+    since = timezone.now() - timedelta(seconds=settings.INGEST_REFUSED_MEMORY_SECONDS)
+    refused = (
+        Document.objects.select_related("collection")
+        .filter(sha256=sha256, status=DocumentStatus.REFUSED, finished_at__gte=since)
+        .order_by("-finished_at")
+        .first()
+    )
+    if refused is not None:
+        raise UploadRefused(
+            refused.refused_code,
+            f"{refused.message} (This same file was refused as document "
+            f"{refused.collection.code}--{refused.number} on "
+            f"{refused.finished_at:%Y-%m-%d %H:%M} UTC; it is not read again for now.)",
+            document=refused,
+        )
 
 
 def _duplicate(sha256: str) -> None:
-    existing = Document.objects.select_related("collection").filter(sha256=sha256).first()
+    existing = (
+        Document.objects.select_related("collection")
+        .filter(sha256=sha256)
+        .exclude(status=DocumentStatus.REFUSED)
+        .first()
+    )
     if existing is not None:
         raise UploadRefused(
             "duplicate",
@@ -191,36 +228,16 @@ def _duplicate(sha256: str) -> None:
         )
 
 
-def _pages_of(received: Received, kind: str) -> int:
-    """The page count of a PDF, or 1 for a web page with a table or a picture that opens
-    (decoded whole, under INGEST_MAX_IMAGE_PIXELS); refused otherwise."""
-    request: dict[str, Any] = {"path": str(received.path)}
-    request["op"] = {DocumentKind.PDF: "pdf_pages", DocumentKind.IMAGE: "image_open"}.get(
-        kind, "html"
-    )
-    request["max_pixels"] = settings.INGEST_MAX_IMAGE_PIXELS
+def _kind_of(received: Received) -> str:
+    """PDF, HTML or a PNG/JPEG image by the first bytes; a PDF must end with its end marker.
+    No parsing: a picture is decoded by the ingest worker."""
     try:
-        with _runner() as runner:
-            answer = runner.call(request)
-    except PageError as exc:
+        kind = docs.sniff(received.head)
+        if kind == DocumentKind.PDF:
+            docs.check_pdf_bytes_end(received.tail)
+    except docs.DocumentError as exc:
         raise UploadRefused(exc.code, exc.message) from None
-    except PageTimeout:
-        raise UploadRefused(
-            "too_slow",
-            f"Opening this file took longer than {settings.INGEST_PAGE_SECONDS} s, so it was "
-            "stopped; it may be damaged.",
-        ) from None
-    except WorkerFailed as exc:
-        raise UploadRefused("corrupt", f"This file could not be read: {exc}.") from None
-    if kind != DocumentKind.PDF:
-        return 1
-    if answer > settings.INGEST_MAX_PAGES:
-        raise UploadRefused(
-            "too_many_pages",
-            f"This PDF has {answer:,} pages, more than the limit of "
-            f"{settings.INGEST_MAX_PAGES:,} (INGEST_MAX_PAGES); split it into parts.",
-        )
-    return int(answer)
+    return kind
 
 
 def _suffix(kind: str, head: bytes) -> str:
@@ -255,24 +272,23 @@ def document_upload(
     chunks: Iterable[bytes],
     enqueue: bool = True,
 ) -> Document:
-    """Check an uploaded file and keep it for extraction; or refuse it, keeping nothing.
+    """Keep an uploaded file and queue it for the ingest worker; or refuse it, keeping nothing.
 
-    Refused, each with its own message (``UploadRefused.code``): over the byte or page
-    limits, empty, neither PDF, HTML nor a PNG or JPEG image by content (another picture
-    format is named), an encrypted, truncated or damaged PDF, a web page without a table, a
-    picture over INGEST_MAX_IMAGE_PIXELS, truncated or damaged, and a file already ingested
-    (which says which document it is).
+    Refused here, each with its own message (``UploadRefused.code``): over the byte limit,
+    empty, neither PDF, HTML nor a PNG or JPEG image by content (another picture format is
+    named), a PDF cut short, a file already ingested (which says which document it is), and a
+    file the worker refused within INGEST_REFUSED_MEMORY_SECONDS (with that refusal's reason).
+    What needs the file opened (encrypted, damaged, too many pages, a web page without a
+    table, a picture over INGEST_MAX_IMAGE_PIXELS, truncated or damaged) is refused by the
+    worker, on the document's page.
     """
     _require(user)
     received = _receive(chunks)
     stored = ""
     try:
+        _remembered_refusal(received.sha256)
         _duplicate(received.sha256)
-        try:
-            kind = docs.sniff(received.head)
-        except docs.DocumentError as exc:
-            raise UploadRefused(exc.code, exc.message) from None
-        pages = _pages_of(received, kind)
+        kind = _kind_of(received)
         name = Path(file_name or "document").name[:255] or "document"
         stored = f"documents/{received.sha256}.{_suffix(kind, received.head)}"
         target = files.path_of(stored)
@@ -287,12 +303,9 @@ def document_upload(
                 file_name=name,
                 sha256=received.sha256,
                 size_bytes=received.size,
-                page_count=pages,
                 stored_path=stored,
                 uploaded_by=user,
-            )
-            DocumentPage.objects.bulk_create(
-                DocumentPage(document=document, number=n) for n in range(1, pages + 1)
+                queued_at=timezone.now(),
             )
             if enqueue:
                 transaction.on_commit(lambda: _enqueue(document.pk))
@@ -312,16 +325,19 @@ def document_upload(
 # --- Extraction -------------------------------------------------------------------------------
 
 
+def _stale_before() -> datetime:
+    return timezone.now() - timedelta(seconds=settings.INGEST_STALE_SECONDS)
+
+
 def _claim(document_id: int) -> bool:
     """Take the document for extraction: queued, or extracting with a stale heartbeat (its
     worker died). Two workers never extract the same document at once."""
     now = timezone.now()
-    stale = now - timedelta(seconds=settings.INGEST_STALE_SECONDS)
     return bool(
         Document.objects.filter(pk=document_id)
         .filter(
             Q(status=DocumentStatus.QUEUED)
-            | Q(status=DocumentStatus.EXTRACTING, heartbeat_at__lt=stale)
+            | Q(status=DocumentStatus.EXTRACTING, heartbeat_at__lt=_stale_before())
         )
         .update(
             status=DocumentStatus.EXTRACTING,
@@ -371,6 +387,86 @@ def _finish_page(document_id: int, number: int, **fields: Any) -> None:
     Document.objects.filter(pk=document_id).update(
         pages_done=F("pages_done") + 1, heartbeat_at=timezone.now()
     )
+
+
+def _too_slow() -> UploadRefused:
+    return UploadRefused(
+        "too_slow",
+        f"Opening this file took longer than {settings.INGEST_PAGE_SECONDS} s "
+        "(INGEST_PAGE_SECONDS), so it was stopped; it may be damaged or built to be slow.",
+    )
+
+
+def _opened(runner: PageRunner, request: dict[str, Any]) -> Any:
+    """The child's answer to a request that opens the whole file, or ``UploadRefused``."""
+    try:
+        return runner.call(request)
+    except PageError as exc:
+        raise UploadRefused(exc.code, exc.message) from None
+    except PageTimeout:
+        raise _too_slow() from None
+    except WorkerFailed as exc:
+        raise UploadRefused("corrupt", f"This file could not be read: {exc}.") from None
+
+
+def _refuse(document_id: int, refusal: UploadRefused) -> None:
+    """The file could not be opened: the document says why, and keeps no file, page or
+    candidate; its bytes are refused at upload for INGEST_REFUSED_MEMORY_SECONDS."""
+    with transaction.atomic():
+        locked = Document.objects.select_for_update().get(pk=document_id)
+        if locked.status != DocumentStatus.EXTRACTING:
+            return
+        stored = locked.stored_path
+        locked.candidates.all().delete()
+        locked.pages.all().delete()
+        now = timezone.now()
+        Document.objects.filter(pk=document_id).update(
+            status=DocumentStatus.REFUSED,
+            refused_code=refusal.code,
+            message=refusal.message,
+            page_count=None,
+            pages_done=0,
+            stored_path="",
+            finished_at=now,
+            heartbeat_at=now,
+        )
+    files.remove(stored)
+
+
+def _open_pdf(runner: PageRunner, document: Document) -> None:
+    """Count the PDF's pages and make its page rows (once; a second attempt finds them)."""
+    path = str(files.path_of(document.stored_path))
+    pages = int(_opened(runner, {"op": "pdf_pages", "path": path}))
+    if pages > settings.INGEST_MAX_PAGES:
+        raise UploadRefused(
+            "too_many_pages",
+            f"This PDF has {pages:,} pages, more than the limit of "
+            f"{settings.INGEST_MAX_PAGES:,} (INGEST_MAX_PAGES); split it into parts.",
+        )
+    with transaction.atomic():
+        locked = Document.objects.select_for_update().get(pk=document.pk)
+        if locked.page_count is not None:
+            return
+        DocumentPage.objects.bulk_create(
+            DocumentPage(document=locked, number=n) for n in range(1, pages + 1)
+        )
+        Document.objects.filter(pk=document.pk).update(page_count=pages)
+
+
+def _open_image(runner: PageRunner, document: Document) -> None:
+    """Decode the picture whole (the pixel limit, truncated and damaged files) and make its
+    one page row (once)."""
+    path = str(files.path_of(document.stored_path))
+    _opened(
+        runner,
+        {"op": "image_open", "path": path, "max_pixels": settings.INGEST_MAX_IMAGE_PIXELS},
+    )
+    with transaction.atomic():
+        locked = Document.objects.select_for_update().get(pk=document.pk)
+        if locked.page_count is not None:
+            return
+        DocumentPage.objects.create(document=locked, number=1)
+        Document.objects.filter(pk=document.pk).update(page_count=1)
 
 
 def _call_page(runner: PageRunner, request: dict[str, Any], what: str) -> tuple[Any | None, str]:
@@ -467,34 +563,34 @@ def _extract_pdf_page(runner: PageRunner, document: Document, page: DocumentPage
 
 
 def _extract_html(runner: PageRunner, document: Document) -> None:
-    page = document.pages.get(number=1)
-    if page.status != PageStatus.PENDING:
-        return
+    """A web page is opened and read in one step: its tables, or a refusal (no table, too
+    slow). Its one page and its candidates are written together."""
+    if document.page_count is not None:
+        return  # read by an earlier attempt
     started = time.monotonic()
+    path = str(files.path_of(document.stored_path))
+    tables = _opened(runner, {"op": "html", "path": path})
     notes: list[str] = []
     found: list[tuple[Any, bytes]] = []
-    status, message = PageStatus.DONE, ""
-    try:
-        tables = runner.call({"op": "html", "path": str(files.path_of(document.stored_path))})
-    except (PageTimeout, WorkerFailed, PageError) as exc:
-        status = PageStatus.FAILED
-        message = getattr(exc, "message", "") or (
-            f"Reading the page took longer than {settings.INGEST_PAGE_SECONDS} s and was stopped."
-        )
-        tables = []
     for table in tables:
         if table.skipped_reason:
             notes.append(table.skipped_reason)
             continue
         found.append((_HtmlCandidate(table.grid), b""))
-    message = message or " ".join(notes)
     with transaction.atomic():
         locked = Document.objects.select_for_update().get(pk=document.pk)
-        if not DocumentPage.objects.filter(pk=page.pk, status=PageStatus.PENDING).exists():
+        if locked.page_count is not None:
             return
+        DocumentPage.objects.create(
+            document=locked,
+            number=1,
+            status=PageStatus.DONE,
+            message=" ".join(notes),
+            seconds=time.monotonic() - started,
+        )
         _new_candidates(locked, None, found)
-        _finish_page(
-            document.pk, 1, status=status, message=message, seconds=time.monotonic() - started
+        Document.objects.filter(pk=document.pk).update(
+            page_count=1, pages_done=1, heartbeat_at=timezone.now()
         )
 
 
@@ -506,16 +602,42 @@ class _HtmlCandidate:
     cell_boxes: tuple[tuple[float, ...], ...] = ()
 
 
+def _beat(document_id: int) -> int:
+    return Document.objects.filter(pk=document_id, status=DocumentStatus.EXTRACTING).update(
+        heartbeat_at=timezone.now()
+    )
+
+
 def document_extract(*, document_id: int) -> str:
-    """Extract every page not yet done, recording each as it finishes (the task's body).
-    Safe to run again: pages done by an earlier attempt are skipped."""
+    """Open the document (refusing it if it cannot be read), then extract every page not yet
+    done, recording each as it finishes (the ingest task's body; the ``ingest`` command runs
+    it too). Safe to run again: pages done by an earlier attempt are skipped."""
     if not _claim(document_id):
         return "not claimed"
     document = Document.objects.select_related("collection").get(pk=document_id)
-    with _runner() as runner:
-        if document.kind == DocumentKind.HTML:
-            _extract_html(runner, document)
-        else:
+    if not files.path_of(document.stored_path).is_file():
+        # Not the file's fault (a worker without the web hosts' INGEST_FILES_ROOT): failed,
+        # not refused, so the same file may be sent again once the worker is fixed.
+        Document.objects.filter(pk=document_id, status=DocumentStatus.EXTRACTING).update(
+            status=DocumentStatus.FAILED,
+            message="The ingest worker cannot find the uploaded file: it needs the web "
+            "server's INGEST_FILES_ROOT. Once that is fixed, an admin deletes this document "
+            "(in the admin) and the file can be uploaded again.",
+            finished_at=timezone.now(),
+        )
+        return DocumentStatus.FAILED
+    with beating(lambda: _beat(document_id), f"document-{document_id}"), _runner() as runner:
+        try:
+            if document.kind == DocumentKind.HTML:
+                _extract_html(runner, document)
+            elif document.page_count is None and document.kind == DocumentKind.IMAGE:
+                _open_image(runner, document)
+            elif document.page_count is None:
+                _open_pdf(runner, document)
+        except UploadRefused as refusal:
+            _refuse(document_id, refusal)
+            return DocumentStatus.REFUSED
+        if document.kind != DocumentKind.HTML:
             for page in document.pages.filter(status=PageStatus.PENDING).order_by("number"):
                 _extract_pdf_page(runner, document, page)
     pages = list(document.pages.values_list("status", "message"))
@@ -528,7 +650,7 @@ def document_extract(*, document_id: int) -> str:
         message = "" if has_candidates else NO_TABLE_MESSAGE
         if failed:
             message = " ".join([*failed, message]).strip()
-    Document.objects.filter(pk=document_id).update(
+    Document.objects.filter(pk=document_id, status=DocumentStatus.EXTRACTING).update(
         status=status, message=message, finished_at=timezone.now(), heartbeat_at=timezone.now()
     )
     return status
@@ -552,31 +674,40 @@ def candidate_score(*, candidate_id: int) -> float | None:
 
 
 def documents_sweep() -> int:
-    """Queue again the extractions whose worker died or whose message was lost; fail those
-    that stopped INGEST_MAX_ATTEMPTS times (beat, every minute)."""
-    stale = timezone.now() - timedelta(seconds=settings.INGEST_STALE_SECONDS)
-    stuck = Document.objects.filter(
-        Q(status=DocumentStatus.EXTRACTING, heartbeat_at__lt=stale)
-        | Q(status=DocumentStatus.QUEUED, uploaded_at__lt=stale, started_at__isnull=True)
+    """Queue again the extractions whose worker died (heartbeat older than
+    INGEST_STALE_SECONDS) or whose message seems lost (queued for INGEST_QUEUED_RESEND_SECONDS);
+    fail those that stopped INGEST_MAX_ATTEMPTS times (beat, on the sweeps queue). Conditional
+    updates: two sweepers never both act on one document."""
+    now = timezone.now()
+    resend = now - timedelta(seconds=settings.INGEST_QUEUED_RESEND_SECONDS)
+    stuck_condition = Q(status=DocumentStatus.EXTRACTING, heartbeat_at__lt=_stale_before()) | Q(
+        status=DocumentStatus.QUEUED, queued_at__lt=resend
     )
     queued = 0
-    for document in stuck:
-        if document.attempts >= settings.INGEST_MAX_ATTEMPTS:
-            Document.objects.filter(pk=document.pk, status=document.status).update(
+    for pk, attempts in Document.objects.filter(stuck_condition).values_list("pk", "attempts"):
+        still_stuck = Document.objects.filter(stuck_condition, pk=pk)
+        if attempts >= settings.INGEST_MAX_ATTEMPTS:
+            still_stuck.update(
                 status=DocumentStatus.FAILED,
-                message=f"Extraction stopped {document.attempts} times without finishing; "
+                message=f"Extraction stopped {attempts} times without finishing; "
                 "the pages done so far keep their tables.",
-                finished_at=timezone.now(),
+                finished_at=now,
             )
             continue
-        _enqueue(document.pk)
-        queued += 1
-    # Scores whose task was lost.
+        with transaction.atomic():
+            if still_stuck.update(status=DocumentStatus.QUEUED, queued_at=now):
+                transaction.on_commit(lambda pk=pk: _enqueue(pk))
+                queued += 1
+    # Scores whose task was lost: sent again once per INGEST_QUEUED_RESEND_SECONDS at most
+    # (the cache remembers the sending), not at every sweep while a long extraction runs.
     unscored = Candidate.objects.filter(
-        status=CandidateStatus.ACCEPTED, teds__isnull=True, decided_at__lt=stale
+        status=CandidateStatus.ACCEPTED, teds__isnull=True, decided_at__lt=resend
     ).values_list("pk", flat=True)
     for candidate_id in unscored:
-        _enqueue_scoring(candidate_id)
+        if cache.add(
+            f"ingest-score-resent:{candidate_id}", 1, settings.INGEST_QUEUED_RESEND_SECONDS
+        ):
+            _enqueue_scoring(candidate_id)
     return queued
 
 

@@ -11,6 +11,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from hctqa.errors import ApplicationError
+from hctqa.throttles import seconds_to_wait
 from ingest import api, files, selectors, services
 from ingest.forms import CollectionForm, UploadForm
 
@@ -33,12 +34,17 @@ def home(request: HttpRequest) -> HttpResponse:
     _require(request)
     form = UploadForm(request.POST or None)
     status = 200
+    wait = None
     if request.method == "POST" and form.is_valid():
         uploads = request.FILES.getlist("files")
         if not uploads:
             form.add_error(None, "Choose one or more PDF files, saved web pages or images.")
         created = []
-        for upload in uploads:
+        for index, upload in enumerate(uploads):
+            if (wait := seconds_to_wait(request, api.INGEST_THROTTLE)) is not None:
+                names = ", ".join(u.name or "?" for u in uploads[index:])
+                messages.error(request, f"{names}: {api.too_many_files(wait)}")
+                break
             try:
                 created.append(
                     services.document_upload(
@@ -54,13 +60,13 @@ def home(request: HttpRequest) -> HttpResponse:
             messages.success(
                 request,
                 f"{document.file_name}: document {document.collection.code}--{document.number}, "
-                f"{document.page_count} page(s), queued for extraction.",
+                "queued: the ingest worker opens it and reads its pages.",
             )
         if len(created) == 1 and len(uploads) == 1:
             return redirect(created[0])
         if created:
             return redirect("ingest:home")
-        status = 400
+        status = 400 if wait is None else 429
     elif request.method == "POST":
         status = 400
     context = {
@@ -68,7 +74,10 @@ def home(request: HttpRequest) -> HttpResponse:
         "documents": selectors.documents_recent(limit=50),
         "can_add_collection": request.user.has_perm("annotation.add_collection"),
     }
-    return render(request, "ingest/home.html", context, status=status)
+    response = render(request, "ingest/home.html", context, status=status)
+    if wait is not None:
+        response["Retry-After"] = str(wait)
+    return response
 
 
 @login_required

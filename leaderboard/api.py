@@ -53,7 +53,9 @@ class SubmissionOutput(serializers.ModelSerializer):
     scores = serializers.SerializerMethodField(
         help_text="Its figures by rules version (2025-05, and 2025-10 for text; the paper's "
         "rows 2025-05 only): n_questions counted, excluded, coverage, the macro-averages with "
-        "95% intervals, by_source and the breakdowns this viewer may see."
+        "95% intervals, by_source and the breakdowns. Figures on 1 to 10 test-split answers "
+        "are withheld, for everyone: null, with withheld true (overall, and in by_source), "
+        "and the breakdown groups left out (counted in withheld)."
     )
     rescore = serializers.SerializerMethodField(
         help_text="While stale: why it is being scored again."
@@ -107,15 +109,13 @@ class SubmissionOutput(serializers.ModelSerializer):
         return submission.rescore.reason if submission.stale and submission.rescore else None
 
     def get_scores(self, submission: Submission) -> dict[str, Any]:
-        user = self.context["request"].user
-        out = {}
-        for rules, score in selectors.scores_of(submission=submission).items():
-            score.submission = submission
-            out[rules] = {
+        return {
+            rules: {
                 **{f: getattr(score, f) for f in SCORE_FIGURES},
-                "breakdowns": selectors.breakdowns_for_viewer(score=score, user=user),
+                "breakdowns": selectors.breakdowns_for_viewer(score=score),
             }
-        return out
+            for rules, score in selectors.scores_of(submission=submission).items()
+        }
 
 
 class LeaderboardApi(APIView):

@@ -122,6 +122,7 @@ SCORE_FIGURES = (
     "cc_high",
     *(f"recall_{s}" for s in BOARD_SOURCES),
     "by_source",
+    "withheld",
 )
 # A QuestionResult's figures: the 2025-05 ones, then whether 2025-10 counted it and its.
 RESULT_FIGURES = (
@@ -334,10 +335,16 @@ class Score(models.Model):
     recall_pak = models.FloatField(null=True, blank=True)
     recall_census = models.FloatField(null=True, blank=True)
     recall_arxiv = models.FloatField(null=True, blank=True)
+    # Per source: its figures, or only its n and "withheld" (as below).
     by_source = models.JSONField(default=dict, blank=True)
-    # Every group, each marked "withheld" when the public may not see it (see
-    # hctqa.core.disclosure); the owner sees them all.
+    # Every group; those that would give hidden answers away are marked "withheld", with no
+    # figure (hctqa.core.disclosure).
     breakdowns = models.JSONField(default=dict, blank=True)
+    withheld = models.BooleanField(
+        default=False,
+        help_text="The overall figures rest on 1 to 10 test-split answers counted: they are "
+        "not kept, for anyone (hctqa.core.disclosure).",
+    )
 
     class Meta:
         ordering = ["submission_id", "rules"]

@@ -19,7 +19,9 @@ from django.http import Http404
 from annotation.models import Question, QuestionStatus, Split
 from annotation.selectors import gold_answer_visible
 from annotation.selectors import scope_filter as annotation_scope_filter
+from hctqa.core.disclosure import DISCLOSURE_MARGIN, withheld_groups
 from hctqa.core.render import to_html
+from hctqa.core.scoring import source_of
 from hctqa.core.snapshots import scope_of
 from hctqa.core.stats import PairedComparison, paired_bootstrap
 from hctqa.core.tables import TableFormatError, parse_table
@@ -278,15 +280,14 @@ def scores_of(*, submission: Submission) -> dict[str, Score]:
     return {s.rules: s for s in submission.scores.all()}
 
 
-def breakdowns_for_viewer(*, score: Score, user: User) -> dict[str, Any]:
-    """The breakdowns this user may see: all of them for the owner and admins; for anyone
-    else, without the groups withheld (they would give single hidden answers' scores)."""
+def breakdowns_for_viewer(*, score: Score) -> dict[str, Any]:
+    """The breakdowns anyone may see, the owner included: without the groups withheld (they
+    keep no figure: they would give single hidden answers' scores), with how many are."""
     breakdowns = score.breakdowns or {}
-    everything = can_manage(user=user, submission=score.submission)
     out: dict[str, Any] = {"margin": breakdowns.get("margin", 0), "withheld": 0}
     for kind in ("table_properties", "query_properties", "templates"):
         rows = breakdowns.get(kind, [])
-        shown = [r for r in rows if everything or not r.get("withheld")]
+        shown = [r for r in rows if not r.get("withheld")]
         out["withheld"] += len(rows) - len(shown)
         out[kind] = shown
     return out
@@ -570,16 +571,22 @@ def _compared(a: Submission, b: Submission, rules: str) -> dict[str, PairedCompa
     columns, counted = FIGURES_UNDER_RULES[rules]
     named = dict(zip(("precision", "recall", "f1", "cc"), columns, strict=True))
     scores: dict[int, dict[str, tuple[float, ...]]] = {}
+    hidden: set[str] = set()
     for submission in (a, b):
         rows = (
             QuestionResult.objects.filter(counted, submission=submission)
             .exclude(question__in_gold_pool=True)
-            .values_list("question_id", *(named[m] for m in metrics))
+            .values_list("question_id", "question__table__split", *(named[m] for m in metrics))
         )
-        scores[submission.pk] = {row[0]: tuple(float(v) for v in row[1:]) for row in rows}
+        scores[submission.pk] = {}
+        for qid, split, *figures in rows:
+            scores[submission.pk][qid] = tuple(float(v) for v in figures)
+            if split == Split.TEST:
+                hidden.add(qid)
     shared = sorted(set(scores[a.pk]) & set(scores[b.pk]))
     if not shared:
         raise ValueError("These two submissions share no scored questions")
+    _check_comparison_discloses_nothing(shared, hidden, [scores[a.pk], scores[b.pk]], rules)
     results = {}
     for position, metric in enumerate(metrics):
         results[metric] = paired_bootstrap(
@@ -587,6 +594,33 @@ def _compared(a: Submission, b: Submission, rules: str) -> dict[str, PairedCompa
             [scores[b.pk][q][position] for q in shared],
         )
     return results
+
+
+def _check_comparison_discloses_nothing(
+    shared: Collection[str],
+    hidden: Collection[str],
+    counted: list[dict[str, Any]],
+    rules: str,
+) -> None:
+    """Refuse a comparison on 1 to DISCLOSURE_MARGIN test-split answers, or on hidden
+    answers within that many of either submission's own overall or per-source figures: its
+    means would give single hidden answers away (hctqa.core.disclosure)."""
+    on_hidden = frozenset(q for q in shared if q in hidden)
+    published = []
+    for answers in counted:
+        mine = frozenset(q for q in answers if q in hidden)
+        published.append(mine)
+        by_source: dict[str, set[str]] = defaultdict(set)
+        for q in mine:
+            by_source[source_of(q)].add(q)
+        published.extend(frozenset(ids) for ids in by_source.values())
+    if withheld_groups([on_hidden], published=published)[0]:
+        raise ValueError(
+            f"These two submissions share {len(on_hidden):,} counted test-split answers under "
+            f"the {rules} rules: a comparison on 1 to {DISCLOSURE_MARGIN} of them, or on "
+            f"answers that few apart from either submission's own figures, would give single "
+            "hidden answers away. The 2025-05 rules count every answer: compare under them."
+        )
 
 
 def comparable_submissions() -> QuerySet[Submission]:

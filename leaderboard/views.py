@@ -12,10 +12,11 @@ from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
 from endpoints.selectors import endpoint_choices
+from hctqa.core.disclosure import DISCLOSURE_MARGIN
 from hctqa.csv_export import dict_rows_csv
 from hctqa.errors import ApplicationError
 from hctqa.pagination import page_with_count
-from hctqa.throttles import PageRateLimit
+from hctqa.throttles import PageRateLimit, seconds_to_wait
 from leaderboard import exports, selectors, services
 from leaderboard.forms import (
     BoardFilterForm,
@@ -115,8 +116,7 @@ _TOO_MANY = "You have sent many uploads, runs and re-scorings lately; try again 
 def _uploads_wait(request: HttpRequest) -> int | None:
     """Seconds to wait when the user has used up API_THROTTLE_UPLOADS (shared with the API):
     every upload, run and re-scoring costs a worker's time, whichever way it comes."""
-    limit = PageRateLimit("uploads")
-    return None if limit.allows(request) else limit.retry_after_seconds()
+    return seconds_to_wait(request, "uploads")
 
 
 def _too_many(request: HttpRequest, template: str, form: Form, wait: int) -> HttpResponse:
@@ -199,12 +199,16 @@ def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
     context["scores"] = scores
     context["score"] = score
     if score is not None:
-        breakdowns = selectors.breakdowns_for_viewer(score=score, user=request.user)
+        breakdowns = selectors.breakdowns_for_viewer(score=score)
         medians = selectors.board_medians(submission=submission, rules=rules)
         for kind in selectors.MEDIAN_KINDS:
             breakdowns[kind] = selectors.beside_medians(breakdowns[kind], (medians or {}).get(kind))
         context["breakdowns"] = breakdowns
         context["on_a_board"] = medians is not None
+        context["figures_withheld"] = score.withheld or any(
+            figures.get("withheld") for figures in (score.by_source or {}).values()
+        )
+        context["disclosure_margin"] = DISCLOSURE_MARGIN
     if submission.status == "scored" and not submission.is_reported:
         context["hardest"] = selectors.hardest_questions(submission=submission, rules=rules)
     if not submission.is_reported:

@@ -30,6 +30,11 @@ class ReleaseListOutput(serializers.ModelSerializer):
     page = serializers.SerializerMethodField()
     previous = serializers.SlugRelatedField(slug_field="version", read_only=True)
     changes = serializers.SerializerMethodField(help_text="Counts of each kind of change.")
+    archives = serializers.SerializerMethodField(
+        help_text="Per edition you may download, its one download (the Hugging Face folder as "
+        ".tar.gz): path, size in bytes, SHA-256, URL, and the URL of its .sha256 file for "
+        "sha256sum -c."
+    )
 
     class Meta:
         model = Release
@@ -41,6 +46,7 @@ class ReleaseListOutput(serializers.ModelSerializer):
             "previous",
             "counts",
             "changes",
+            "archives",
             "url",
             "page",
         ]
@@ -55,6 +61,20 @@ class ReleaseListOutput(serializers.ModelSerializer):
 
     def get_changes(self, release: Release) -> dict[str, int]:
         return services.changelog_counts(release)
+
+    def get_archives(self, release: Release) -> dict[str, dict[str, Any]]:
+        request = self.context["request"]
+        archives = selectors.release_archives(release=release, user=request.user)
+        return {
+            edition: {
+                "path": a.path,
+                "size": a.size,
+                "sha256": a.sha256,
+                "url": _download_url(request, release, edition, a.path),
+                "sha256_url": _download_url(request, release, edition, a.checksum_path),
+            }
+            for edition, a in archives.items()
+        }
 
 
 class ReleaseDetailOutput(ReleaseListOutput):

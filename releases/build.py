@@ -12,6 +12,8 @@ Everything is written into an empty folder that the service renames to
   per split, and its ``dataset_info.json``;
 - ``tables.tar.gz``: every table's canonical CSV and HTML rendering (and a synthetic table's
   relational table);
+- ``hctqa-<version>-<edition>.tar.gz``: the one download, the ``hf/`` folder as an archive
+  (its one folder is named like the archive), with its ``.sha256`` for ``sha256sum -c``;
 - ``changelog.json``, ``release.json`` (what the release is) and ``SHA256SUMS``.
 
 The public edition differs from the full one only in what concerns the test split; every
@@ -37,7 +39,9 @@ import sys
 import tempfile
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -46,7 +50,7 @@ from typing import IO, Any
 from django.conf import settings
 from django.core.files.storage import default_storage
 
-from annotation.models import Split, SyntheticTable, Table
+from annotation.models import Split, SyntheticTable
 from hctqa.core import alpaca
 from hctqa.core.dataset_card import (
     QUESTION_FEATURES,
@@ -62,7 +66,10 @@ from hctqa.core.release_records import (
     TAR_END,
     QuestionRow,
     TableRow,
+    archive_name,
     gzip_member,
+    tar_header,
+    tar_padding,
 )
 from hctqa.core.snapshots import (
     Changelog,
@@ -75,7 +82,7 @@ from hctqa.core.snapshots import (
     sha256sums,
 )
 from hctqa.errors import ApplicationError
-from releases.selectors import release_questions
+from releases.selectors import release_questions, release_tables
 
 SPLIT_ORDER = tuple(Split.values)
 _SAFE_STEM = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,150}")
@@ -144,8 +151,10 @@ def _load() -> _Loaded:
     }
     tables: list[TableRow] = []
     images: dict[str, str] = {}
-    rows = Table.objects.order_by("id").values_list(
-        "id", "source", "split", "canonical_csv", "image", "table_properties"
+    rows = (
+        release_tables()
+        .order_by("id")
+        .values_list("id", "source", "split", "canonical_csv", "image", "table_properties")
     )
     for tid, source, split, csv_text, image, properties in rows.iterator(chunk_size=2000):
         family, relational = synthetic.get(tid, ("", ""))
@@ -261,7 +270,8 @@ class _Helpers:
     def submit(self, index: int, payload: bytes) -> None:
         self.tasks.put((index, payload))
 
-    def result(self, index: int) -> dict[tuple[str, str], bytes]:
+    def result(self, index: int) -> tuple[dict[tuple[str, str], bytes], int]:
+        """A chunk's bytes per file, and its longest JSON line."""
         deadline = time.monotonic() + self.timeout
         with self.cond:
             while index not in self.done:
@@ -274,7 +284,7 @@ class _Helpers:
             raise reply
         if reply[0] == "error":
             raise BuildError(f"Table {reply[1]} cannot be released: {reply[2]}")
-        return reply[1]
+        return reply[1], reply[2]
 
     def close(self) -> None:
         for _ in self.threads:
@@ -444,9 +454,10 @@ def write_release(
         ahead = 2 * len(helpers.procs) + 1
         for index, chunk in enumerate(chunks[:ahead]):
             helpers.submit(index, _payload(chunk, mtime))
-        written = 0
+        written = longest = 0
         for index, chunk in enumerate(chunks):
-            result = helpers.result(index)
+            result, chunk_longest = helpers.result(index)
+            longest = max(longest, chunk_longest)
             if index + ahead < len(chunks):
                 helpers.submit(index + ahead, _payload(chunks[index + ahead], mtime))
             for key in sorted(result):
@@ -473,6 +484,7 @@ def write_release(
         loaded=loaded,
         digests=digests,
         line_counts=line_counts,
+        longest_line=longest,
         progress=progress,
     )
 
@@ -512,19 +524,13 @@ def _finish(
     loaded: _Loaded,
     digests: dict[tuple[str, str], tuple[int, str]],
     line_counts: dict[tuple[str, str], int],
+    longest_line: int,
     progress: _Progress,
 ) -> BuildResult:
     full, public = folder / FULL, folder / PUBLIC
     progress(87, "Writing the Parquet copies", force=True)
-    longest = max(len(t.canonical_csv) + len(t.relational_csv) for t in loaded.tables) + max(
-        (
-            len(q.text) + len(q.gold_answer) + len(q.sql)
-            for qs in loaded.questions.values()
-            for q in qs
-        ),
-        default=0,
-    )
-    block_size = max(16 << 20, 8 * longest + (1 << 20))
+    # A block of the JSON reader holds whole lines.
+    block_size = max(16 << 20, 2 * longest_line + (1 << 20))
     for edition, path in sorted(line_counts):
         if not path.endswith(".jsonl"):
             continue
@@ -583,6 +589,11 @@ def _finish(
         digests[(edition, "hf/README.md")] = _write_bytes(
             folder / edition / "hf/README.md", dataset_card(facts).encode("utf-8")
         )
+
+    progress(93, "Packing each edition's Hugging Face folder", force=True)
+    _write_archives(folder, meta, digests)
+
+    for edition in (FULL, PUBLIC):
         about = {
             "version": meta.version,
             "title": meta.title,
@@ -624,6 +635,85 @@ def _finish(
             for (e, p), (size, sha) in sorted(digests.items())
         ],
     )
+
+
+# --- The one download per edition ----------------------------------------------------------
+
+_ARCHIVE_BLOCK = 8 << 20  # compressed apart, two at a time (zlib lets go of the GIL)
+_ARCHIVE_LEVEL = 6
+_COPY_BLOCK = 1 << 20
+
+
+def _compress_block(data: bytes) -> bytes:
+    compressor = zlib.compressobj(_ARCHIVE_LEVEL, zlib.DEFLATED, 31)
+    return compressor.compress(data) + compressor.flush()
+
+
+def _compressed(path: Path, size: int, pool: ThreadPoolExecutor) -> Iterator[bytes]:
+    """A file's data and tar padding as gzip members of ``_ARCHIVE_BLOCK`` bytes each, in
+    order, with a few blocks in flight."""
+    pending: list[Future[bytes]] = []
+    with open(path, "rb") as handle:
+        while block := handle.read(_ARCHIVE_BLOCK):
+            if len(block) < _ARCHIVE_BLOCK:
+                block += tar_padding(size)
+            pending.append(pool.submit(_compress_block, block))
+            if len(pending) > 3:
+                yield pending.pop(0).result()
+    for future in pending:
+        yield future.result()
+    # A size that is a multiple of the block is one of 512 too: no padding is missing.
+
+
+def _copy_range(source: Path, offset: int, length: int, out: _File) -> None:
+    with open(source, "rb") as handle:
+        handle.seek(offset)
+        while length:
+            data = handle.read(min(length, _COPY_BLOCK))
+            if not data:
+                raise BuildError(f"{source} ended early while it was copied")
+            out.write(data)
+            length -= len(data)
+
+
+def _write_archives(
+    folder: Path, meta: ReleaseMeta, digests: dict[tuple[str, str], tuple[int, str]]
+) -> None:
+    """Each edition's ``hf/`` folder as ``hctqa-<version>-<edition>.tar.gz`` (a folder of the
+    same name inside), and its ``.sha256``. A gzip member per header and per block of data;
+    the data of a file both editions share is compressed once and copied into the second."""
+    mtime = int(meta.created.timestamp())
+    done: dict[tuple[int, int], tuple[Path, int, int]] = {}
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="release-archive") as pool:
+        for edition in (FULL, PUBLIC):
+            name = archive_name(meta.version, edition)
+            root = name.removesuffix(".tar.gz")
+            target = folder / edition / name
+            out = _File(target)
+            paths = sorted(p for e, p in digests if e == edition and p.startswith("hf/"))
+            folders = sorted({str(Path(p).parent) for p in paths} | {"hf"})
+            for sub in folders:
+                arcname = root + sub.removeprefix("hf")
+                out.write(gzip_member(tar_header(arcname, 0, mtime=mtime, directory=True)))
+            for path in paths:
+                source = folder / edition / path
+                stat = source.stat()
+                arcname = f"{root}/{path.removeprefix('hf/')}"
+                out.write(gzip_member(tar_header(arcname, stat.st_size, mtime=mtime)))
+                start = out.size
+                shared = done.get((stat.st_dev, stat.st_ino))
+                if shared is not None:
+                    _copy_range(*shared, out)
+                else:
+                    for member in _compressed(source, stat.st_size, pool):
+                        out.write(member)
+                    done[(stat.st_dev, stat.st_ino)] = (target, start, out.size - start)
+            out.write(gzip_member(TAR_END))
+            digests[(edition, name)] = out.close()
+            digests[(edition, f"{name}.sha256")] = _write_bytes(
+                folder / edition / f"{name}.sha256",
+                sha256sums({name: digests[(edition, name)][1]}).encode("utf-8"),
+            )
 
 
 def read_snapshot(path: Path, expected_sha256: str) -> Snapshot:

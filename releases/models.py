@@ -3,6 +3,7 @@
 A ``Release`` row exists only for a release whose files were all written: its folder under
 ``RELEASES_ROOT`` and this row are made together, and neither changes afterwards. The work of
 making one is a ``ReleaseBuild``, which records progress and, when a build fails, why.
+Publishing an edition to the Hugging Face Hub is a ``ReleasePush``.
 """
 
 from __future__ import annotations
@@ -73,6 +74,25 @@ class Release(models.Model):
         return reverse("releases:detail", args=[self.version])
 
 
+class _Work(models.Model):
+    """What a build and a push record of their work, besides their status."""
+
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    stage = models.CharField(max_length=200, blank=True)
+    error = models.TextField(blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+        ordering = ["-created_at", "-id"]
+
+
 class BuildStatus(models.TextChoices):
     QUEUED = "queued", "Queued"
     BUILDING = "building", "Building"
@@ -83,16 +103,13 @@ class BuildStatus(models.TextChoices):
 ACTIVE_BUILD_STATUSES = (BuildStatus.QUEUED, BuildStatus.BUILDING)
 
 
-class ReleaseBuild(models.Model):
+class ReleaseBuild(_Work):
     """Cutting one release: queued, building (with progress and a heartbeat), then done (with
     its release) or failed (with the reason, and nothing left behind)."""
 
     version = models.CharField(max_length=40)
     title = models.CharField(max_length=200)
     notes = models.TextField(blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
     status = models.CharField(
         max_length=8, choices=BuildStatus.choices, default=BuildStatus.QUEUED, db_index=True
     )
@@ -100,19 +117,11 @@ class ReleaseBuild(models.Model):
     # one build at a time (NULLs never collide).
     active = models.BooleanField(null=True, default=True, unique=True, editable=False)
     progress = models.PositiveSmallIntegerField(default=0, help_text="Percent, for the UI.")
-    stage = models.CharField(max_length=200, blank=True)
-    error = models.TextField(blank=True)
-    attempts = models.PositiveSmallIntegerField(default=0)
     release = models.OneToOneField(
         Release, null=True, blank=True, on_delete=models.PROTECT, related_name="build"
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["-created_at", "-id"]
+    class Meta(_Work.Meta):
         constraints = [
             models.CheckConstraint(
                 condition=Q(status__in=BuildStatus.values), name="release_build_status_valid"
@@ -138,3 +147,60 @@ class ReleaseBuild(models.Model):
     @property
     def is_active(self) -> bool:
         return self.status in ACTIVE_BUILD_STATUSES
+
+
+class PushStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    PUSHING = "pushing", "Pushing"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+
+
+ACTIVE_PUSH_STATUSES = (PushStatus.QUEUED, PushStatus.PUSHING)
+
+
+class ReleasePush(_Work):
+    """Publishing one edition of a release to a dataset repository on the Hugging Face Hub:
+    its Hugging Face folder as one commit, tagged with the version. Queued, pushing (with its
+    stage), then done (with the commit) or failed (with the reason). The token is never
+    recorded."""
+
+    release = models.ForeignKey(Release, on_delete=models.PROTECT, related_name="pushes")
+    edition = models.CharField(max_length=8, choices=Edition.choices, default=Edition.PUBLIC)
+    repo = models.CharField(max_length=200, help_text="The Hub's dataset repository, ORG/NAME.")
+    status = models.CharField(
+        max_length=8, choices=PushStatus.choices, default=PushStatus.QUEUED, db_index=True
+    )
+    commit_url = models.CharField(max_length=500, blank=True)
+    commit_oid = models.CharField(max_length=64, blank=True)
+    files = models.PositiveIntegerField(default=0, help_text="Files in the commit.")
+    removed = models.PositiveIntegerField(
+        default=0, help_text="Files of the repository's previous state the commit removed."
+    )
+
+    class Meta(_Work.Meta):
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=PushStatus.values), name="release_push_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(edition__in=Edition.values), name="release_push_edition_valid"
+            ),
+            models.CheckConstraint(
+                condition=~Q(status=PushStatus.DONE) | ~Q(commit_oid=""),
+                name="release_push_done_has_commit",
+            ),
+            # One push of an edition to a repository at a time.
+            models.UniqueConstraint(
+                fields=["release", "edition", "repo"],
+                condition=Q(status__in=ACTIVE_PUSH_STATUSES),
+                name="release_push_one_active",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"push of release {self.release.version} ({self.edition}) to {self.repo}"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in ACTIVE_PUSH_STATUSES

@@ -4,7 +4,8 @@
 Run by the build as ``python -m releases.render_worker``; it needs neither Django nor the
 database. Requests and replies are pickles, each preceded by its length (8 bytes, big
 endian), on stdin and stdout. A request is ``{"items": [...], "mtime": int}``; the reply is
-``("ok", {key: bytes})`` or ``("error", table_id, message)``. End of input ends it.
+``("ok", {key: bytes}, longest)`` (``longest``: the longest JSON line, in bytes) or
+``("error", table_id, message)``. End of input ends it.
 """
 
 from __future__ import annotations
@@ -25,6 +26,20 @@ def _read_exact(stream: IO[bytes], size: int) -> bytes | None:
     return data
 
 
+def _longest_line(files: dict) -> int:
+    """The longest line of the JSON Lines files: the Parquet copies read them in blocks, and a
+    block must hold a whole line."""
+    return max(
+        (
+            len(line)
+            for (_, path), data in files.items()
+            if path.endswith(".jsonl")
+            for line in data.split(b"\n")
+        ),
+        default=0,
+    )
+
+
 def main() -> None:
     from hctqa.core.release_records import RecordError, render_chunk
 
@@ -41,7 +56,8 @@ def main() -> None:
             return
         request = pickle.loads(body)  # noqa: S301 - from the build process that started us
         try:
-            reply: tuple = ("ok", render_chunk(request["items"], archive_mtime=request["mtime"]))
+            files = render_chunk(request["items"], archive_mtime=request["mtime"])
+            reply: tuple = ("ok", files, _longest_line(files))
         except RecordError as exc:
             reply = ("error", exc.table_id, exc.message)
         data = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)

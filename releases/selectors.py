@@ -13,9 +13,17 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404
 
-from annotation.models import Question, QuestionStatus
+from annotation.models import Question, QuestionStatus, Source, Table
+from hctqa.core.release_records import archive_name
 from hctqa.core.snapshots import question_set_sha256
-from releases.models import ACTIVE_BUILD_STATUSES, Edition, Release, ReleaseBuild
+from releases.models import (
+    ACTIVE_BUILD_STATUSES,
+    Edition,
+    PushStatus,
+    Release,
+    ReleaseBuild,
+    ReleasePush,
+)
 
 User = AbstractBaseUser | AnonymousUser
 
@@ -23,14 +31,23 @@ User = AbstractBaseUser | AnonymousUser
 _HEAVY = ("changelog", "question_set_digests")
 
 
+def release_tables() -> QuerySet[Table]:
+    """The tables a release holds: every table but the demo tables (made up to try the
+    platform, never the benchmark's)."""
+    return Table.objects.exclude(source=Source.DEMO)
+
+
 def release_questions() -> QuerySet[Question]:
     """The questions a release holds: every verified question (human-written, model-generated
-    and verified by two people, synthetic).
+    and verified by two people, synthetic) of a released table.
 
     Never the unverified, those awaiting adjudication or the dropped, nor the private
-    gold-control pool (``Question.in_gold_pool``). This is the one place the selection is made.
+    gold-control pool (``Question.in_gold_pool``), nor a demo table's. This is the one place
+    the selection is made.
     """
-    return Question.objects.filter(status=QuestionStatus.VERIFIED, in_gold_pool=False)
+    return Question.objects.filter(status=QuestionStatus.VERIFIED, in_gold_pool=False).exclude(
+        table__source=Source.DEMO
+    )
 
 
 def can_cut_release(user: User) -> bool:
@@ -88,19 +105,57 @@ def _group(path: str) -> str:
     return next(label for prefix, label in _GROUPS if path.startswith(prefix))
 
 
+@dataclass(frozen=True)
+class Archive:
+    """An edition's one download: its Hugging Face folder as a .tar.gz, and the file that
+    ``sha256sum -c`` checks it with."""
+
+    path: str
+    size: int
+    sha256: str
+    checksum_path: str
+    folder: str  # the one folder inside
+
+
+def release_archives(*, release: Release, user: User) -> dict[str, Archive]:
+    """Each edition's archive the user may download (releases cut before archives had none)."""
+    files = {(f["edition"], f["path"]): f for f in release.files}
+    out = {}
+    for edition in editions_for(user):
+        name = archive_name(release.version, edition)
+        entry = files.get((edition, name))
+        if entry is not None:
+            out[edition] = Archive(
+                name, entry["size"], entry["sha256"], f"{name}.sha256", name.removesuffix(".tar.gz")
+            )
+    return out
+
+
+def download_name(*, release: Release, edition: str, path: str) -> str:
+    """The file name a download is saved under: the archive and its checksum file keep
+    theirs (so that ``sha256sum -c`` finds the archive), others are named after the release,
+    the edition and their path."""
+    archive = archive_name(release.version, edition)
+    if path in (archive, f"{archive}.sha256"):
+        return path
+    return f"hctqa-{release.version}-{edition}-{path.replace('/', '-')}"
+
+
 def release_downloads(*, release: Release, user: User) -> dict[str, list[Download]]:
-    """The files of each edition the user may download, by edition, in a stable order. The
-    table images are one row (they are many): ``hf/images/`` with their count and size."""
+    """The files of each edition the user may download, by edition, in a stable order,
+    without the archive (``release_archives``). The table images are one row (they are many):
+    ``hf/images/`` with their count and size."""
     out: dict[str, list[Download]] = {}
     for edition in editions_for(user):
         rows: list[Download] = []
+        archive = archive_name(release.version, edition)
         images = [
             f
             for f in release.files
             if f["edition"] == edition and f["path"].startswith("hf/images/")
         ]
         for f in release.files:
-            if f["edition"] != edition or f["path"].startswith("hf/images/"):
+            if f["edition"] != edition or f["path"].startswith(("hf/images/", archive)):
                 continue
             rows.append(Download(f["path"], f["size"], f["sha256"], _group(f["path"])))
         if images:
@@ -206,3 +261,26 @@ def changelog_rows(release: Release) -> list[ChangeRow]:
         count = counts.get(kind, 0)
         rows.append(ChangeRow(label, count, ids, max(0, count - len(ids))))
     return rows
+
+
+@dataclass(frozen=True)
+class HubRepo:
+    repo: str
+    url: str  # the release's tag there
+
+
+def releases_on_hub(releases: list[Release]) -> dict[int, list[HubRepo]]:
+    """Where each release's public edition was published on the Hub (one query for all)."""
+    out: dict[int, list[HubRepo]] = {r.pk: [] for r in releases}
+    pushes = (
+        ReleasePush.objects.filter(
+            release__in=releases, edition=Edition.PUBLIC, status=PushStatus.DONE
+        )
+        .order_by("repo")
+        .values_list("release_id", "release__version", "repo")
+        .distinct()
+    )
+    for release_id, version, repo in pushes:
+        url = f"{settings.HF_ENDPOINT}/datasets/{repo}/tree/{version}"
+        out[release_id].append(HubRepo(repo, url))
+    return out

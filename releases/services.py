@@ -1,11 +1,15 @@
-"""Writes for releases: starting a build, running it, and clearing builds whose worker died.
+"""Writes for releases: starting a build, running it, and clearing builds whose worker died;
+publishing an edition to the Hugging Face Hub.
 
-The same functions back the web form, the API, ``manage.py cut_release`` and the Celery task.
+The same functions back the web form, the API, ``manage.py cut_release`` (and
+``push_release``), the admin action and the Celery tasks.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import os
 import shutil
 import tempfile
 import time
@@ -17,15 +21,24 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from hctqa.commit import platform_commit
 from hctqa.core.snapshots import CHANGE_KINDS, VersionError, check_version
 from hctqa.errors import ApplicationError
-from releases import selectors
+from releases import hub, selectors
 from releases.build import ReleaseMeta, read_snapshot, write_release
-from releases.models import ACTIVE_BUILD_STATUSES, BuildStatus, Release, ReleaseBuild
+from releases.models import (
+    ACTIVE_BUILD_STATUSES,
+    ACTIVE_PUSH_STATUSES,
+    BuildStatus,
+    Edition,
+    PushStatus,
+    Release,
+    ReleaseBuild,
+    ReleasePush,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +61,19 @@ def _checked_input(*, version: str, title: str, notes: str) -> tuple[str, str, s
     if len(notes) > NOTES_MAX:
         raise ApplicationError(f"Notes have at most {NOTES_MAX:,} characters", field="notes")
     return version, title, notes
+
+
+def _record_work(model: Any, *, user: Any | None, refused: str, **fields: Any) -> Any:
+    """A queued build or push. The database allows one at a time (a unique constraint on the
+    active ones): when another request got there between the checks and this insert, the
+    request is ``refused``."""
+    try:
+        with transaction.atomic():
+            return model.objects.create(
+                created_by=user if user is not None and user.is_authenticated else None, **fields
+            )
+    except IntegrityError:
+        raise ApplicationError(refused) from None
 
 
 def release_build_start(
@@ -80,19 +106,14 @@ def release_build_start(
             raise ApplicationError(
                 "Nothing to release: the dataset has no verified questions", field="version"
             )
-        try:
-            with transaction.atomic():
-                build = ReleaseBuild.objects.create(
-                    version=version,
-                    title=title,
-                    notes=notes,
-                    created_by=user if user is not None and user.is_authenticated else None,
-                )
-        except IntegrityError:
-            # Another request started a build between the check and the insert.
-            raise ApplicationError(
-                "Another release is being built; cut this one when it has finished"
-            ) from None
+        build = _record_work(
+            ReleaseBuild,
+            user=user,
+            refused="Another release is being built; cut this one when it has finished",
+            version=version,
+            title=title,
+            notes=notes,
+        )
         if enqueue:
             from releases.tasks import build_release
 
@@ -141,27 +162,33 @@ def _remove_leftovers(build: ReleaseBuild) -> None:
 Report = Callable[[int, str], None]
 
 
+def _claim(rows: QuerySet, *, queued: str, running: str, stale: Q, **fields: Any) -> bool:
+    """Take queued work (or work whose worker stopped: running and ``stale``) for this run, in
+    one UPDATE, so that of two runs of the same task only one does it."""
+    now = timezone.now()
+    claimed = rows.filter(Q(status=queued) | (Q(status=running) & stale)).update(
+        status=running,
+        started_at=now,
+        heartbeat_at=now,
+        attempts=F("attempts") + 1,
+        stage="Starting",
+        error="",
+        **fields,
+    )
+    return claimed > 0
+
+
 def release_build_run(*, build_id: int, report: Report | None = None) -> Release | None:
     """Build a queued release (or one whose worker died). Safe to run twice: only the run that
     claims the build does the work. Returns the release, or None when there was nothing to
     claim; raises ``ApplicationError`` after recording why the build failed. A failure at any
     point leaves no release row and no folder."""
-    now = timezone.now()
-    claimed = (
-        ReleaseBuild.objects.filter(pk=build_id)
-        .filter(
-            Q(status=BuildStatus.QUEUED)
-            | Q(status=BuildStatus.BUILDING, heartbeat_at__lt=_stale_before())
-        )
-        .update(
-            status=BuildStatus.BUILDING,
-            started_at=now,
-            heartbeat_at=now,
-            attempts=F("attempts") + 1,
-            progress=0,
-            stage="Starting",
-            error="",
-        )
+    claimed = _claim(
+        ReleaseBuild.objects.filter(pk=build_id),
+        queued=BuildStatus.QUEUED,
+        running=BuildStatus.BUILDING,
+        stale=Q(heartbeat_at__lt=_stale_before()),
+        progress=0,
     )
     if not claimed:
         return None
@@ -268,3 +295,190 @@ def _build(build: ReleaseBuild, *, progress: Report, started: float) -> Release:
 def changelog_counts(release: Release) -> dict[str, int]:
     counts = release.changelog_preview.get("counts", {})
     return {kind: counts.get(kind, 0) for kind in CHANGE_KINDS}
+
+
+# --- Publishing to the Hugging Face Hub -----------------------------------------------------
+
+HF_TOKEN_VARIABLE = "HF_TOKEN"  # noqa: S105 - the variable's name, not a token
+FULL_EDITION_REFUSED = (
+    "The full edition holds the test split's gold answers, SQL and relational tables: "
+    "published, it hands the test gold to whoever can read the repository, and no score on "
+    "the test split could be trusted again. Push the public edition, or allow the full "
+    "edition explicitly (push_release --allow-full-edition, or the admin action's box) to "
+    "push it to a private repository"
+)
+
+
+def _hub_token() -> str:
+    token = os.environ.get(HF_TOKEN_VARIABLE, "").strip()
+    if not token:
+        raise ApplicationError(
+            f"No Hugging Face token: set {HF_TOKEN_VARIABLE} in the environment of the process "
+            "that pushes (the Celery worker, for the admin action); it is read when pushing and "
+            "never stored"
+        )
+    return token
+
+
+def _hub_files(release: Release, edition: str, *, verify: bool) -> list[tuple[str, Path]]:
+    """The edition's Hugging Face folder as (path in the repository, file here), each file
+    present and, with ``verify``, as it was released (its SHA-256)."""
+    folder = selectors.release_folder(release) / edition
+    out = []
+    for entry in release.files:
+        if entry["edition"] != edition or not entry["path"].startswith("hf/"):
+            continue
+        local = folder / entry["path"]
+        if not local.is_file():
+            raise ApplicationError(
+                f"Release {release.version}'s file {edition}/{entry['path']} is missing on this "
+                "server; its folder must stay where it was cut"
+            )
+        if verify:
+            with open(local, "rb") as handle:
+                digest = hashlib.file_digest(handle, "sha256").hexdigest()
+            if digest != entry["sha256"]:
+                raise ApplicationError(
+                    f"Release {release.version}'s file {edition}/{entry['path']} was changed "
+                    "after the release was cut; it is not published"
+                )
+        out.append((entry["path"].removeprefix("hf/"), local))
+    if not out:
+        raise ApplicationError(f"Release {release.version} has no {edition} edition to push")
+    return out
+
+
+def _push_stale_before() -> Any:
+    # A push runs in one task, which the worker stops after CELERY_TASK_TIME_LIMIT.
+    return timezone.now() - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT + 60)
+
+
+def release_push_start(
+    *,
+    user: Any | None,
+    version: str,
+    repo: str,
+    edition: str = Edition.PUBLIC,
+    allow_full_edition: bool = False,
+    enqueue: bool = True,
+) -> ReleasePush:
+    """Check the request and record a queued push; with ``enqueue``, the Celery task pushes it.
+
+    Refused, with nothing recorded: an unknown or unbuilt release, an unknown edition, the
+    full edition without ``allow_full_edition``, a repository name the Hub would refuse, a
+    push of the same edition to the same repository under way, and (without ``enqueue``: this
+    process pushes) no token. ``user`` None is the server's operator (``push_release``)."""
+    if user is not None and not selectors.can_cut_release(user):
+        raise PermissionDenied("Only admins publish releases")
+    version = version.strip()
+    release = Release.objects.filter(version=version).first()
+    if release is None:
+        if ReleaseBuild.objects.filter(version=version, status__in=ACTIVE_BUILD_STATUSES).exists():
+            raise ApplicationError(
+                f"Release {version} is still being built; push it when it is ready",
+                field="version",
+            )
+        raise ApplicationError(
+            f"No release {version}: cut it first (manage.py cut_release {version})",
+            field="version",
+        )
+    if edition not in Edition.values:
+        raise ApplicationError(f"No edition {edition!r}; choose public or full", field="edition")
+    if edition == Edition.FULL and not allow_full_edition:
+        raise ApplicationError(FULL_EDITION_REFUSED, field="edition")
+    repo = hub.check_repo_id(repo)
+    _hub_files(release, edition, verify=False)
+    if not enqueue:
+        _hub_token()
+    with transaction.atomic():
+        # A push whose worker went away no longer holds its repository.
+        cutoff = _push_stale_before()
+        ReleasePush.objects.filter(status__in=ACTIVE_PUSH_STATUSES).filter(
+            Q(started_at__isnull=True, created_at__lt=cutoff) | Q(started_at__lt=cutoff)
+        ).update(
+            status=PushStatus.FAILED,
+            finished_at=timezone.now(),
+            error="The push stopped: its worker went away; push again",
+        )
+        push = _record_work(
+            ReleasePush,
+            user=user,
+            refused=f"Release {version}'s {edition} edition is being pushed to {repo}; wait "
+            "for that push to finish",
+            release=release,
+            edition=edition,
+            repo=repo,
+        )
+        if enqueue:
+            from releases.tasks import push_release
+
+            transaction.on_commit(lambda: push_release.delay(push.pk))
+    return push
+
+
+def release_push_run(
+    *, push_id: int, report: Callable[[str], None] | None = None
+) -> ReleasePush | None:
+    """Push a queued push (or one whose worker died). Only the run that claims it pushes;
+    None when there was nothing to claim. Raises ``ApplicationError`` after recording why the
+    push failed."""
+    claimed = _claim(
+        ReleasePush.objects.filter(pk=push_id),
+        queued=PushStatus.QUEUED,
+        running=PushStatus.PUSHING,
+        stale=Q(started_at__lt=_push_stale_before()),
+    )
+    if not claimed:
+        return None
+    push = ReleasePush.objects.select_related("release").get(pk=push_id)
+    release = push.release
+
+    def progress(stage: str) -> None:
+        ReleasePush.objects.filter(pk=push_id, status=PushStatus.PUSHING).update(
+            stage=stage[:200], heartbeat_at=timezone.now()
+        )
+        if report is not None:
+            report(stage)
+
+    try:
+        token = _hub_token()
+        progress("Checking the files against the release")
+        files = _hub_files(release, push.edition, verify=True)
+        commit = hub.publish(
+            repo_id=push.repo,
+            files=files,
+            tag=release.version,
+            message=f"HCT-QA {release.version} ({push.edition} edition)",
+            description=f"{release.title}\n\n{release.notes}".strip(),
+            token=token,
+            endpoint=settings.HF_ENDPOINT,
+            timeout=settings.HF_HUB_TIMEOUT,
+            private=push.edition == Edition.FULL,
+            report=progress,
+        )
+    except ApplicationError as exc:
+        _push_failed(push_id, exc.message)
+        raise
+    except Exception as exc:
+        logger.exception("pushing release %s to %s failed", release.version, push.repo)
+        _push_failed(
+            push_id, f"The push failed because of an internal error ({type(exc).__name__})"
+        )
+        raise
+    ReleasePush.objects.filter(pk=push_id, status=PushStatus.PUSHING).update(
+        status=PushStatus.DONE,
+        stage="Done",
+        commit_url=commit.url[:500],
+        commit_oid=commit.oid,
+        files=commit.files,
+        removed=commit.removed,
+        finished_at=timezone.now(),
+    )
+    push.refresh_from_db()
+    return push
+
+
+def _push_failed(push_id: int, reason: str) -> None:
+    ReleasePush.objects.filter(pk=push_id, status__in=ACTIVE_PUSH_STATUSES).update(
+        status=PushStatus.FAILED, error=reason, finished_at=timezone.now()
+    )

@@ -18,3 +18,18 @@ def build_release(build_id: int) -> str:
     except ApplicationError as exc:
         return f"failed: {exc.message}"
     return f"built release {release.version}" if release else "not queued"
+
+
+# No automatic retry: a failed push records why, and the admin pushes again (a commit made
+# but not tagged is tagged then). A worker that dies mid-push leaves it to be claimed again
+# once CELERY_TASK_TIME_LIMIT has passed.
+@app.task(acks_late=True)
+def push_release(push_id: int) -> str:
+    from hctqa.errors import ApplicationError
+    from releases.services import release_push_run
+
+    try:
+        push = release_push_run(push_id=push_id)
+    except ApplicationError as exc:
+        return f"failed: {exc.message}"
+    return f"pushed to {push.repo}: {push.commit_url}" if push else "not queued"

@@ -4,13 +4,24 @@ the downloads."""
 from __future__ import annotations
 
 import mimetypes
+import re
+from collections.abc import Iterator
+from pathlib import Path
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseNotModified
+from django.http import (
+    FileResponse,
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseNotModified,
+    StreamingHttpResponse,
+)
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_GET, require_POST
+from django.utils.http import content_disposition_header
+from django.views.decorators.http import require_GET, require_POST, require_safe
 
 from hctqa.errors import ApplicationError
 from releases import selectors, services
@@ -25,18 +36,29 @@ _TYPES = {
 }
 
 
-def _release_context(release: Release, request: HttpRequest) -> dict[str, object]:
+def _release_context(
+    release: Release, request: HttpRequest, hub: list[selectors.HubRepo]
+) -> dict[str, object]:
+    archives = selectors.release_archives(release=release, user=request.user)
+    downloads = selectors.release_downloads(release=release, user=request.user)
     return {
         "release": release,
-        "downloads": selectors.release_downloads(release=release, user=request.user),
+        "editions": [
+            {"name": edition, "archive": archives.get(edition), "rows": rows}
+            for edition, rows in downloads.items()
+        ],
+        "public_archive": archives.get(Edition.PUBLIC),
+        "hub": hub,
         "changes": selectors.changelog_rows(release),
     }
 
 
 def _list_context(request: HttpRequest, form: dict[str, str] | None = None) -> dict[str, object]:
     can_cut = selectors.can_cut_release(request.user)
+    releases = list(selectors.release_list())
+    hub = selectors.releases_on_hub(releases)
     return {
-        "releases": [_release_context(r, request) for r in selectors.release_list()],
+        "releases": [_release_context(r, request, hub[r.pk]) for r in releases],
         "can_cut": can_cut,
         "active_build": selectors.active_build(),
         "builds": selectors.recent_builds(limit=5) if can_cut else [],
@@ -66,7 +88,8 @@ def release_cut(request: HttpRequest) -> HttpResponse:
 @require_GET
 def release_detail(request: HttpRequest, version: str) -> HttpResponse:
     release = selectors.release_get(version=version)
-    context = {"release": release, "item": _release_context(release, request)}
+    hub = selectors.releases_on_hub([release])[release.pk]
+    context = {"release": release, "item": _release_context(release, request, hub)}
     return render(request, "releases/detail.html", context)
 
 
@@ -80,34 +103,108 @@ def build_detail(request: HttpRequest, build_id: int) -> HttpResponse:
     return render(request, template, {"build": build})
 
 
-@require_GET
+# One range of bytes: "first-last", "first-" or "-suffix" (RFC 9110, section 14.1.2).
+_RANGE = re.compile(r"bytes=(\d{0,19})-(\d{0,19})")
+_RANGE_BLOCK = 1 << 16
+
+
+class _Unsatisfiable(Exception):
+    pass
+
+
+def _byte_range(request: HttpRequest, etag: str, size: int) -> tuple[int, int] | None:
+    """The bytes a GET asks for, ``(first, last)`` inclusive, or None for the whole file: no
+    ``Range``, one this server does not serve (several ranges, another unit, bad syntax, which
+    RFC 9110 lets a server ignore) or an ``If-Range`` naming another version of the file.
+    Raises ``_Unsatisfiable`` for a range that starts past the end."""
+    header = request.headers.get("Range")
+    if request.method != "GET" or not header:
+        return None
+    if_range = request.headers.get("If-Range")
+    if if_range is not None and if_range != etag:
+        return None
+    match = _RANGE.fullmatch(header.replace(" ", ""))
+    if match is None or match.group(1) == match.group(2) == "":
+        return None
+    first, last = match.groups()
+    if first == "":  # the last N bytes
+        if int(last) == 0 or size == 0:
+            raise _Unsatisfiable
+        return max(0, size - int(last)), size - 1
+    if last and int(last) < int(first):
+        return None
+    if int(first) >= size:
+        raise _Unsatisfiable
+    return int(first), min(int(last), size - 1) if last else size - 1
+
+
+def _slice(location: Path, first: int, last: int) -> Iterator[bytes]:
+    with open(location, "rb") as handle:
+        handle.seek(first)
+        left = last - first + 1
+        while left:
+            data = handle.read(min(left, _RANGE_BLOCK))
+            if not data:
+                return
+            left -= len(data)
+            yield data
+
+
+def _file_body(
+    request: HttpRequest, location: Path, *, etag: str, size: int, content_type: str
+) -> HttpResponse:
+    """A file that is there: its headers alone (HEAD), the one range asked for (206, or 416
+    past its end) or all of it."""
+    try:
+        byte_range = _byte_range(request, etag, size)
+    except _Unsatisfiable:
+        response = HttpResponse(status=416, content_type=content_type)
+        response["Content-Range"] = f"bytes */{size}"
+        return response
+    if request.method == "HEAD":
+        response = HttpResponse(content_type=content_type)
+    elif byte_range is not None:
+        first, last = byte_range
+        response = StreamingHttpResponse(
+            _slice(location, first, last), status=206, content_type=content_type
+        )
+        response["Content-Range"] = f"bytes {first}-{last}/{size}"
+        size = last - first + 1
+    else:
+        try:
+            handle = open(location, "rb")  # noqa: SIM115 - FileResponse closes it
+        except OSError:
+            raise Http404("The file is missing on the server") from None
+        response = FileResponse(handle, content_type=content_type)
+    response["Content-Length"] = str(size)
+    return response
+
+
+@require_safe
 def release_download(request: HttpRequest, version: str, edition: str, path: str) -> HttpResponse:
     """A release file, as it was written when the release was cut. Never built per request:
-    the file is streamed from disk (the WSGI server's sendfile where it has one)."""
+    the file is streamed from disk (the WSGI server's sendfile where it has one). ``HEAD``
+    gives the headers alone, and one ``Range`` of bytes is served (206), so that download
+    tools can check a file and resume it; whoever may not have the file gets neither."""
     release = selectors.release_get(version=version)
     location, entry = selectors.release_file(
         release=release, edition=edition, path=path, user=request.user
     )
     etag = f'"{entry["sha256"]}"'
+    size = entry["size"]
     private = edition == Edition.FULL
+    suffix = "." + path.rsplit(".", 1)[-1] if "." in path else ""
+    content_type = _TYPES.get(suffix) or mimetypes.guess_type(path)[0] or "application/octet-stream"
     if request.headers.get("If-None-Match") == etag:
         response: HttpResponse = HttpResponseNotModified()
+    elif not location.is_file():
+        raise Http404(f"The file {path} of release {version} is missing on the server")
     else:
-        try:
-            handle = open(location, "rb")  # noqa: SIM115 - FileResponse closes it
-        except OSError:
-            raise Http404(
-                f"The file {path} of release {version} is missing on the server"
-            ) from None
-        name = f"hctqa-{release.version}-{edition}-{path.replace('/', '-')}"
-        suffix = "." + path.rsplit(".", 1)[-1] if "." in path else ""
-        content_type = (
-            _TYPES.get(suffix) or mimetypes.guess_type(path)[0] or "application/octet-stream"
-        )
-        response = FileResponse(
-            handle, as_attachment=True, filename=name, content_type=content_type
-        )
-        response["Content-Length"] = str(entry["size"])
+        response = _file_body(request, location, etag=etag, size=size, content_type=content_type)
+        if response.status_code != 416:
+            name = selectors.download_name(release=release, edition=edition, path=path)
+            response["Content-Disposition"] = content_disposition_header(True, name)
+    response["Accept-Ranges"] = "bytes"
     response["ETag"] = etag
     # A release never changes: caches may keep the public files for good.
     response["Cache-Control"] = (

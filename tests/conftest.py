@@ -159,11 +159,11 @@ def _worker_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-@pytest.fixture
-def celery_worker_process(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[subprocess.Popen]:
-    """A real `celery worker` process, and this process's Celery app pointed at its broker."""
+@contextmanager
+def worker_broker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
+    """This process's Celery app pointed at a broker of the test's own (a filesystem folder, or
+    this pytest-xdist worker's Redis database, emptied afterwards); yields the environment for
+    worker processes on the same broker and test database."""
     from hctqa.celery import app
 
     env = _worker_env(tmp_path)
@@ -174,58 +174,102 @@ def celery_worker_process(
     if "CELERY_BROKER_URL" in os.environ:
         # Celery reads this variable before its own settings.
         monkeypatch.setenv("CELERY_BROKER_URL", broker_url)
-    name = f"test-{uuid.uuid4().hex[:8]}@%h"
-    log = open(tmp_path / "worker.log", "w")  # noqa: SIM115 - closed at teardown
+    with celery_conf(broker_url=broker_url, broker_transport_options=options):
+        try:
+            yield env
+        finally:
+            if broker_url.startswith("redis"):
+                # Messages a killed worker held would be handed out again to a later test.
+                with app.connection_for_write() as conn:
+                    conn.default_channel.client.flushdb()
+
+
+def start_worker(
+    env: dict[str, str],
+    tmp_path: Path,
+    *,
+    queues: str,
+    app_module: str = "hctqa.celery",
+    beat: bool = False,
+    extra_env: dict[str, str] | None = None,
+) -> subprocess.Popen:
+    """A real `celery worker` process on the test broker (inside ``worker_broker``), returned
+    once it answers a ping. ``stop_worker`` ends it."""
+    from hctqa.celery import app
+
+    short = f"test-{uuid.uuid4().hex[:8]}"
+    name = f"{short}@%h"
+    log_path = tmp_path / f"{short}.log"
+    command = [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        app_module,
+        "worker",
+        "--pool",
+        "solo",
+        "--loglevel",
+        "INFO",
+        "--hostname",
+        name,
+        "--without-mingle",
+        "--without-gossip",
+        "-Q",
+        queues,
+    ]
+    if beat:
+        command += ["--beat", "--schedule", str(tmp_path / f"{short}-beat")]
+    log = open(log_path, "w")  # noqa: SIM115 - closed by stop_worker
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "hctqa.celery",
-            "worker",
-            "--pool",
-            "solo",
-            "--loglevel",
-            "INFO",
-            "--hostname",
-            name,
-            "--without-mingle",
-            "--without-gossip",
-            # Every queue: one test worker does what production splits across four.
-            "-Q",
-            "default,scoring,inference,ingest",
-        ],
-        cwd=REPO,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
+        command, cwd=REPO, env={**env, **(extra_env or {})}, stdout=log, stderr=subprocess.STDOUT
     )
-    try:
-        with celery_conf(broker_url=broker_url, broker_transport_options=options):
-            deadline = time.monotonic() + 60
-            while True:
-                if proc.poll() is not None:
-                    pytest.fail("the worker exited: " + (tmp_path / "worker.log").read_text())
-                try:
-                    with app.connection_for_write() as conn:
-                        replies = app.control.ping(timeout=0.5, connection=conn) or []
-                except ValueError:
-                    # The filesystem broker can hand over a reply file the worker is still
-                    # writing (empty JSON): ask again.
-                    replies = []
-                if any(name.split("@")[0] in host for reply in replies for host in reply):
-                    break
-                if time.monotonic() > deadline:
-                    pytest.fail("the worker did not answer a ping within 60 s")
-            yield proc
-    finally:
+    proc.log = log  # type: ignore[attr-defined]
+    proc.log_path = log_path  # type: ignore[attr-defined]
+    deadline = time.monotonic() + 60
+    while True:
+        if proc.poll() is not None:
+            stop_worker(proc)
+            pytest.fail("the worker exited: " + log_path.read_text())
+        try:
+            with app.connection_for_write() as conn:
+                replies = app.control.ping(timeout=0.5, connection=conn) or []
+        except ValueError:
+            # The filesystem broker can hand over a reply file the worker is still
+            # writing (empty JSON): ask again.
+            replies = []
+        if any(short in host for reply in replies for host in reply):
+            return proc
+        if time.monotonic() > deadline:
+            stop_worker(proc)
+            pytest.fail("the worker did not answer a ping within 60 s")
+
+
+def stop_worker(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
         proc.terminate()
         try:
             proc.wait(timeout=15)
         except subprocess.TimeoutExpired:
             proc.kill()
-        log.close()
+            proc.wait()
+    proc.log.close()  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def celery_worker_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[subprocess.Popen]:
+    """A real `celery worker` process taking every queue (what production splits across one
+    worker per queue), and this process's Celery app pointed at its broker."""
+    from django.conf import settings
+
+    with worker_broker(tmp_path, monkeypatch) as env:
+        proc = start_worker(env, tmp_path, queues=",".join(settings.WORKER_QUEUES))
+        try:
+            yield proc
+        finally:
+            stop_worker(proc)
 
 
 @pytest.fixture(scope="session")

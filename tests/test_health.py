@@ -27,7 +27,8 @@ def test_without_a_worker_it_reports_unhealthy(client: Client, tmp_path: Path) -
     assert body["worker"] == {
         "ok": False,
         "workers": [],
-        "queues": {"default": [], "scoring": [], "inference": [], "ingest": []},
+        "queues": {"default": [], "scoring": [], "inference": [], "ingest": [], "sweeps": []},
+        "missing": ["default", "scoring", "inference", "ingest", "sweeps"],
         "error": "no worker answered a ping within 1 s",
     }
 
@@ -39,19 +40,22 @@ def test_with_a_real_worker_process_it_is_healthy(client: Client, celery_worker_
     assert response.status_code == 200, body
     assert body["status"] == "ok"
     assert body["worker"]["ok"] is True and len(body["worker"]["workers"]) == 1
-    # Which worker takes which queue: the test worker takes all four.
+    # Which worker takes which queue: the test worker takes all five.
     (name,) = body["worker"]["workers"]
     assert body["worker"]["queues"] == {
         "default": [name],
         "scoring": [name],
         "inference": [name],
         "ingest": [name],
+        "sweeps": [name],
     }
+    assert body["worker"]["missing"] == []
 
 
 def test_an_unreachable_broker_is_reported(client: Client) -> None:
     # broker_write_url, not broker_url: Celery lets $CELERY_BROKER_URL override the latter.
-    with celery_conf(broker_write_url="redis://127.0.0.1:9/0"):
+    # No transport class: settings name one only for the filesystem broker.
+    with celery_conf(broker_write_url="redis://127.0.0.1:9/0", broker_transport=None):
         response = client.get("/healthz")
     body = response.json()
     assert response.status_code == 503

@@ -27,6 +27,7 @@ def test_the_defaults(rates) -> None:
         "anon": "120/minute",
         "user": "600/minute",
         "uploads": "60/hour",
+        "ingest": "60/hour",
         "auth": "20/minute",
         "compare": "60/hour",
     }

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from annotation.models import (
 )
 from annotation.selectors.annotating import question_change_allowed
 from annotation.selectors.dataset import questions_visible
+from annotation.services.question_ids import new_question_ids
 from hctqa.core import taxonomy
 from hctqa.core.answers import (
     AnswerFormatError,
@@ -215,8 +215,6 @@ def table_properties_resolve(
 
 # --- Writing questions ---------------------------------------------------------------------
 
-_HUMAN_ID = re.compile(r"--M(\d+)$")
-
 
 def _lock_table(table: Table) -> Table:
     return Table.objects.select_for_update().only("id").get(pk=table.pk)
@@ -360,15 +358,9 @@ def question_write(
     if not confirm_near_duplicate:
         _refuse_near_duplicate(annotator, locked, question_text)
 
-    taken = [
-        int(m.group(1))
-        for qid in Question.objects.filter(table=locked, id__contains="--M").values_list(
-            "id", flat=True
-        )
-        if (m := _HUMAN_ID.search(qid))
-    ]
+    (question_id,) = new_question_ids(locked, "M", 1)
     question = Question.objects.create(
-        id=f"{locked.id}--M{max(taken, default=-1) + 1}",
+        id=question_id,
         table=locked,
         text=question_text,
         gold_answer=canonical,

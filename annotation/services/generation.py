@@ -27,6 +27,8 @@ from annotation.models import (
     Table,
 )
 from annotation.selectors.prompts import table_png
+from annotation.services import runs
+from annotation.services.question_ids import new_question_ids
 from annotation.services.verification import verification_slots_open
 from endpoints.client import ChatClient, ChatRequest, RetryPolicy
 from endpoints.selectors import chat_target, endpoint_for_run
@@ -103,7 +105,15 @@ def generation_run_create(
             "questions in the query tool first",
             field="table_ids",
         )
-    with transaction.atomic():
+    request = {
+        "endpoint": chosen.pk,
+        "model": model,
+        "use_images": use_images,
+        "questions_per_table": questions_per_table,
+        "tables": sorted(wanted),
+    }
+    digest = runs.fingerprint(request)
+    with runs.refusing_duplicates(GenerationRun, digest, "generation run"), transaction.atomic():
         run = GenerationRun.objects.create(
             created_by=user,
             endpoint=chosen,
@@ -112,6 +122,7 @@ def generation_run_create(
             use_images=use_images,
             questions_per_table=questions_per_table,
             tables_total=len(wanted),
+            fingerprint=digest,
         )
         GenerationItem.objects.bulk_create([GenerationItem(run=run, table_id=t) for t in wanted])
         transaction.on_commit(lambda: _enqueue(run.pk))
@@ -162,11 +173,18 @@ def generation_run_cancel(*, user: Any, run_id: int) -> GenerationRun:
 STALE_AFTER = timedelta(minutes=5)
 
 
-@transaction.atomic
 def generation_run_resume(*, user: Any, run_id: int) -> GenerationRun:
     """Send a run back to the worker: after it was cancelled, failed or its worker died, or
-    to retry the tables that got no valid reply."""
+    to retry the tables that got no valid reply; refused while an identical run is queued
+    or running."""
     _require_admin(user)
+    asked = GenerationRun.objects.filter(pk=run_id).values_list("fingerprint", flat=True)
+    with runs.refusing_duplicates(GenerationRun, asked.first() or "", "generation run"):
+        return _resume(run_id)
+
+
+@transaction.atomic
+def _resume(run_id: int) -> GenerationRun:
     run = _run_for_update(run_id)
     alive = run.status == RunStatus.QUEUED or (
         run.status == RunStatus.RUNNING
@@ -213,15 +231,6 @@ def _worked_example(table: Table) -> tuple[str, str] | None:
     return example[0], example[1]
 
 
-def _next_model_numbers(table: Table, n: int) -> list[int]:
-    taken = Question.objects.filter(table=table, id__startswith=f"{table.pk}--A").values_list(
-        "id", flat=True
-    )
-    numbers = [int(m.group(1)) for q in taken if (m := re.search(r"--A(\d+)$", q))]
-    start = max(numbers, default=-1) + 1
-    return list(range(start, start + n))
-
-
 def _save_pairs(item: GenerationItem, pairs: list[GeneratedPair], output: str) -> int:
     with transaction.atomic():
         table = Table.objects.select_for_update().get(pk=item.table_id)  # serialises numbering
@@ -230,14 +239,16 @@ def _save_pairs(item: GenerationItem, pairs: list[GeneratedPair], output: str) -
             return 0  # a retried task already saved this table
         questions = [
             Question(
-                id=f"{table.pk}--A{k}",
+                id=question_id,
                 table=table,
                 text=pair.question,
                 gold_answer=pair.answer,
                 origin=QuestionOrigin.MODEL,
                 status=QuestionStatus.UNVERIFIED,
             )
-            for k, pair in zip(_next_model_numbers(table, len(pairs)), pairs, strict=True)
+            for question_id, pair in zip(
+                new_question_ids(table, "A", len(pairs)), pairs, strict=True
+            )
         ]
         Question.objects.bulk_create(questions)
         verification_slots_open(questions=questions)

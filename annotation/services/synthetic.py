@@ -17,6 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.models import RunStatus, SyntheticRun
+from annotation.services import runs
 from annotation.services.dataset import ImportSummary, release_import
 from hctqa.core import taxonomy
 from hctqa.core.release import ReleaseError, ReleaseTable, read_synthetic_files
@@ -103,12 +104,19 @@ def synthetic_run_create(
             raise ApplicationError(f"Ask for between 1 and {MAX_TARGET_TABLES} tables")
         if not required_properties:
             raise ApplicationError("Choose at least one table property for a targeted run")
-    with transaction.atomic():
+    request = {
+        "families": sorted(set(families)),
+        "required_properties": sorted(set(required_properties)),
+        "table_count": table_count,
+    }
+    digest = runs.fingerprint(request)
+    with runs.refusing_duplicates(SyntheticRun, digest, "synthetic run"), transaction.atomic():
         run = SyntheticRun.objects.create(
             created_by=user,
             families=list(families),
             required_properties=list(required_properties),
             table_count=table_count,
+            fingerprint=digest,
         )
         transaction.on_commit(lambda: _enqueue(run.pk))
     return run

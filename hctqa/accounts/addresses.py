@@ -12,7 +12,7 @@ def client_address(request: HttpRequest) -> str:
     """The client's IP address. Behind ``TRUSTED_PROXY_COUNT`` proxies it is the entry the
     outermost of them appended to X-Forwarded-For; entries to the left of it are whatever the
     client sent, so they are never trusted. Django's, DRF's and django-axes' views of the
-    client all come from here."""
+    client all come from here (axes' by way of ``client_network``)."""
     remote = request.META.get("REMOTE_ADDR", "")
     proxies = settings.TRUSTED_PROXY_COUNT
     if proxies <= 0:
@@ -36,3 +36,13 @@ def address_group(address: str) -> str:
             return str(ip.ipv4_mapped)
         return str(ipaddress.ip_network(f"{ip}/64", strict=False))
     return str(ip)
+
+
+def client_network(request: HttpRequest) -> str | None:
+    """The client's address group (``address_group``) as one address, for a store that keeps
+    addresses (django-axes' failed log-ins): an IPv4 address, or the first address of an
+    IPv6 /64. None when the client's address is not one."""
+    group = address_group(client_address(request))
+    if group == "unknown":
+        return None
+    return str(ipaddress.ip_network(group, strict=False).network_address)

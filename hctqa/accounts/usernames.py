@@ -6,6 +6,10 @@ it can be mistaken for (Cyrillic ``а`` and fullwidth ``ａ`` by ``a``, dotless 
 prototypes come from Unicode's confusables data as the ``confusable_homoglyphs`` package ships
 it. Usernames are also compared without case, so the skeleton is taken of the case-folded
 name, and once more of the result (a prototype may be a capital letter: ``0`` → ``O``).
+Combining marks that sit on or around a letter (nonspacing and enclosing: accents, a
+stacked acute, a circle) are dropped first, from the compatibility decomposition: UTS #39
+keeps them, so ``researcher`` with U+0301 on its last letter was a name of its own. Spacing
+marks are their script's letters (Devanagari vowel signs) and stay.
 
 A skeleton is a key for comparison, never shown.
 """
@@ -38,12 +42,26 @@ def _prototype(char: str) -> str:
     return target
 
 
+# Nonspacing and enclosing marks; spacing ones (Mc) are letters of their scripts.
+_DROPPED_MARKS = frozenset({"Mn", "Me"})
+
+
+def _without_marks(text: str) -> str:
+    """``text`` decomposed (NFKD), without its nonspacing and enclosing marks."""
+    return "".join(
+        c
+        for c in unicodedata.normalize("NFKD", text)
+        if unicodedata.category(c) not in _DROPPED_MARKS
+    )
+
+
 def username_skeleton(username: str) -> str:
-    """The UTS #39 skeleton of the case-folded, NFKC-normalised username."""
-    text = unicodedata.normalize("NFKC", username)
+    """The UTS #39 skeleton of the case-folded, NFKD-decomposed username, without the
+    combining marks that sit on or around its letters."""
+    text = _without_marks(username)
     for _ in range(_MAX_ROUNDS):
-        folded = unicodedata.normalize("NFD", text.casefold())
-        mapped = unicodedata.normalize("NFD", "".join(_prototype(c) for c in folded))
+        folded = _without_marks(text.casefold())
+        mapped = _without_marks("".join(_prototype(c) for c in folded))
         if mapped == text:
             break
         text = mapped

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from django.conf import settings
@@ -14,6 +15,7 @@ from rest_framework.authtoken.models import Token
 from hctqa.accounts import selectors, services
 from hctqa.accounts.addresses import client_address
 from hctqa.accounts.forms import ResearcherSignUpForm
+from hctqa.accounts.lockout import lockout_of
 from hctqa.core.wording import counted
 from hctqa.errors import ApplicationError
 
@@ -74,22 +76,36 @@ def locked_out(
     request: HttpRequest, original_response: HttpResponse | None, credentials: Any
 ) -> HttpResponse:
     """django-axes' answer to a client locked out after too many failed log-ins: a page for
-    the log-in forms, JSON for the API, both 429 with Retry-After."""
-    minutes = settings.LOGIN_LOCKOUT_MINUTES
+    the log-in forms, JSON for the API, both 429 with Retry-After and when to try again."""
+    lockout = lockout_of(request, credentials)
+    wait = lockout.seconds_left
+    if lockout.by_address:
+        limit = settings.LOGIN_FAILURE_LIMIT_PER_ADDRESS
+        why = (
+            f"Too many failed log-ins from your address ({limit} within "
+            f"{counted(settings.LOGIN_LOCKOUT_MINUTES, 'minute')}, whichever the username): "
+            "logging in from it is locked, to every account."
+        )
+    else:
+        why = (
+            "Too many failed log-ins to this account from your address: logging in to it "
+            "from here is locked."
+        )
     message = (
-        "Too many failed log-ins: logging in from here is locked for "
-        f"{counted(minutes, 'minute')}. "
-        "Each further failure starts the wait again. Forgot your password? Ask the "
-        "platform's admins."
+        f"{why} Try again after {lockout.until:%H:%M} UTC (in "
+        f"{counted(math.ceil(wait / 60), 'minute')}). Each further failure starts the wait "
+        "again. Forgot your password? Ask the platform's admins."
     )
     if request.path.startswith("/api/"):
-        response: HttpResponse = JsonResponse({"detail": message}, status=429)
+        response: HttpResponse = JsonResponse(
+            {"detail": message, "retry_after_seconds": wait}, status=429
+        )
     else:
         response = render(
             request,
             "accounts/locked_out.html",
-            {"message": message, "minutes": minutes},
+            {"message": message, "minutes": math.ceil(wait / 60)},
             status=429,
         )
-    response["Retry-After"] = str(minutes * 60)
+    response["Retry-After"] = str(wait)
     return response

@@ -85,6 +85,10 @@ QUESTION_FEATURES: tuple[Feature, ...] = (
     ),
     *_TABLE_FIELDS,
     Feature(
+        "dataset_type",
+        description="`realWorldHCTs` or `syntheticHCTs`, as the benchmark's scripts filter them.",
+    ),
+    Feature(
         "origin",
         description="`human`, `model` (generated, then verified by two people) or "
         "`synthetic` (from a generator template).",
@@ -95,6 +99,17 @@ QUESTION_FEATURES: tuple[Feature, ...] = (
         "answer",
         description="The gold answer: values of a row in `{}` separated by ` | `, rows "
         "separated by ` || `, or a bare `Yes`/`No`. Empty where withheld.",
+    ),
+    Feature(
+        "prompt",
+        description="The paper's zero-shot chat prompt (the table as pandas' text rendering), "
+        'as text: `[{"role": "system", …}, {"role": "user", …}]` in JSON, which `json.loads` '
+        "and the benchmark scripts' `eval` both read.",
+    ),
+    Feature(
+        "prompt_without_system",
+        description="The same prompt for models without a system role: one user message that "
+        "starts with the system text and a blank line.",
     ),
     Feature(
         "sql",
@@ -262,8 +277,15 @@ def dataset_card(facts: CardFacts) -> str:
         "```python\n"
         "from datasets import load_dataset\n\n"
         'questions = load_dataset("path/to/this/folder")  # train, validation, test\n'
+        'real = questions["test"].filter(lambda r: r["dataset_type"] == "realWorldHCTs")\n'
         'tables = load_dataset("path/to/this/folder", "tables")\n'
         "```\n\n"
+        "Where this folder was published to the Hugging Face Hub, its repository's name takes "
+        'the path\'s place, with the version as the revision: `load_dataset("ORG/NAME", '
+        f'revision="{facts.version}")`. The benchmark\'s own scripts (`llm_inf.py` and '
+        "`create_hctqa_in_alpacaJson.py` in qcri/HCTQA-Benchmark) read `question_id`, "
+        "`dataset_type`, `prompt`, `prompt_without_system` and `answer`, and run on this folder "
+        "with `qcri-ai/HCTQA` replaced by its path.\n\n"
         "`data/` also holds each split as Parquet.\n\n"
         "## Question fields\n\n| field | meaning |\n|---|---|\n"
         f"{_field_rows(QUESTION_FEATURES)}\n"

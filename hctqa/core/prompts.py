@@ -289,11 +289,13 @@ def _user_content(
         raise PromptError(f"The table cannot be read: {exc}") from None
 
 
-def _with_system_text(content: str | list[dict[str, Any]]) -> str | list[dict[str, Any]]:
+def _with_system_text(
+    content: str | list[dict[str, Any]], system: str
+) -> str | list[dict[str, Any]]:
     if isinstance(content, str):
-        return SYSTEM_PROMPT + SYSTEM_SEPARATOR + content
+        return system + SYSTEM_SEPARATOR + content
     first, *rest = content
-    return [{**first, "text": SYSTEM_PROMPT + SYSTEM_SEPARATOR + first["text"]}, *rest]
+    return [{**first, "text": system + SYSTEM_SEPARATOR + first["text"]}, *rest]
 
 
 def check_format_and_style(table_format: str, prompt_style: str) -> None:
@@ -363,9 +365,15 @@ def prompt_messages(
             "content": _user_content(question=question, table=table, table_format=table_format),
         }
     )
-    if system_role:
-        return [{"role": "system", "content": SYSTEM_PROMPT}, *turns]
-    return [{**turns[0], "content": _with_system_text(turns[0]["content"])}, *turns[1:]]
+    messages = [{"role": "system", "content": SYSTEM_PROMPT}, *turns]
+    return messages if system_role else without_system_role(messages)
+
+
+def without_system_role(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``prompt_messages``' messages as they are without a system role: the system message's
+    text starts the first user message (for models that refuse a system message)."""
+    system, first, *rest = messages
+    return [{**first, "content": _with_system_text(first["content"], system["content"])}, *rest]
 
 
 def prompt_sha256(messages: list[dict[str, Any]]) -> str:

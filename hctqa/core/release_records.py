@@ -4,7 +4,9 @@ caller writes the bytes.
 ``render_chunk`` takes tables (in id order) with their questions and returns, for each file
 of the release it adds to, the bytes to append, keyed ``(edition, path)``:
 
-- ``hf/data/<split>.jsonl``: a record per question (``dataset_card.QUESTION_FEATURES``);
+- ``hf/data/<split>.jsonl``: a record per question (``dataset_card.QUESTION_FEATURES``), with
+  the columns the benchmark's own scripts read (``dataset_type``, ``prompt``,
+  ``prompt_without_system``, ``answer``);
 - ``hf/tables/<split>.jsonl``: a record per table (``dataset_card.TABLE_FEATURES``);
 - ``prompts/<format>.jsonl.gz``: the prompt lines ``export_prompts`` writes, as one gzip
   member (concatenated members are one gzip file);
@@ -15,6 +17,9 @@ of the release it adds to, the bytes to append, keyed ``(edition, path)``:
 
 Files shared by both editions are keyed ``full``; the public edition gets its own copy only
 of what differs: the test split's files, with gold answers, SQL and relational tables empty.
+
+The demo tables (made up to try the platform) are never released: a chunk holding one is
+refused.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from hctqa.core.prompts import (
     PromptTable,
     table_prompt_records,
     table_text,
+    without_system_role,
 )
 
 FULL, PUBLIC = "full", "public"
@@ -42,6 +48,11 @@ WITHHELD_SPLIT = "test"
 PROMPT_FORMATS = tuple(f for f in TABLE_FORMATS if f != "image")
 # The benchmark's alpaca files hold the paper's prompt (pandas' text rendering).
 ALPACA_FORMAT = "paper"
+# What the benchmark's scripts filter on: ``dataset_type`` of real and of synthetic tables.
+REAL_DATASET_TYPE = "realWorldHCTs"
+SYNTHETIC_DATASET_TYPE = "syntheticHCTs"
+# Made-up tables for trying the platform: never the benchmark's.
+NEVER_RELEASED_SOURCES = frozenset({"demo"})
 # A tar archive ends with two empty blocks.
 TAR_END = b"\0" * 1024
 _GZIP_LEVEL = 1  # prompts compress tenfold even so, and fast
@@ -70,7 +81,11 @@ class TableRow:
 
     @property
     def is_synthetic(self) -> bool:
-        return self.source in ("synthetic", "demo")  # the demo tables are generated too
+        return self.source == "synthetic"
+
+    @property
+    def dataset_type(self) -> str:
+        return SYNTHETIC_DATASET_TYPE if self.is_synthetic else REAL_DATASET_TYPE
 
 
 @dataclass(frozen=True)
@@ -87,19 +102,36 @@ class QuestionRow:
 Key = tuple[str, str]
 
 
+def chat_text(messages: Sequence[Mapping[str, Any]]) -> str:
+    """Chat messages as one string, as the benchmark's ``prompt`` columns hold them: JSON,
+    which Python's ``eval`` (what the benchmark's scripts call) and ``json.loads`` both turn
+    back into the same list. Non-ASCII characters stay as they are: JSON's ``\\u`` escapes of
+    characters beyond the BMP are surrogate pairs, which ``eval`` would not join again."""
+    return json.dumps(messages, ensure_ascii=False)
+
+
 def question_record(
-    q: QuestionRow, t: TableRow, table_properties: dict[str, Any], *, withheld: bool
+    q: QuestionRow,
+    t: TableRow,
+    table_properties: dict[str, Any],
+    prompt: Sequence[Mapping[str, Any]],
+    *,
+    withheld: bool,
 ) -> dict[str, Any]:
+    """A question's record; ``prompt`` is its paper prompt (``[system, user]``)."""
     return {
         "question_id": q.id,
         "table_id": t.id,
         "source": t.source,
         "collection": t.collection or t.source,
         "split": t.split,
+        "dataset_type": t.dataset_type,
         "origin": q.origin,
         "template_number": q.template_number,
         "question": q.text,
         "answer": "" if withheld else q.gold_answer,
+        "prompt": chat_text(prompt),
+        "prompt_without_system": chat_text(without_system_role(list(prompt))),
         "sql": "" if withheld else q.sql,
         "query_properties": properties_record(taxonomy.QUERY_PROPERTIES, q.query_properties),
         "table": t.canonical_csv,
@@ -136,14 +168,30 @@ def html_document(title: str, table_html: str) -> str:
     )
 
 
+def tar_header(name: str, size: int, *, mtime: int, directory: bool = False) -> bytes:
+    """The header of a regular file (or a folder) of a tar archive, owned by nobody in
+    particular, so that the same files make the same archive."""
+    info = tarfile.TarInfo(name)
+    info.size = 0 if directory else size
+    info.mtime = mtime
+    info.mode = 0o755 if directory else 0o644
+    info.type = tarfile.DIRTYPE if directory else tarfile.REGTYPE
+    return info.tobuf(format=tarfile.PAX_FORMAT, encoding="utf-8", errors="strict")
+
+
+def tar_padding(size: int) -> bytes:
+    """What follows a file's data in a tar archive, up to the next 512-byte block."""
+    return b"\0" * (-size % 512)
+
+
 def tar_entry(name: str, data: bytes, *, mtime: int) -> bytes:
     """One regular file of a tar archive: its header and its data padded to 512 bytes."""
-    info = tarfile.TarInfo(name)
-    info.size = len(data)
-    info.mtime = mtime
-    info.mode = 0o644
-    header = info.tobuf(format=tarfile.PAX_FORMAT, encoding="utf-8", errors="strict")
-    return header + data + b"\0" * (-len(data) % 512)
+    return tar_header(name, len(data), mtime=mtime) + data + tar_padding(len(data))
+
+
+def archive_name(version: str, edition: str) -> str:
+    """The file name of an edition's one download: its Hugging Face folder as a .tar.gz."""
+    return f"hctqa-{version}-{edition}.tar.gz"
 
 
 def gzip_member(data: bytes) -> bytes:
@@ -176,6 +224,8 @@ def render_chunk(
     """
     out = _Out()
     for t, questions in items:
+        if t.source in NEVER_RELEASED_SOURCES:
+            raise RecordError(t.id, f"{t.source} tables are never released")
         try:
             _render_table(out, t, questions, archive_mtime=archive_mtime)
         except ValueError as exc:  # PromptError, or TableFormatError from the HTML rendering
@@ -239,7 +289,10 @@ def _render_table(
     data_file = f"hf/data/{t.split}.jsonl"
     variants = alpaca.VARIANTS if not t.is_synthetic else ("real_and_synthetic",)
     for q, prompt in zip(questions, paper, strict=True):
-        out.add((FULL, data_file), _dumps(question_record(q, t, table_properties, withheld=False)))
+        out.add(
+            (FULL, data_file),
+            _dumps(question_record(q, t, table_properties, prompt, withheld=False)),
+        )
         for variant in variants:
             path = f"alpaca/{alpaca.file_name(variant, t.split)}"
             record = alpaca.alpaca_record(prompt, q.gold_answer)
@@ -249,5 +302,6 @@ def _render_table(
                 out.add((PUBLIC, path), ",\n" + json.dumps(record, ensure_ascii=False))
         if withhold:
             out.add(
-                (PUBLIC, data_file), _dumps(question_record(q, t, table_properties, withheld=True))
+                (PUBLIC, data_file),
+                _dumps(question_record(q, t, table_properties, prompt, withheld=True)),
             )

@@ -9,10 +9,10 @@ question facts and the digests are read once.
 from __future__ import annotations
 
 import logging
-import threading
 from collections import defaultdict
-from collections.abc import Collection, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Collection, Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
@@ -22,10 +22,11 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotation.models import QuestionOrigin
+from hctqa import heartbeat
 from hctqa.core import taxonomy
-from hctqa.core.disclosure import DISCLOSURE_MARGIN, withheld_groups
+from hctqa.core.disclosure import DISCLOSURE_MARGIN, withheld_groups, withheld_whole_and_parts
 from hctqa.core.predictions import PredictionsError, read_predictions
-from hctqa.core.scoring import Evaluation, evaluate_all, source_of
+from hctqa.core.scoring import Evaluation, Summary, evaluate_all, source_of
 from hctqa.core.snapshots import question_set_sha256
 from hctqa.core.stats import group_means
 from leaderboard import selectors
@@ -41,6 +42,7 @@ from leaderboard.services.submissions import (
     _enqueue_regression,
     check_answers_every_test_question,
     check_matches_split,
+    check_most_test_answers_count,
 )
 from releases.models import Release
 from releases.selectors import release_for_digest
@@ -125,33 +127,19 @@ def _fail(submission_id: int, reason: str, attempt: int | None = None) -> None:
 
 
 # How often scoring writes its heartbeat; SUBMISSION_HEARTBEAT_TIMEOUT_SECONDS is well above.
-HEARTBEAT_EVERY_SECONDS = 5.0
+HEARTBEAT_EVERY_SECONDS = heartbeat.EVERY_SECONDS
 
 
-@contextmanager
-def _heartbeat(submission_id: int, attempt: int) -> Iterator[None]:
+def _heartbeat(submission_id: int, attempt: int) -> AbstractContextManager[None]:
     """Beat from a thread while the block runs, so a long scoring keeps its claim and a dead
     worker's submission is requeued within a minute. The claim wrote the first beat."""
-    stop = threading.Event()
 
-    def beat() -> None:
-        try:
-            while not stop.wait(HEARTBEAT_EVERY_SECONDS):
-                Submission.objects.filter(
-                    pk=submission_id, status=Status.SCORING, attempts=attempt
-                ).update(heartbeat_at=timezone.now())
-        except DatabaseError:
-            logger.warning("scoring heartbeat of submission %s failed", submission_id)
-        finally:
-            connection.close()  # this thread's own connection
+    def beat() -> int:
+        return Submission.objects.filter(
+            pk=submission_id, status=Status.SCORING, attempts=attempt
+        ).update(heartbeat_at=timezone.now())
 
-    thread = threading.Thread(target=beat, name=f"heartbeat-{submission_id}", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join()
+    return heartbeat.beating(beat, f"submission-{submission_id}", every=HEARTBEAT_EVERY_SECONDS)
 
 
 def claim(submission_id: int) -> int | None:
@@ -245,6 +233,7 @@ def _score(
     hidden = context.hidden(split, scope)
     # Checked at upload; checked again because the test questions may have changed since.
     check_answers_every_test_question(read.answers, hidden, stored=True)
+    check_most_test_answers_count(read.answers, hidden, submission.modality, stored=True)
     if not in_batch:
         _set_progress(submission_id, 30)
     # Null answers stay None: the empty answer under 2025-05, left out under 2025-10.
@@ -254,7 +243,8 @@ def _score(
     if not in_batch:
         _set_progress(submission_id, 60)
     facts = context.facts(gold)
-    breakdowns = compute_breakdowns(evaluations, facts, hidden=hidden)
+    disclosures = disclose(evaluations, hidden)
+    breakdowns = compute_breakdowns(evaluations, facts, hidden=hidden, disclosures=disclosures)
     claims = gold_claims_check(read.claimed_gold, gold, test_ids=context.test_ids())
     _save_scores(
         submission_id,
@@ -262,6 +252,7 @@ def _score(
         evaluations,
         read.answers,
         breakdowns,
+        disclosures,
         claims,
         digest=context.digest(split, scope),
         tables=len({f.table_id for f in facts.values()}),
@@ -299,32 +290,57 @@ def gold_claims_check(
     return {"compared": compared, "differ": differ, "examples": examples, "not_compared": hidden}
 
 
-def _score_row(submission_id: int, evaluation: Evaluation, breakdowns: dict[str, Any]) -> Score:
+def _score_row(
+    submission_id: int,
+    evaluation: Evaluation,
+    breakdowns: dict[str, Any],
+    disclosure: Disclosure,
+) -> Score:
+    """The figures as kept: those withheld (``disclosure``) are never stored, so no page,
+    download or API can show them, to the owner either."""
     overall = evaluation.overall
     ci = overall.ci
-    row = Score(
+    figures = {}
+    if not disclosure.overall:
+        figures = {
+            "precision": overall.precision,
+            "precision_low": ci["precision"].low if "precision" in ci else None,
+            "precision_high": ci["precision"].high if "precision" in ci else None,
+            "recall": overall.recall,
+            "recall_low": ci["recall"].low,
+            "recall_high": ci["recall"].high,
+            "f1": overall.f1,
+            "cc": overall.cc,
+            "cc_low": ci["cc"].low,
+            "cc_high": ci["cc"].high,
+        }
+    shown = {s: v for s, v in evaluation.by_source.items() if not disclosure.sources.get(s)}
+    return Score(
         submission_id=submission_id,
         rules=evaluation.rules,
         n_questions=overall.n,
         excluded=evaluation.excluded,
         coverage=evaluation.coverage,
-        precision=overall.precision,
-        precision_low=ci["precision"].low if "precision" in ci else None,
-        precision_high=ci["precision"].high if "precision" in ci else None,
-        recall=overall.recall,
-        recall_low=ci["recall"].low,
-        recall_high=ci["recall"].high,
-        f1=overall.f1,
-        cc=overall.cc,
-        cc_low=ci["cc"].low,
-        cc_high=ci["cc"].high,
-        by_source={k: v.as_dict() for k, v in evaluation.by_source.items()},
+        **figures,
+        **{f"recall_{s}": shown[s].recall if s in shown else None for s in BOARD_SOURCES},
+        by_source={
+            source: summary.as_dict() if source in shown else _withheld_summary(summary)
+            for source, summary in evaluation.by_source.items()
+        },
         breakdowns=breakdowns,
+        withheld=disclosure.overall,
     )
-    for source in BOARD_SOURCES:
-        summary = evaluation.by_source.get(source)
-        setattr(row, f"recall_{source}", summary.recall if summary else None)
-    return row
+
+
+def _withheld_summary(summary: Summary) -> dict[str, Any]:
+    """A source's figures withheld: only how many answers it counted is kept."""
+    figures = summary.as_dict()
+    return {
+        **{k: None for k in figures if k not in ("n", "ci")},
+        "n": summary.n,
+        "ci": {},
+        "withheld": True,
+    }
 
 
 @transaction.atomic
@@ -334,6 +350,7 @@ def _save_scores(
     evaluations: Mapping[str, Evaluation],
     answers: Mapping[str, str | None],
     breakdowns: Mapping[str, dict[str, Any]],
+    disclosures: Mapping[str, Disclosure],
     gold_claims: dict[str, Any],
     *,
     digest: str,
@@ -374,7 +391,10 @@ def _save_scores(
     _insert_results(rows)
     Score.objects.filter(submission_id=submission_id).delete()
     Score.objects.bulk_create(
-        [_score_row(submission_id, ev, breakdowns[rules]) for rules, ev in evaluations.items()]
+        [
+            _score_row(submission_id, ev, breakdowns[rules], disclosures[rules])
+            for rules, ev in evaluations.items()
+        ]
     )
     Submission.objects.filter(pk=submission_id).update(
         status=Status.SCORED,
@@ -448,32 +468,59 @@ def _groups(
     }
 
 
+@dataclass(frozen=True)
+class Disclosure:
+    """Which of one rules version's overall and per-source figures are withheld, and the
+    hidden questions of those shown (hctqa.core.disclosure)."""
+
+    overall: bool
+    sources: dict[str, bool]
+    shown: tuple[frozenset[str], ...]
+
+
+def disclose(
+    evaluations: Mapping[str, Evaluation], hidden: Collection[str]
+) -> dict[str, Disclosure]:
+    """Each rules version's overall and per-source figures, withheld when they rest on 1 to
+    DISCLOSURE_MARGIN hidden (test-split) answers counted, or give such a few by
+    subtraction (the overall figure minus the sources shown)."""
+    out = {}
+    for rules, evaluation in evaluations.items():
+        counted = frozenset(q for q in hidden if q in evaluation.scores)
+        by_source: dict[str, set[str]] = defaultdict(set)
+        for q in counted:
+            by_source[source_of(q)].add(q)
+        parts = {source: frozenset(by_source.get(source, ())) for source in evaluation.by_source}
+        overall, sources = withheld_whole_and_parts(counted, parts)
+        shown = [] if overall else [counted]
+        shown += [parts[s] for s, withheld in sources.items() if not withheld and parts[s]]
+        out[rules] = Disclosure(overall=overall, sources=sources, shown=tuple(shown))
+    return out
+
+
 def compute_breakdowns(
     evaluations: Mapping[str, Evaluation],
     facts: Mapping[str, selectors.QuestionFacts],
     *,
     hidden: Collection[str] = frozenset(),
+    disclosures: Mapping[str, Disclosure] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Mean recall per group, under each rules version (over the answers that version
-    counts), by rules version. Every group is kept; those the public may not see are marked
-    ``withheld``: on questions with hidden gold (``hidden``), a group within
-    DISCLOSURE_MARGIN hidden questions of a published group (the overall and per-source
-    figures of either version, or a group published before it) would give single questions'
-    scores by subtraction (hctqa.core.disclosure)."""
+    counts), by rules version. Every group is listed; on questions with hidden gold
+    (``hidden``) those withheld are marked ``withheld`` and keep no figure: a group on 1 to
+    DISCLOSURE_MARGIN hidden answers, or within that many of a figure shown (the overall and
+    per-source figures of either version shown, ``disclosures``, or a group shown before
+    it), would give single questions' scores (hctqa.core.disclosure)."""
+    if disclosures is None:
+        disclosures = disclose(evaluations, hidden)
     groups = _groups(facts)
     out: dict[str, dict[str, Any]] = {}
     candidates: list[tuple[dict[str, Any], frozenset[str]]] = []
-    published: list[frozenset[str]] = []
+    published = [ids for d in disclosures.values() for ids in d.shown]
     for rules, evaluation in evaluations.items():
         counted = evaluation.scores
         recall = {qid: s.recall for qid, s in counted.items()}
         shown_hidden = frozenset(q for q in hidden if q in counted)
-        if hidden:
-            published.append(shown_hidden)
-            by_source: dict[str, set[str]] = defaultdict(set)
-            for q in shown_hidden:
-                by_source[source_of(q)].add(q)
-            published.extend(frozenset(ids) for ids in by_source.values())
         figures: dict[str, Any] = {}
         for kind, (members, labels) in groups.items():
             rows = []
@@ -495,5 +542,7 @@ def compute_breakdowns(
         out[rules] = figures
     flags = withheld_groups([group for _, group in candidates], published=published)
     for (row, _), withheld in zip(candidates, flags, strict=True):
-        row["withheld"] = withheld
+        if withheld:
+            row["withheld"] = True
+            row["recall"] = None
     return out

@@ -9,7 +9,7 @@ import hashlib
 import json
 import unicodedata
 import uuid
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -27,6 +27,7 @@ from django.utils import timezone
 from hctqa.accounts.services import account_check_test_split_access
 from hctqa.core.predictions import PredictionsError, PredictionsFile, read_predictions
 from hctqa.core.reported import ReportedResult
+from hctqa.core.scoring import EXCLUDED_PREFIXES, is_excluded
 from hctqa.core.stats import regress_on_table_properties
 from hctqa.core.wording import counted
 from hctqa.errors import ApplicationError, Problems
@@ -205,28 +206,65 @@ def check_answers_every_test_question(
     )
 
 
-def _check_fits(read: PredictionsFile, *, split: str, data_scope: str) -> None:
+def check_most_test_answers_count(
+    answers: Mapping[str, str | None],
+    test_ids: Collection[str],
+    modality: str,
+    *,
+    stored: bool = False,
+) -> None:
+    """Refuse a text file scored against test gold answers (``test_ids``) whose answers to
+    them the 2025-10 rules mostly leave out of the averages: the few left would be figures
+    on a guess or two (991 "No answer" lines and one guess scored that guess alone). Vision
+    answers have the 2025-05 rules only, which leave nothing out. ``stored``: a file
+    uploaded earlier, scored again."""
+    if modality == Modality.VISION or not test_ids:
+        return
+    left_out = sum(1 for q in test_ids if is_excluded(answers.get(q), rules="2025-10"))
+    total = len(test_ids)
+    allowed = total // 2
+    if left_out <= allowed:
+        return
+    prefixes = " or ".join(f'"{p}"' for p in EXCLUDED_PREFIXES)
+    when = " (uploaded before this rule, or before the test split changed)" if stored else ""
+    raise PredictionsError(
+        f"The file{when} leaves {left_out:,} of its {total:,} test-split answers out of the "
+        f"2025-10 rules' averages (JSON null, or an answer starting with {prefixes}). A "
+        f"submission scored against test gold answers may leave out at most half "
+        f"({allowed:,}): figures on the few answers left would give away whether single "
+        "guesses match the hidden gold. Give the model's real answers to the questions."
+    )
+
+
+def _check_fits(read: PredictionsFile, *, split: str, data_scope: str, modality: str) -> None:
     """The file answers questions of the chosen split and tables, and every test question
-    it would be scored on."""
+    it would be scored on, mostly with answers the rules count."""
     try:
         check_matches_split(read.answers, split=split, data_scope=data_scope)
         if selectors.includes_test_questions(split):
-            check_answers_every_test_question(
-                read.answers, selectors.test_questions_scored(split=split, data_scope=data_scope)
-            )
+            test_ids = selectors.test_questions_scored(split=split, data_scope=data_scope)
+            check_answers_every_test_question(read.answers, test_ids)
+            check_most_test_answers_count(read.answers, test_ids, modality)
     except PredictionsError as exc:
         raise ApplicationError(str(exc), field="predictions") from None
 
 
 def _validated(
-    source: bytes | IO[bytes], *, split: str, data_scope: str, max_answer_chars: int | None
+    source: bytes | IO[bytes],
+    *,
+    split: str,
+    data_scope: str,
+    modality: str,
+    max_answer_chars: int | None,
 ) -> PredictionsFile:
     read = _read(source, max_answer_chars=max_answer_chars)
-    _check_fits(read, split=split, data_scope=data_scope)
+    _check_fits(read, split=split, data_scope=data_scope, modality=modality)
     return read
 
 
-def _check_file(problems: Problems, upload: File | None, *, split: str, data_scope: str) -> None:
+def _check_file(
+    problems: Problems, upload: File | None, *, split: str, data_scope: str, modality: str
+) -> None:
     """The file's own problems (size, format, ids, answers), then, if the split and data
     scope are readable, whether it fits them: all into ``problems``."""
     if problems.on("predictions"):
@@ -238,7 +276,7 @@ def _check_file(problems: Problems, upload: File | None, *, split: str, data_sco
         _check_size(upload)
         read = _read(upload, max_answer_chars=settings.SUBMISSION_MAX_ANSWER_CHARS)
         if not (problems.on("split") or problems.on("data_scope")):
-            _check_fits(read, split=split, data_scope=data_scope)
+            _check_fits(read, split=split, data_scope=data_scope, modality=modality)
 
 
 # Names shown to everyone on the board, one line each.
@@ -383,7 +421,13 @@ def submission_create(
     with problems.check():
         check_stored_submissions_left(owner)
     _check_metadata(data, problems)
-    _check_file(problems, predictions, split=data.split, data_scope=data.data_scope)
+    _check_file(
+        problems,
+        predictions,
+        split=data.split,
+        data_scope=data.data_scope,
+        modality=data.modality,
+    )
     problems.raise_if_any()
     assert predictions is not None  # a missing file is a problem above
     with transaction.atomic():
@@ -419,7 +463,13 @@ def submission_create_from_predictions(
     )
     raw = gzip.compress(lines.encode("utf-8"), mtime=0)
     # The run's own answers: bounded by its max_tokens, not by the upload limit.
-    _validated(raw, split=data.split, data_scope=data.data_scope, max_answer_chars=None)
+    _validated(
+        raw,
+        split=data.split,
+        data_scope=data.data_scope,
+        modality=data.modality,
+        max_answer_chars=None,
+    )
     counted = limit_entry is None and selectors.includes_test_questions(data.split)
     if counted:
         account_check_test_split_access(user=owner)

@@ -210,3 +210,24 @@ def test_concurrent_sign_ups_from_one_address_stay_within_the_limit(settings) ->
         t.join()
     assert sorted(outcomes) == ["created"] * 3 + ["refused"] * 7
     assert Account.objects.filter(signed_up_from="203.0.113.7").count() == 3
+
+
+def test_a_name_with_combining_marks_is_a_look_alike() -> None:
+    from hctqa.accounts.services import researcher_sign_up
+    from hctqa.errors import ApplicationError
+
+    # Issue 23, item 6: "researcher" with a combining acute (U+0301) was accepted beside
+    # "researcher"; the mark sits on the last letter and is easily missed.
+    UserFactory(username="researcher")
+    response = sign_up(Client(), "researcher\u0301")
+    assert response.status_code == 400
+    assert "that username is taken, or looks too much like one that is" in response.text
+    # Precomposed, stacked, or on another letter: the same name.
+    for name in ("researcheŕ", "re\u0301\u0301searcher", "résearcher", "researcher\u20dd"):
+        with pytest.raises(ApplicationError, match="looks too much like one that is"):
+            researcher_sign_up(
+                username=name, email="x@example.org", password=PASSWORD, address="192.0.2.1"
+            )
+    assert User.objects.count() == 1
+    # Spacing marks are letters of their script, and stay (Devanagari: कि is not क).
+    assert username_skeleton("कि") != username_skeleton("क")

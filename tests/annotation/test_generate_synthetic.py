@@ -177,3 +177,29 @@ def test_the_coverage_page_counts_real_and_synthetic_tables(client: Client) -> N
     assert "Real (1)" in text and "Synthetic (2)" in text
     row = text.split("Row nesting</td>", 1)[1].split("</tr>", 1)[0]
     assert '<td class="num">1</td><td class="num">1</td>' in row
+
+
+def test_an_identical_run_is_refused_while_one_is_queued_or_running(
+    small_params: Path, client: Client
+) -> None:
+    """Issue 23: five identical generator runs queued in 0.2 s delayed a sweep by 43 s."""
+    admin = UserFactory(role="admin")
+    client.force_login(admin)
+    with override_settings(SYNTHETIC_PARAMS_DIR=str(small_params)):
+        started = [
+            client.post(
+                "/annotate/synthetic/", {"mode": "families", "families": ["Number_of_accidents"]}
+            )
+            for _ in range(5)
+        ]
+        first = SyntheticRun.objects.get()
+        assert [r.status_code for r in started] == [302, 400, 400, 400, 400]
+        assert f"An identical synthetic run (run {first.pk}) is already queued".encode() in (
+            started[-1].content
+        )
+        # Another request is a run of its own; once the first is done, it may run again.
+        other = services.synthetic_run_create(user=admin)  # every family
+        assert services.synthetic_run_execute(run_id=first.pk) == "done"
+        again = services.synthetic_run_create(user=admin, families=["Number_of_accidents"])
+    assert SyntheticRun.objects.filter(status=RunStatus.QUEUED).count() == 2
+    assert again.pk not in (first.pk, other.pk)

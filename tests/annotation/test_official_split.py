@@ -184,6 +184,22 @@ def scored_test_submission(data_dir: Path, test_gold: dict[str, str]) -> Submiss
     return submission
 
 
+def test_the_gemma_answers_on_the_test_split_show_every_overall_and_source_figure(
+    official: str, test_gold: dict[str, str], data_dir: Path
+) -> None:
+    # Real answers: 68 of the 992 are "No answer…" or "Error…", far from most, and every
+    # figure rests on tens of test questions: none is withheld (issue 23, item 3).
+    submission = scored_test_submission(data_dir, test_gold)
+    newer = submission.score_for("2025-10")
+    assert (newer.n_questions, newer.excluded) == (924, 68)
+    for score in submission.scores.all():
+        assert not score.withheld and score.recall is not None and score.cc is not None
+        assert set(score.by_source) == set(TABLE_11_QUESTIONS)
+        for source, figures in score.by_source.items():
+            assert "withheld" not in figures and figures["recall"] is not None
+            assert getattr(score, f"recall_{source}") == figures["recall"]
+
+
 def test_a_dry_run_shows_the_split_change_and_the_submissions_it_affects_and_writes_nothing(
     official: str, test_gold: dict[str, str], data_dir: Path
 ) -> None:

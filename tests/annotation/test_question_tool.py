@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 import threading
 import uuid
 
@@ -48,13 +49,13 @@ def write(user, table, key=None, **fields):
     )
 
 
-def test_a_question_gets_the_next_human_written_id_and_a_canonical_answer(annotator) -> None:
+def test_a_question_gets_a_human_written_id_and_a_canonical_answer(annotator) -> None:
     table = TableFactory(id="psa--1--1")
     QuestionFactory(table=table, id="psa--1--1--M0")
     QuestionFactory(table=table, id="psa--1--1--M7")
     QuestionFactory(table=table, id="psa--1--1--A9", origin="model")
     question = write(annotator, table, gold_answer="{North|1} || {South | 2}")
-    assert question.id == "psa--1--1--M8"
+    assert re.fullmatch(r"psa--1--1--M\d{6}", question.id)
     assert question.gold_answer == "{North | 1} || {South | 2}"
     assert (question.origin, question.status) == ("human", "verified")
     assert question.query_properties["row_filter_conditions"] is None
@@ -273,14 +274,13 @@ def test_the_api_writes_a_question_and_names_the_next_table(client: Client, anno
         "/api/annotate/questions/psa--1--1/save/", body, content_type="application/json"
     )
     assert response.status_code == 201
-    assert response.json() == {
-        "question": {"id": "psa--1--1--M0", "text": "Which?", "gold_answer": "Yes"}
-    }
+    saved = Question.objects.get()
+    assert response.json() == {"question": {"id": saved.id, "text": "Which?", "gold_answer": "Yes"}}
     following = client.get("/api/annotate/questions/next/?after=psa--1--1").json()
     assert following == {"table": "psa--1--2", "url": "/annotate/questions/psa--1--2/"}
     work = client.get("/api/annotate/questions/psa--1--1/").json()
     assert work["mix"]["questions"] == 1
-    assert work["questions"] == [{"id": "psa--1--1--M0", "text": "Which?"}]
+    assert work["questions"] == [{"id": saved.id, "text": "Which?"}]
     taxonomies = client.get("/api/annotate/taxonomies/").json()
     assert {t["code"] for t in taxonomies["templates"]} >= {"lookup", "sum", "top_k"}
 
@@ -320,18 +320,16 @@ def test_a_near_duplicate_of_an_existing_question_is_refused_with_a_warning(anno
         write(annotator, table, text="In 2020, how many women lived in the south?")
     assert refused.value.field == "near_duplicate"
     assert "nearly the same as psa--1--1--M0 (100% alike)" in refused.value.message
-    assert not Question.objects.filter(id="psa--1--1--M1").exists()
+    assert Question.objects.count() == 1
     # Confirmed, it is kept; a different year was never in doubt.
-    kept = write(
+    write(
         annotator,
         table,
         text="In 2020, how many women lived in the south?",
         confirm_near_duplicate=True,
     )
-    assert kept.id == "psa--1--1--M1"
-    assert write(annotator, table, text="How many women lived in the South in 2019?").id == (
-        "psa--1--1--M2"
-    )
+    write(annotator, table, text="How many women lived in the South in 2019?")
+    assert Question.objects.count() == 3
 
 
 def test_questions_an_annotator_cannot_see_are_not_compared(annotator) -> None:
@@ -369,7 +367,7 @@ def test_the_plain_form_warns_then_keeps_a_confirmed_near_duplicate(
     assert post["client_key"] in page  # the same question, saved again
     kept = client.post("/annotate/questions/psa--1--1/", {**post, "confirm_near_duplicate": "1"})
     assert kept.status_code == 302
-    assert Question.objects.filter(id="psa--1--1--M1").exists()
+    assert Question.objects.count() == 2
 
 
 def test_the_question_tool_lists_the_questions_the_table_already_has(
@@ -384,3 +382,30 @@ def test_the_question_tool_lists_the_questions_the_table_already_has(
     page = client.get("/annotate/questions/psa--1--1/").content.decode()
     assert "2 questions already on this table" in page
     assert "Which region is largest?" in page and "Sum of 2019?" in page
+
+
+def test_a_new_question_id_does_not_show_a_private_question(annotator, monkeypatch) -> None:
+    # Issue 23, item 6: public M0 and M1, and M2 in the private gold pool; the annotator's
+    # new question got M3, and the gap showed the pool question. Ids are now drawn at random
+    # from a wide range (here, the same draw on each table), whatever the table holds.
+    monkeypatch.setattr("secrets.randbelow", lambda n: 4242)
+    made = {}
+    for table_id, private in (("psa--3--1", True), ("psa--3--2", False)):
+        table = TableFactory(id=table_id, split="train")
+        QuestionFactory(table=table, id=f"{table_id}--M0")
+        QuestionFactory(table=table, id=f"{table_id}--M1")
+        if private:
+            QuestionFactory(table=table, id=f"{table_id}--M2", in_gold_pool=True)
+        made[private] = write(annotator, table).id.rsplit("--", 1)[1]
+    assert made[True] == made[False]
+    # The benchmark's form: <table_id>--M<k>.
+    assert re.fullmatch(r"M\d{6}", made[True])
+
+
+def test_a_drawn_id_already_taken_is_drawn_again(annotator, monkeypatch) -> None:
+    draws = iter([7, 7, 8])
+    monkeypatch.setattr("secrets.randbelow", lambda n: next(draws))
+    table = TableFactory(id="psa--3--3")
+    first = write(annotator, table)
+    second = write(annotator, table)
+    assert first.id.endswith("7") and second.id.endswith("8") and first.id != second.id

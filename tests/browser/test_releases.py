@@ -53,9 +53,17 @@ def test_an_admin_cuts_a_release_and_a_reader_downloads_it_on_a_phone(
     expect(page.get_by_role("heading", name=re.compile("Public edition"))).to_be_visible()
     expect(page.get_by_role("heading", name=re.compile("Full edition"))).to_have_count(0)
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    # The one download, with the two lines that load it.
+    expect(page.get_by_text('load_dataset("hctqa-2026.11-public")')).to_be_visible()
+    with page.expect_download() as download:
+        page.get_by_role("link", name="Download hctqa-2026.11-public.tar.gz").click()
+    assert download.value.suggested_filename == "hctqa-2026.11-public.tar.gz"
+    public = releases_on_the_worker / "2026.11/public"
+    saved = Path(download.value.path())
+    assert saved.read_bytes() == (public / "hctqa-2026.11-public.tar.gz").read_bytes()
+    # Every file is there too, one click further.
+    page.get_by_text("Every file of the public edition").click()
     with page.expect_download() as download:
         page.get_by_role("link", name="hf/README.md").click()
     saved = Path(download.value.path())
-    assert (
-        saved.read_bytes() == (releases_on_the_worker / "2026.11/public/hf/README.md").read_bytes()
-    )
+    assert saved.read_bytes() == (public / "hf/README.md").read_bytes()

@@ -87,7 +87,9 @@ def test_records_have_exactly_the_declared_fields() -> None:
     t = TableRow("psa--1--1", "psa", "train", "a,b\n1,2\n", {})
     q = QuestionRow("psa--1--1--M1", "Q?", "{1}", "human", None, "", {})
     props = properties_record(taxonomy.TABLE_PROPERTIES, {})
-    assert list(question_record(q, t, props, withheld=False)) == [f.name for f in QUESTION_FEATURES]
+    prompt = [{"role": "system", "content": "S"}, {"role": "user", "content": "U"}]
+    record = question_record(q, t, props, prompt, withheld=False)
+    assert list(record) == [f.name for f in QUESTION_FEATURES]
     assert list(table_record(t, props, 1, withheld=False)) == [f.name for f in TABLE_FEATURES]
 
 

@@ -6,14 +6,22 @@ import json
 import tarfile
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from hctqa.core.prompts import PromptTable, table_prompt_records
+from hctqa.core.prompts import (
+    SYSTEM_PROMPT,
+    PromptTable,
+    prompt_messages,
+    table_prompt_records,
+)
 from hctqa.core.release_records import (
     PROMPT_FORMATS,
     TAR_END,
     QuestionRow,
     RecordError,
     TableRow,
+    chat_text,
     render_chunk,
 )
 
@@ -118,3 +126,43 @@ def test_a_table_that_cannot_be_read_is_named() -> None:
     broken = TableRow("psa--9--9", "psa", "train", "a,b\x00\n", {})
     with pytest.raises(RecordError, match="psa--9--9"):
         render_chunk([(broken, [OPEN])], archive_mtime=0)
+
+
+def test_question_records_carry_the_columns_the_benchmarks_scripts_read(chunk: dict) -> None:
+    """``dataset_type`` to filter on; ``prompt`` and ``prompt_without_system`` that ``eval``
+    turns into the paper prompt's messages (with and without the system message)."""
+    for edition in ("full", "public"):
+        (hidden,) = lines(chunk[(edition, "hf/data/test.jsonl")])
+        assert hidden["dataset_type"] == "syntheticHCTs"
+    (open_record,) = lines(chunk[("full", "hf/data/train.jsonl")])
+    assert open_record["dataset_type"] == "realWorldHCTs" and open_record["answer"] == "{1} || {2}"
+    paper = prompt_messages(
+        question=OPEN.text, table=PromptTable(TRAIN_TABLE.canonical_csv), table_format="paper"
+    )
+    assert eval(open_record["prompt"]) == paper  # noqa: S307 - what the benchmark's scripts do
+    assert json.loads(open_record["prompt"]) == paper
+    (folded,) = eval(open_record["prompt_without_system"])  # noqa: S307
+    assert folded == {"role": "user", "content": SYSTEM_PROMPT + "\n\n" + paper[1]["content"]}
+    # The public test record keeps its prompt; only the answer is withheld.
+    (public,) = lines(chunk[("public", "hf/data/test.jsonl")])
+    (full,) = lines(chunk[("full", "hf/data/test.jsonl")])
+    assert public["prompt"] == full["prompt"] and public["answer"] == ""
+
+
+_TEXT = st.text(st.characters(codec="utf-8"), max_size=40)
+
+
+@given(st.lists(st.tuples(st.sampled_from(["system", "user"]), _TEXT), min_size=1, max_size=3))
+def test_chat_text_reads_back_the_same_with_eval_and_json(turns: list) -> None:
+    """Quotes, backslashes, control characters, line separators and characters beyond the
+    BMP all come back as they were, whichever way the column is read."""
+    messages = [{"role": role, "content": content} for role, content in turns]
+    text = chat_text(messages)
+    assert eval(text) == messages  # noqa: S307 - the benchmark's scripts read it so
+    assert json.loads(text) == messages
+
+
+def test_demo_tables_are_never_released() -> None:
+    demo = TableRow("synthetic--demo-students", "demo", "train", "a,b\n1,2\n", {})
+    with pytest.raises(RecordError, match="demo tables are never released"):
+        render_chunk([(TRAIN_TABLE, [OPEN]), (demo, [])], archive_mtime=0)

@@ -112,10 +112,28 @@ def _gif() -> bytes:
     return out.getvalue()
 
 
+def test_another_picture_format_is_refused_at_upload_and_nothing_kept(
+    adjudicator, collection, _ingest_files: Path
+) -> None:
+    with pytest.raises(services.UploadRefused) as refused:
+        upload(adjudicator, collection, _gif(), name="table.png")  # named .png, a GIF inside
+    assert refused.value.code == "image_format"
+    assert "This is a GIF image; only PNG and JPEG images can be read" in refused.value.message
+    assert _nothing_kept(_ingest_files)
+
+
+def _refused_by_the_worker(document: Document, root: Path, code: str, message: str) -> None:
+    """Refused on its page, nothing half-stored: no file, page or candidate."""
+    assert (document.status, document.refused_code) == ("refused", code)
+    assert message in document.message
+    assert (document.stored_path, document.page_count) == ("", None)
+    assert not document.pages.exists() and not document.candidates.exists()
+    assert not [p for p in root.rglob("*") if p.is_file()]
+
+
 @pytest.mark.parametrize(
     ("make", "code", "message"),
     [
-        (_gif, "image_format", "This is a GIF image; only PNG and JPEG images can be read"),
         (lambda: _noise_png()[:5000], "truncated_image", "This PNG image is truncated"),
         (
             lambda: as_jpeg(render_table_png(TOTAL_ROWS))[:20] + b"\x00" * 400,
@@ -123,16 +141,13 @@ def _gif() -> bytes:
             "This JPEG image is damaged",
         ),
     ],
-    ids=["gif-named-png", "truncated-png", "damaged-jpeg"],
+    ids=["truncated-png", "damaged-jpeg"],
 )
-def test_a_bad_picture_is_refused_with_its_own_message_and_nothing_kept(
+def test_a_damaged_picture_is_refused_by_the_worker_with_its_own_message(
     adjudicator, collection, _ingest_files: Path, make, code: str, message: str
 ) -> None:
-    with pytest.raises(services.UploadRefused) as refused:
-        upload(adjudicator, collection, make(), name="table.png")
-    assert refused.value.code == code
-    assert message in refused.value.message
-    assert _nothing_kept(_ingest_files)
+    document = ingest(adjudicator, collection, make(), name="table.png")
+    _refused_by_the_worker(document, _ingest_files, code, message)
 
 
 def test_a_picture_over_the_pixel_limit_is_refused_and_nothing_kept(
@@ -141,15 +156,10 @@ def test_a_picture_over_the_pixel_limit_is_refused_and_nothing_kept(
     png = render_table_png(TOTAL_ROWS)
     width, height = Image.open(io.BytesIO(png)).size
     # Pillow only warns between the limit and twice it: that is a refusal too.
-    with (
-        override_settings(INGEST_MAX_IMAGE_PIXELS=width * height * 2 // 3),
-        pytest.raises(services.UploadRefused) as refused,
-    ):
-        upload(adjudicator, collection, png, name="table.png")
-    assert refused.value.code == "too_many_pixels"
-    assert "more pixels than the limit" in refused.value.message
-    assert "INGEST_MAX_IMAGE_PIXELS" in refused.value.message
-    assert _nothing_kept(_ingest_files)
+    with override_settings(INGEST_MAX_IMAGE_PIXELS=width * height * 2 // 3):
+        document = ingest(adjudicator, collection, png, name="table.png")
+    _refused_by_the_worker(document, _ingest_files, "too_many_pixels", "more pixels than the limit")
+    assert "INGEST_MAX_IMAGE_PIXELS" in document.message
 
 
 def test_ocr_over_the_page_time_limit_is_stopped_and_said(

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from django.db import IntegrityError
 from django.test import Client, override_settings
+from django.utils.html import escape
 from pypdf import PdfReader, PdfWriter
 from rest_framework.authtoken.models import Token
 
@@ -107,12 +108,15 @@ def test_an_upload_keeps_its_provenance_and_refuses_the_same_file_twice(
     data = table_pdf(print_pdf, TOTAL_ROWS)
     document = upload(adjudicator, collection, data)
     assert document.number == 1
-    assert document.page_count == 1
+    # Opened by the ingest worker, not by the upload request.
+    assert (document.status, document.page_count, document.pages.count()) == ("queued", None, 0)
     assert document.uploaded_by == adjudicator
     assert document.file_name == "report.pdf"
     assert len(document.sha256) == 64
     assert files.read(document.stored_path) == data
-    assert document.pages.get().status == PageStatus.PENDING
+    services.document_extract(document_id=document.pk)
+    document.refresh_from_db()
+    assert document.page_count == 1 and document.pages.get().status == PageStatus.DONE
 
     with pytest.raises(services.UploadRefused) as refused:
         upload(UserFactory(role="adjudicator"), collection, data, name="copy.pdf")
@@ -163,19 +167,12 @@ def _encrypted(data: bytes) -> bytes:
             "not_supported",
             "neither a PDF, a web page (HTML) nor a PNG or JPEG image, judging by its content",
         ),
-        (_encrypted, "encrypted", "needs a password"),
         (lambda pdf: pdf[: len(pdf) // 2], "truncated", "truncated"),
-        (lambda pdf: b"%PDF-1.7\n" + b"\x00junk" * 500 + b"\n%%EOF\n", "corrupt", "damaged"),
-        (
-            lambda pdf: b"<html><body><p>No table here.</p></body></html>",
-            "html_no_table",
-            "no <table>",
-        ),
         (lambda pdf: b"", "empty", "empty"),
     ],
-    ids=["csv", "encrypted", "truncated", "corrupt", "html-without-table", "empty"],
+    ids=["csv", "truncated", "empty"],
 )
-def test_bad_files_are_refused_with_their_own_message_and_nothing_kept(
+def test_bad_files_are_refused_at_upload_by_their_bytes_and_nothing_kept(
     print_pdf, adjudicator, collection, _ingest_files: Path, make, code: str, message: str
 ) -> None:
     with pytest.raises(services.UploadRefused) as refused:
@@ -183,6 +180,35 @@ def test_bad_files_are_refused_with_their_own_message_and_nothing_kept(
     assert refused.value.code == code
     assert message in refused.value.message
     assert _nothing_kept(_ingest_files)
+
+
+@pytest.mark.parametrize(
+    ("make", "code", "message"),
+    [
+        (_encrypted, "encrypted", "needs a password"),
+        (lambda pdf: b"%PDF-1.7\n" + b"\x00junk" * 500 + b"\n%%EOF\n", "corrupt", "damaged"),
+        (
+            lambda pdf: b"<html><body><p>No table here.</p></body></html>",
+            "html_no_table",
+            "no <table>",
+        ),
+    ],
+    ids=["encrypted", "corrupt", "html-without-table"],
+)
+def test_files_that_cannot_be_opened_are_refused_by_the_worker_on_their_page(
+    print_pdf, adjudicator, collection, _ingest_files: Path, make, code: str, message: str
+) -> None:
+    document = ingest(adjudicator, collection, make(table_pdf(print_pdf, TOTAL_ROWS)), "x.pdf")
+    assert (document.status, document.refused_code) == ("refused", code)
+    assert message in document.message
+    # Nothing half-stored: no file, page or candidate.
+    assert (document.stored_path, document.page_count) == ("", None)
+    assert not document.pages.exists() and not document.candidates.exists()
+    assert not [p for p in _ingest_files.rglob("*") if p.is_file()]
+    client = Client()
+    client.force_login(adjudicator)
+    page = client.get(f"/ingest/documents/{document.pk}/")
+    assert b"Refused" in page.content and escape(message).encode() in page.content
 
 
 def test_over_the_byte_limit_is_refused(print_pdf, adjudicator, collection, _ingest_files) -> None:
@@ -193,13 +219,25 @@ def test_over_the_byte_limit_is_refused(print_pdf, adjudicator, collection, _ing
     assert _nothing_kept(_ingest_files)
 
 
+def test_a_worker_that_cannot_find_the_file_fails_the_document_without_refusing_it(
+    print_pdf, adjudicator, collection
+) -> None:
+    document = upload(adjudicator, collection, table_pdf(print_pdf, TOTAL_ROWS))
+    files.remove(document.stored_path)  # a worker without the web server's files
+    services.document_extract(document_id=document.pk)
+    document.refresh_from_db()
+    assert (document.status, document.refused_code) == ("failed", "")
+    assert "INGEST_FILES_ROOT" in document.message
+
+
 def test_over_the_page_limit_is_refused(print_pdf, adjudicator, collection, _ingest_files) -> None:
     data = pages_pdf(print_pdf, [TOTAL_ROWS, ROW_GROUPS])
-    with override_settings(INGEST_MAX_PAGES=1), pytest.raises(services.UploadRefused) as refused:
-        upload(adjudicator, collection, data)
-    assert refused.value.code == "too_many_pages"
-    assert "2 pages" in refused.value.message
-    assert _nothing_kept(_ingest_files)
+    with override_settings(INGEST_MAX_PAGES=1):
+        document = ingest(adjudicator, collection, data)
+    assert (document.status, document.refused_code) == ("refused", "too_many_pages")
+    assert "2 pages" in document.message
+    assert not document.pages.exists()
+    assert not [p for p in _ingest_files.rglob("*") if p.is_file()]
 
 
 def test_a_pdf_with_only_an_owner_password_is_read(print_pdf, adjudicator, collection) -> None:
@@ -479,7 +517,8 @@ def test_the_upload_page_ingests_and_the_document_page_shows_progress(
         response.status_code == 302 and response["Location"] == f"/ingest/documents/{document.pk}/"
     )
     page = client.get(f"/ingest/documents/{document.pk}/")
-    assert b"0 of 1 page(s) read" in page.content and b"hx-trigger" in page.content
+    assert b"waiting for the ingest worker to open the file" in page.content
+    assert b"hx-trigger" in page.content
     again = client.post("/ingest/", {"collection": "qnpc-2024", "files": [_file(data, "b.pdf")]})
     assert again.status_code == 400
     assert b"already ingested as document qnpc-2024--1" in again.content
@@ -572,7 +611,7 @@ def _file(data: bytes, name: str):
 
 
 def test_beat_queues_again_an_extraction_whose_worker_died(
-    print_pdf, adjudicator, collection, monkeypatch
+    print_pdf, adjudicator, collection, monkeypatch, django_capture_on_commit_callbacks
 ) -> None:
     from datetime import timedelta
 
@@ -585,7 +624,11 @@ def test_beat_queues_again_an_extraction_whose_worker_died(
     )
     queued: list[int] = []
     monkeypatch.setattr(services, "_enqueue", queued.append)
-    assert services.documents_sweep() == 1 and queued == [document.pk]
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.documents_sweep() == 1
+    assert queued == [document.pk]
+    # Sent once: the next sweep finds it queued, not lost.
+    assert services.documents_sweep() == 0 and queued == [document.pk]
     # The task claims it again and finishes what the dead worker left.
     services.document_extract(document_id=document.pk)
     document.refresh_from_db()

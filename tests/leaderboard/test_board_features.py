@@ -35,10 +35,10 @@ def test_your_own_rows_are_marked_when_signed_in(client: Client) -> None:
 
 
 def test_two_ticked_rows_are_compared_and_paper_rows_cannot_be(
-    client: Client, dataset, researcher
+    client: Client, public_dataset, researcher
 ) -> None:
-    a = scored(researcher, dataset, model_name="first")
-    b = scored(researcher, dataset, model_name="second", parameters_billions=13)
+    a = scored(researcher, public_dataset, model_name="first")
+    b = scored(researcher, public_dataset, model_name="second", parameters_billions=13)
     paper = SubmissionFactory(kind="reported", owner=None, model_name="paper-row", recall=0.7)
     board = client.get("/leaderboard/").content.decode()
     # A plain GET form to the compare page: it works without script.

@@ -274,8 +274,8 @@ def test_the_status_panel_polls_until_scored(client: Client, dataset, researcher
     assert done["HX-Refresh"] == "true"
 
 
-def test_compare_runs_a_paired_bootstrap(client: Client, dataset, researcher) -> None:
-    a = scored(researcher, dataset, model_name="first")
+def test_compare_runs_a_paired_bootstrap(client: Client, public_dataset, researcher) -> None:
+    a = scored(researcher, public_dataset, model_name="first")
     data = services.SubmissionInput(
         model_name="second",
         weights="open",
@@ -286,7 +286,7 @@ def test_compare_runs_a_paired_bootstrap(client: Client, dataset, researcher) ->
         data_scope="real",
     )
     b = services.submission_create(
-        owner=researcher, data=data, predictions=upload(answers(dataset, right=12))
+        owner=researcher, data=data, predictions=upload(answers(public_dataset, right=12))
     )
     services.submission_score(submission_id=b.pk)
     response = client.get(f"/leaderboard/compare/?a={a.pk}&b={b.pk}")
@@ -301,7 +301,7 @@ def test_compare_runs_a_paired_bootstrap(client: Client, dataset, researcher) ->
 
 
 def test_the_same_comparison_asked_again_is_not_computed_again(
-    client: Client, dataset, researcher, monkeypatch
+    client: Client, public_dataset, researcher, monkeypatch
 ) -> None:
     """Half a second of CPU per bootstrap on full submissions, for anonymous visitors: asked
     in a loop it would take the web workers. Scoring either one again computes it anew."""
@@ -315,8 +315,8 @@ def test_the_same_comparison_asked_again_is_not_computed_again(
     monkeypatch.setattr(
         selectors, "paired_bootstrap", lambda *a, **k: runs.append(1) or real(*a, **k)
     )
-    a = scored(researcher, dataset, model_name="first")
-    b = scored(researcher, dataset, model_name="second")
+    a = scored(researcher, public_dataset, model_name="first")
+    b = scored(researcher, public_dataset, model_name="second")
     url = f"/leaderboard/compare/?a={a.pk}&b={b.pk}"
     for _ in range(20):
         assert client.get(url).status_code == 200
@@ -328,13 +328,15 @@ def test_the_same_comparison_asked_again_is_not_computed_again(
 
 
 def test_new_comparisons_are_limited_per_visitor_and_cached_ones_are_not(
-    client: Client, dataset, researcher, settings
+    client: Client, public_dataset, researcher, settings
 ) -> None:
     """Many different pairs (N submissions give N² of them, each half a second of CPU) from
     one address: past the rate, a new comparison is refused with 429 and when to come back;
     one already computed is still shown, and another address is not held up."""
     settings.API_THROTTLE_RATES = {**settings.API_THROTTLE_RATES, "compare": "2/hour"}
-    a, b, c = (scored(researcher, dataset, model_name=name) for name in ("one", "two", "three"))
+    a, b, c = (
+        scored(researcher, public_dataset, model_name=name) for name in ("one", "two", "three")
+    )
     visitor = Client(REMOTE_ADDR="203.0.113.7")
     assert visitor.get(f"/leaderboard/compare/?a={a.pk}&b={b.pk}").status_code == 200
     assert visitor.get(f"/leaderboard/compare/?a={a.pk}&b={c.pk}").status_code == 200
@@ -350,11 +352,11 @@ def test_new_comparisons_are_limited_per_visitor_and_cached_ones_are_not(
 
 
 def test_the_compare_limit_counts_an_ipv6_64_as_one_visitor(
-    client: Client, dataset, researcher, settings
+    client: Client, public_dataset, researcher, settings
 ) -> None:
     """One IPv6 host may use any address of its /64: one new address per pair was no limit."""
     settings.API_THROTTLE_RATES = {**settings.API_THROTTLE_RATES, "compare": "2/hour"}
-    subs = [scored(researcher, dataset, model_name=f"m{i}") for i in range(3)]
+    subs = [scored(researcher, public_dataset, model_name=f"m{i}") for i in range(3)]
     pairs = [(subs[0], subs[1]), (subs[0], subs[2]), (subs[1], subs[2])]
     codes = [
         Client(REMOTE_ADDR=f"2001:db8:1:2::{n}")

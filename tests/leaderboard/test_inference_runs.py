@@ -106,7 +106,9 @@ def test_a_run_answers_every_question_and_becomes_a_scored_submission(
     assert submission_score(submission_id=submission.pk) == "scored"
     submission.refresh_from_db()
     score = submission.score_for()
-    assert score.recall == 1.0 and score.coverage == 1.0
+    # Every answer right; seven test questions are too few for a figure to be shown.
+    assert score.withheld and score.recall is None and score.coverage == 1.0
+    assert QuestionResult.objects.filter(submission=submission, recall=1.0).count() == 7
     assert (submission.model_name, submission.owner, submission.table_format) == (
         "fake-7b",
         researcher,

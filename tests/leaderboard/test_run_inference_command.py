@@ -54,9 +54,9 @@ def on(base_url: str) -> list[str]:
 
 
 def test_a_run_in_the_foreground_ends_as_a_scored_submission() -> None:
-    make_questions(6)
+    make_questions(6, split="validation")
     with FakeOpenAI(right_answer) as server:
-        out = run_command(*NEW_RUN, *on(server.base_url))
+        out = run_command(*NEW_RUN, *on(server.base_url), "--split", "validation")
     run = InferenceRun.objects.get()
     assert f"Run {run.pk}: fake-7b at {run.endpoint.name}" in out
     assert f"Run {run.pk} is done: 6 answered (0 from the cache)" in out
@@ -64,6 +64,14 @@ def test_a_run_in_the_foreground_ends_as_a_scored_submission() -> None:
     assert "6/6 settled" in out  # the progress line
     assert "scored: recall 1.000" in out
     assert run.submission.status == Status.SCORED
+
+
+def test_a_run_on_a_few_test_questions_shows_no_figure() -> None:
+    make_questions(6)
+    with FakeOpenAI(right_answer) as server:
+        out = run_command(*NEW_RUN, *on(server.base_url))
+    assert "scored; its figures rest on 1 to 10 test-split answers and are withheld" in out
+    assert "recall" not in out
 
 
 def test_enqueue_leaves_the_run_to_the_worker_and_cancel_stops_it(

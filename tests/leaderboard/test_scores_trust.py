@@ -75,14 +75,19 @@ def test_a_one_answer_test_file_is_refused_with_the_count(client: Client, resear
     api = client.post("/api/submissions/create/", {**FORM, "predictions": upload(guess)})
     assert api.status_code == 400 and "857 of the 858" in api.content.decode()
     assert not Submission.objects.exists() and not DailyLimitEntry.objects.exists()
-    # Split "all" holds the test split: the same rule. Null counts as an answer.
+    # Split "all" holds the test split: the same rule. Null counts as an answer, one the
+    # 2025-10 rules leave out: a file of nulls and one guess is refused for that instead
+    # (tests/leaderboard/test_disclosure_rule.py).
     train = questions("psa--8--2", 3, split="train", properties={})
     with pytest.raises(ApplicationError, match="does not answer 857 of the 858"):
         services.submission_create(
             owner=researcher, data=data(split="all"), predictions=upload(answers(train) | guess)
         )
-    nulls = [{"id": q, "response": None} for q in test if q not in guess]
-    nulls += [{"id": q, "response": a} for q, a in guess.items()]
+    # Half of them null, the other half answered.
+    nulls = [
+        {"id": q, "response": None if i < 429 else a}
+        for i, (q, a) in enumerate(answers(test).items())
+    ]
     accepted = services.submission_create(owner=researcher, data=data(), predictions=upload(nulls))
     assert accepted.status == Status.QUEUED
     # On train, missing answers still count as empty.
@@ -144,12 +149,13 @@ def test_nested_groups_one_question_apart_are_not_both_published(
     page = client.get(submission.get_absolute_url()).content.decode()
     assert "Row nesting" in page and "Row nesting: Balanced" not in page
     assert "1 group is withheld" in page
-    # The owner and admins see every group, the withheld one marked.
+    # Withheld for everyone: the group keeps no figure (issue 23: the owner's view let
+    # guesses be read back too).
     for user in (researcher, UserFactory(role="admin")):
-        assert shown(user)["balanced_row_nesting"] == 125
+        assert "balanced_row_nesting" not in shown(user)
     client.force_login(researcher)
     page = client.get(submission.get_absolute_url()).content.decode()
-    assert "Row nesting: Balanced" in page and "withheld from the public" in page
+    assert "Row nesting: Balanced" not in page and "1 group is withheld" in page
 
 
 def test_a_group_within_ten_questions_of_the_overall_figure_is_withheld(
@@ -257,8 +263,8 @@ def test_each_board_ranks_one_question_set_under_one_rules_version(client: Clien
     )
 
 
-def test_the_model_page_shows_the_chosen_rules(client: Client, researcher, dataset) -> None:
-    predictions = answers(dataset) | {"psa--1--1--M0": "No answer"}
+def test_the_model_page_shows_the_chosen_rules(client: Client, researcher, public_dataset) -> None:
+    predictions = answers(public_dataset) | {"psa--1--1--M0": "No answer"}
     submission = services.submission_create(
         owner=researcher, data=data(split="all"), predictions=upload(predictions)
     )
@@ -276,7 +282,7 @@ def test_the_model_page_shows_the_chosen_rules(client: Client, researcher, datas
     other = services.submission_create(
         owner=researcher,
         data=data(split="all", model_name="b"),
-        predictions=upload(answers(dataset)),
+        predictions=upload(answers(public_dataset)),
     )
     services.submission_score(submission_id=other.pk)
     compared = client.get(f"/leaderboard/compare/?a={submission.pk}&b={other.pk}&rules=2025-10")

@@ -44,13 +44,13 @@ def submit(owner, gold, *, right=None, predictions=None, **fields) -> Submission
     return services.submission_create(owner=owner, data=data, predictions=upload(predictions))
 
 
-def test_scoring_stores_every_question_and_the_reference_scores(dataset, researcher) -> None:
-    submission = submit(researcher, dataset, right=6)
+def test_scoring_stores_every_question_and_the_reference_scores(public_dataset, researcher) -> None:
+    submission = submit(researcher, public_dataset, right=6)
     assert services.submission_score(submission_id=submission.pk) == "scored"
     submission.refresh_from_db()
     assert submission.status == Status.SCORED and submission.progress == 100
     for rules in ("2025-05", "2025-10"):
-        expected = evaluate(dataset, answers(dataset, right=6), "text", rules=rules)
+        expected = evaluate(public_dataset, answers(public_dataset, right=6), "text", rules=rules)
         score = Score.objects.get(submission=submission, rules=rules)
         assert score.recall == pytest.approx(expected.overall.recall) == 0.5
         assert (score.recall_low, score.recall_high) == pytest.approx(
@@ -61,16 +61,16 @@ def test_scoring_stores_every_question_and_the_reference_scores(dataset, researc
     assert QuestionResult.objects.filter(submission=submission, cc=True).count() == 6
     assert QuestionResult.objects.filter(submission=submission, cc_2025_10=True).count() == 6
     # The question set it was scored on: the sorted ids and their gold answers.
-    assert submission.question_set_sha256 == question_set_sha256(dataset)
+    assert submission.question_set_sha256 == question_set_sha256(public_dataset)
 
 
 def test_both_versions_are_scored_in_one_pass_and_no_answer_counts_only_under_2025_05(
-    dataset, researcher
+    public_dataset, researcher
 ) -> None:
-    predictions = answers(dataset)
+    predictions = answers(public_dataset)
     predictions["psa--1--1--M0"] = "Answer: psa--1--1-answer-0"
     predictions["arxiv--1--1--M0"] = "No answer found"
-    submission = submit(researcher, dataset, predictions=predictions)
+    submission = submit(researcher, public_dataset, predictions=predictions)
     services.submission_score(submission_id=submission.pk)
     old = Score.objects.get(submission=submission, rules="2025-05")
     new = Score.objects.get(submission=submission, rules="2025-10")

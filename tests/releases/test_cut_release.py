@@ -106,7 +106,15 @@ def test_the_public_edition_shares_every_file_without_test_gold(
     by_path = {}
     for f in release.files:
         by_path.setdefault(f["path"], {})[f["edition"]] = f["sha256"]
-    differ = sorted(p for p, e in by_path.items() if e["public"] != e["full"])
+    # Each edition's one download is its own (named after it).
+    own = {p: e for p, e in by_path.items() if p.startswith("hctqa-1.0.0-")}
+    assert own == {
+        f"hctqa-1.0.0-{edition}.tar.gz{suffix}": {edition: by_path[name][edition]}
+        for edition in ("public", "full")
+        for suffix in ("", ".sha256")
+        for name in [f"hctqa-1.0.0-{edition}.tar.gz{suffix}"]
+    }
+    differ = sorted(p for p, e in by_path.items() if p not in own and e["public"] != e["full"])
     assert differ == [
         "SHA256SUMS",
         "alpaca/hctqa_real_and_synthetic_test.json",
@@ -199,26 +207,33 @@ def test_alpaca_files_match_the_benchmarks_conversion_on_hand_checked_questions(
     assert public_test and all(r["output"] == "" for r in public_test)
 
 
-def _public_text(folder: Path) -> str:
-    """Every byte of the public edition, as text: gzip members unpacked, every archive member
-    read, every Parquet file's rows."""
+def _text_of(name: str, data: bytes) -> str:
+    """A file's every byte as text: gzip members unpacked, every archive member read (the
+    archive's own archives too), a Parquet file's rows."""
     import pyarrow.parquet as pq
 
-    parts = []
-    for path in sorted(folder.rglob("*")):
-        if not path.is_file():
-            continue
-        if path.name.endswith(".tar.gz"):
-            with tarfile.open(path) as archive:
-                for member in archive.getmembers():
-                    parts.append(archive.extractfile(member).read().decode())
-        elif path.suffix == ".gz":
-            parts.append(gzip.decompress(path.read_bytes()).decode())
-        elif path.suffix == ".parquet":
-            parts.append(json.dumps(pq.read_table(path).to_pylist(), ensure_ascii=False))
-        else:
-            parts.append(path.read_bytes().decode("utf-8", errors="replace"))
-    return "\n".join(parts)
+    if name.endswith(".tar.gz"):
+        with tarfile.open(fileobj=io.BytesIO(data)) as archive:
+            return "\n".join(
+                _text_of(member.name, archive.extractfile(member).read())
+                for member in archive.getmembers()
+                if member.isfile()
+            )
+    if name.endswith(".gz"):
+        return gzip.decompress(data).decode()
+    if name.endswith(".parquet"):
+        rows = pq.read_table(io.BytesIO(data)).to_pylist()
+        return json.dumps(rows, ensure_ascii=False)
+    return data.decode("utf-8", errors="replace")
+
+
+def edition_text(folder: Path) -> str:
+    """Every byte of an edition's folder, as text (``_text_of`` each file)."""
+    return "\n".join(
+        _text_of(path.name, path.read_bytes())
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    )
 
 
 def test_the_public_edition_never_holds_a_test_split_gold_answer(
@@ -236,8 +251,8 @@ def test_the_public_edition_never_holds_a_test_split_gold_answer(
     table.synthetic.save()
     assert len(secrets) >= 10
     cut("2026.11")
-    public = _public_text(releases_root / "2026.11" / "public")
-    full = _public_text(releases_root / "2026.11" / "full")
+    public = edition_text(releases_root / "2026.11" / "public")
+    full = edition_text(releases_root / "2026.11" / "full")
     for secret in [*secrets.values(), "SECRET_SQL_", "SECRET-ROWS"]:
         assert secret not in public, secret
         assert secret in full, secret  # the crawl is not blind

@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from hctqa.errors import ApplicationError
 from ingest import services
-from ingest.models import Document
+from ingest.models import Document, DocumentStatus
 
 _CHUNK = 1024 * 1024
 
@@ -24,7 +24,8 @@ def _chunks(path: Path) -> Any:
 class Command(BaseCommand):
     help = (
         "Ingest PDFs, saved web pages and PNG/JPEG images into a collection: each file is "
-        "checked, kept, and its tables extracted (here, or by the ingest worker with --enqueue)."
+        "checked, kept, and opened and its tables extracted (here, by the ingest task's own "
+        "code, or by the ingest worker with --enqueue)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -65,9 +66,14 @@ class Command(BaseCommand):
                 continue
             name = f"{collection.code}--{document.number}"
             if options["enqueue"]:
-                self.stdout.write(f"{path}: document {name}, {document.page_count} page(s), queued")
+                self.stdout.write(f"{path}: document {name}, queued")
                 continue
             services.document_extract(document_id=document.pk)
+            document.refresh_from_db()
+            if document.status == DocumentStatus.REFUSED:
+                self.stderr.write(f"{path}: {document.message}")
+                failures += 1
+                continue
             self.stdout.write(self._summary(path, name, document.pk))
         if failures:
             raise CommandError(f"{failures} file(s) not ingested")

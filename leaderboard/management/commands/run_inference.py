@@ -26,6 +26,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.core.management.base import BaseCommand, CommandError
 
+from hctqa.core.disclosure import DISCLOSURE_MARGIN
 from hctqa.core.prompts import PROMPT_STYLES, TABLE_FORMATS
 from hctqa.errors import ApplicationError
 from leaderboard.models import (
@@ -250,7 +251,12 @@ class Command(BaseCommand):
         submission_score(submission_id=submission.pk)
         submission.refresh_from_db()
         score = submission.score_for()
-        if submission.status == Status.SCORED and score is not None:
+        if submission.status == Status.SCORED and score is not None and score.withheld:
+            self.stdout.write(
+                f"Submission {submission.pk} scored; its figures rest on 1 to "
+                f"{DISCLOSURE_MARGIN} test-split answers and are withheld."
+            )
+        elif submission.status == Status.SCORED and score is not None:
             self.stdout.write(
                 self.style.SUCCESS(
                     f"Submission {submission.pk} scored: recall {score.recall:.3f}, CC "

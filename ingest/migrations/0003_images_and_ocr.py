@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('ingest', '0001_documents_and_candidates'),
+        ('ingest', '0002_uploads_opened_by_the_worker'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
