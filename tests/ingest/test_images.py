@@ -17,7 +17,6 @@ from hctqa.core.extraction.worker import PageRunner, PageTimeout
 from hctqa.core.images import render_table_png
 from ingest import files, services
 from ingest.models import Document, PageStatus
-from tests.conftest import DATA_DIR
 from tests.factories import UserFactory
 from tests.ingest.pdfs import TOTAL_ROWS, scanned_pdf
 from tests.ingest.test_ingest import _file, _nothing_kept, ingest, upload
@@ -163,21 +162,19 @@ def test_a_picture_over_the_pixel_limit_is_refused_and_nothing_kept(
 
 
 def test_ocr_over_the_page_time_limit_is_stopped_and_said(
-    adjudicator, collection, tmp_path: Path
+    adjudicator, collection, monkeypatch
 ) -> None:
-    import pypdfium2 as pdfium
+    real_call = PageRunner.call
 
-    document = pdfium.PdfDocument(str(DATA_DIR / "icdar2013-eu" / "eu-001.pdf"))
-    out = io.BytesIO()
-    document[1].render(scale=300 / 72).to_pil().save(out, format="PNG", dpi=(300, 300))
-    document.close()
-    page_image = out.getvalue()
-    uploaded = upload(adjudicator, collection, page_image, name="page.png")
-    with override_settings(INGEST_PAGE_SECONDS=0.3):
-        services.document_extract(document_id=uploaded.pk)
-    uploaded.refresh_from_db()
+    def slow_ocr(self, request):  # the picture opens; reading it runs over the limit
+        if request["op"] == "image_page":
+            raise PageTimeout
+        return real_call(self, request)
+
+    monkeypatch.setattr(PageRunner, "call", slow_ocr)
+    uploaded = ingest(adjudicator, collection, render_table_png(TOTAL_ROWS), name="page.png")
     assert uploaded.status == "failed"
-    assert "Reading the image through OCR (eng) took longer than 0.3 s" in uploaded.message
+    assert "Reading the image through OCR (eng) took longer than 30 s" in uploaded.message
     page = uploaded.pages.get()
     assert page.status == PageStatus.FAILED and not page.image_path
     assert uploaded.candidates.count() == 0
