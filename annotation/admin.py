@@ -6,6 +6,7 @@ from django.http import HttpRequest
 from annotation import services
 from annotation.models import (
     AnnotationSkip,
+    Assignment,
     Collection,
     DiscardedVerification,
     Flag,
@@ -121,6 +122,16 @@ class AnnotationSkipAdmin(_WorkflowRecordAdmin):
     list_display = ("table", "annotator", "tool", "created_at")
     list_filter = ("tool",)
     list_select_related = ("annotator",)
+
+
+@admin.register(Assignment)
+class AssignmentAdmin(_WorkflowRecordAdmin):
+    """Given out and taken back on /annotate/assignments/ (in bulk, checked)."""
+
+    list_display = ("table", "annotator", "kind", "assigned_by", "created_at")
+    list_filter = ("kind",)
+    search_fields = ("table__id", "annotator__username")
+    list_select_related = ("annotator", "assigned_by")
 
 
 @admin.register(QuestionDraft)

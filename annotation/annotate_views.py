@@ -13,15 +13,19 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
 from annotation import selectors, services, shortcuts
 from annotation.annotate_api import table_payload
+from annotation.forms import AssignForm
+from annotation.templatetags.dataset_tags import REFUSED_FLAG
+from hctqa.accounts import selectors as accounts
 from hctqa.core import taxonomy
 from hctqa.core.query_templates import TEMPLATES
-from hctqa.errors import ApplicationError, ConflictError
+from hctqa.core.wording import counted
+from hctqa.errors import ApplicationError, ConflictError, add_problems
+from hctqa.redirects import local_url
 
 
 def _require(request: HttpRequest, permission: str) -> None:
@@ -72,6 +76,12 @@ def _form_values(request: HttpRequest, tax: taxonomy.Taxonomy) -> dict[str, Any]
     return values
 
 
+# Approval requests shown on the hub; the rest are on their own page.
+HUB_REQUESTS = 5
+# Open assignments listed on an annotator's hub (their queue serves them all).
+HUB_ASSIGNED = 8
+
+
 @login_required
 def hub(request: HttpRequest) -> HttpResponse:
     user = request.user
@@ -95,6 +105,12 @@ def hub(request: HttpRequest) -> HttpResponse:
         "flags_open": selectors.flags_open_count()
         if user.has_perm("annotation.adjudicate_question")
         else 0,
+        "assigned_rows": selectors.assignment_overview(annotator=user),
+        "assigned_next": selectors.assigned_tables(annotator=user, limit=HUB_ASSIGNED),
+        # Admins decide researchers' requests for test-split approval from here.
+        "approval_requests": accounts.approval_requests_waiting(limit=HUB_REQUESTS)
+        if accounts.may_decide_approval_requests(user)
+        else None,
     }
     return render(request, "annotation/annotate/hub.html", context)
 
@@ -445,21 +461,22 @@ def flag_new(request: HttpRequest) -> HttpResponse:
         question_id=request.POST.get("question", ""),
         slot_id=request.POST.get("slot", ""),
     )
-    back = request.POST.get("next", "")
-    if not url_has_allowed_host_and_scheme(
-        back, allowed_hosts={request.get_host()}, require_https=request.is_secure()
-    ):
-        back = table.get_absolute_url()
+    back = local_url(request, request.POST.get("next", ""), table.get_absolute_url())
+    reason, note = request.POST.get("reason", ""), request.POST.get("note", "")
     try:
         services.flag_raise(
-            user=request.user,
-            table=table,
-            question=question,
-            reason=request.POST.get("reason", ""),
-            note=request.POST.get("note", ""),
+            user=request.user, table=table, question=question, reason=reason, note=note
         )
     except ApplicationError as exc:
-        messages.error(request, f"Not flagged: {exc.message}.")
+        # The page comes back with the form open, as it was sent, saying what to change.
+        request.session[REFUSED_FLAG] = {
+            "table": table.id,
+            "reason": reason,
+            "note": note,
+            "field": exc.field or "reason",
+            "error": exc.message,
+        }
+        return redirect(f"{back}#flag-box")
     else:
         messages.success(request, f"Flagged {table.id}: an adjudicator will look at it. Thank you.")
     return redirect(back)
@@ -490,3 +507,59 @@ def flag_resolve(request: HttpRequest, flag_id: int) -> HttpResponse:
     else:
         messages.success(request, "Flag resolved.")
     return redirect("annotate:flags")
+
+
+# --- Assignments ---------------------------------------------------------------------------
+
+
+def _require_assigner(request: HttpRequest) -> None:
+    if not selectors.may_assign(request.user):
+        raise PermissionDenied("Assigning tables is for adjudicators and admins")
+
+
+@login_required
+def assignments(request: HttpRequest) -> HttpResponse:
+    """Give tables (by list, or by the dataset's filters) to annotators, and see how far each
+    person is with what they were given."""
+    _require_assigner(request)
+    form = AssignForm(request.POST if request.method == "POST" else None)
+    status = 200
+    if request.method == "POST":
+        if form.is_valid():
+            ids = services.parse_table_ids(form.cleaned_data["table_ids"])
+            annotators = list(form.cleaned_data["annotators"])
+            try:
+                result = services.tables_assign(
+                    by=request.user,
+                    annotator_ids=[a.pk for a in annotators],
+                    kind=form.cleaned_data["kind"],
+                    table_ids=ids,
+                    filters=None if ids else form.filters(),
+                )
+            except ApplicationError as exc:
+                add_problems(form, exc)
+            else:
+                messages.success(
+                    request, services.describe_assignment(result, annotators=len(annotators))
+                )
+                return redirect("annotate:assignments")
+        status = 400
+    context = {"form": form, "overview": selectors.assignment_overview()}
+    return render(request, "annotation/annotate/assignments.html", context, status=status)
+
+
+@login_required
+@require_POST
+def assignments_withdraw(request: HttpRequest) -> HttpResponse:
+    _require_assigner(request)
+    try:
+        taken = services.assignments_withdraw(
+            by=request.user,
+            annotator_id=_whole_number(request.POST.get("annotator")),
+            kind=request.POST.get("kind", ""),
+        )
+    except ApplicationError as exc:
+        messages.error(request, f"Nothing was taken back: {exc.message}.")
+    else:
+        messages.success(request, f"Took back {counted(taken, 'open assignment')}.")
+    return redirect("annotate:assignments")

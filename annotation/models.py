@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 
 from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Q
 from django.urls import reverse
+from django.utils import timezone
 
 from hctqa.core.extraction.ocr import DEFAULT_LANGUAGE as OCR_DEFAULT_LANGUAGE
 from hctqa.core.extraction.ocr import LANGUAGE_PATTERN as OCR_LANGUAGE_PATTERN
@@ -354,6 +356,37 @@ class AnnotationSkip(models.Model):
         return f"{self.annotator} skipped {self.table_id} ({self.tool})"
 
 
+class Assignment(models.Model):
+    """A table given to an annotator, by an admin or an adjudicator, for one kind of work:
+    its table properties, or questions on it. Their queue serves it before other tables;
+    it is done once they have saved that work on the table (annotation.selectors)."""
+
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments"
+    )
+    kind = models.CharField(max_length=10, choices=AnnotationTool.choices)
+    assigned_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["table", "annotator", "kind"],
+                name="one_assignment_per_table_annotator_and_kind",
+            ),
+            models.CheckConstraint(
+                condition=Q(kind__in=AnnotationTool.values), name="assignment_kind_valid"
+            ),
+        ]
+        indexes = [models.Index(fields=["annotator", "kind", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.table_id} to {self.annotator} ({self.kind})"
+
+
 class QuestionDraft(models.Model):
     """A question being written, kept as the annotator types. ``client_key`` names this
     question-in-progress: once a question is saved under it, drafts under it are refused."""
@@ -645,6 +678,10 @@ class RunStatus(models.TextChoices):
     CANCELLED = "cancelled", "Cancelled"
 
 
+# A running generation run whose worker has not reported for this long is taken to be dead.
+GENERATION_STALE_AFTER = timedelta(minutes=5)
+
+
 class GenerationRun(models.Model):
     """Model-generated questions for a set of tables, by one OpenAI-compatible chat model
     behind an endpoint an admin registered (its key stays on the worker)."""
@@ -697,6 +734,19 @@ class GenerationRun(models.Model):
             return 0
         # Rounded down, so 100% means every table is through.
         return 100 * (self.tables_done + self.tables_failed) // self.tables_total
+
+    @property
+    def is_resumable(self) -> bool:
+        """Resuming has something to do: the run stopped (failed, cancelled) or its worker
+        died, or tables got no valid reply. A run done with every table is not."""
+        if self.status in (RunStatus.FAILED, RunStatus.CANCELLED):
+            return True
+        if self.status == RunStatus.DONE:
+            return self.tables_failed > 0
+        if self.status == RunStatus.RUNNING:
+            stale = timezone.now() - GENERATION_STALE_AFTER
+            return self.heartbeat_at is None or self.heartbeat_at <= stale
+        return False
 
 
 class GenerationItem(models.Model):

@@ -13,6 +13,7 @@ from annotation import services
 from annotation.selectors import synthetic as selectors
 from hctqa.core import taxonomy
 from hctqa.errors import ApplicationError
+from hctqa.pagecache.pages import public_page
 
 _PERMISSION = "annotation.add_syntheticrun"
 
@@ -54,7 +55,7 @@ def synthetic(request: HttpRequest) -> HttpResponse:
             messages.error(request, f"Not started: {exc.message}.")
             status = 400
         else:
-            messages.success(request, f"Synthetic run {run.pk} is queued.")
+            # No banner: the run page's status line says "Queued", and follows the run.
             return redirect("annotate:synthetic_run", run_id=run.pk)
     context = {
         "families": families,
@@ -91,6 +92,7 @@ def synthetic_run_cancel(request: HttpRequest, run_id: int) -> HttpResponse:
     return redirect("annotate:synthetic_run", run_id=run_id)
 
 
+@public_page
 def coverage(request: HttpRequest) -> HttpResponse:
     rows, real_total, synthetic_total = selectors.property_coverage()
     context = {"rows": rows, "real_total": real_total, "synthetic_total": synthetic_total}

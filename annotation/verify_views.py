@@ -276,16 +276,20 @@ def generation(request: HttpRequest) -> HttpResponse:
     except ValueError:
         count = 10
     endpoints = endpoint_choices(user=request.user)
+    # The list of tables is filled only when asked ("Fill the list"), never on its own.
+    offered = (
+        selectors.tables_without_generated_questions(
+            source=source, limit=count, include_test_split=settings.GENERATION_ALLOW_TEST_SPLIT
+        )
+        if "count" in request.GET or "source" in request.GET
+        else []
+    )
     form = {
         "endpoint": endpoints[0][0] if endpoints else "",
         "model": "",
         "questions_per_table": "8",
         "use_images": "",
-        "table_ids": "\n".join(
-            selectors.tables_without_generated_questions(
-                source=source, limit=count, include_test_split=settings.GENERATION_ALLOW_TEST_SPLIT
-            )
-        ),
+        "table_ids": "\n".join(offered),
     }
     if request.method == "POST":
         form = {k: request.POST.get(k, "") for k in form}
@@ -352,7 +356,7 @@ def generation_resume(request: HttpRequest, run_id: int) -> HttpResponse:
     except ApplicationError as exc:
         messages.error(request, exc.message)
     else:
-        messages.success(request, f"Run {run_id} is queued again; failed tables will be retried.")
+        messages.success(request, f"Run {run_id} resumed; failed tables will be retried.")
     return redirect("annotate:generation_run", run_id=run_id)
 
 

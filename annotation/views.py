@@ -8,6 +8,7 @@ from annotation import selectors
 from annotation.forms import TableFilterForm, TableFormatForm
 from hctqa.core import taxonomy
 from hctqa.csv_export import escaped_csv_text
+from hctqa.pagecache.pages import public_page
 from hctqa.pagination import page_with_count
 
 PAGE_SIZE = 50
@@ -21,6 +22,7 @@ _DOWNLOAD_TYPES = {
 }
 
 
+@public_page
 def dataset(request: HttpRequest) -> HttpResponse:
     form = TableFilterForm(request.GET)
     status = 200
@@ -57,6 +59,7 @@ def dataset(request: HttpRequest) -> HttpResponse:
     return render(request, template, context, status=status)
 
 
+@public_page
 def table_detail(request: HttpRequest, table_id: str) -> HttpResponse:
     table = selectors.table_get(table_id=table_id)
     form = TableFormatForm(request.GET)
@@ -81,6 +84,7 @@ def table_detail(request: HttpRequest, table_id: str) -> HttpResponse:
     return render(request, "annotation/table_detail.html", context)
 
 
+@public_page
 def table_download(request: HttpRequest, table_id: str, fmt: str) -> HttpResponse:
     table = selectors.table_get(table_id=table_id)
     if fmt not in _DOWNLOAD_TYPES:

@@ -115,6 +115,18 @@ def address_check(address: IPAddress, *, allow_private: bool, host: str = "") ->
     )
 
 
+def machine(address: IPAddress) -> str:
+    """One spelling per machine an address reaches: the IPv4 address an IPv6 form carries
+    (mapped, NAT64), and every loopback address as one (a server listening on all of them
+    answers on each)."""
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            address = address.ipv4_mapped
+        elif address in _NAT64:
+            address = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    return "loopback" if address.is_loopback else str(address)
+
+
 def literal(host: str) -> IPAddress | None:
     """The address, if the host is written as one (``[::1]``, ``127.0.0.1``)."""
     try:

@@ -1,60 +1,59 @@
 """Chat completions against an OpenAI-compatible endpoint: the one client that question
-generation and inference runs share, so every check on where a request goes lives here. No
-database access: the caller saves what comes back.
+generation and inference runs share. No database access: the caller saves what comes back.
 
 - ``ChatClient.complete`` sends one request with retries (429s, 5xx, timeouts and connection
   errors, with exponential back-off, jitter and the server's Retry-After).
-- ``ChatPool`` keeps many in flight: a pool of daemon threads, each with its own keep-alive
-  connection, taking requests from a job queue and putting one result each on a results queue.
+- ``ChatPool`` keeps many in flight: a pool of daemon threads sharing one client, each with
+  its own keep-alive connection, taking requests from a job queue and putting one result
+  each on a results queue.
 
-Where requests go:
+The wire protocol is the openai SDK's: its client builds and sends ``POST {base_url}/chat/
+completions`` with the bearer key and turns error statuses into its exceptions. Kept here:
+its retries are off (``max_retries=0``), so the policy below, which a stopped or halted run
+cuts short, is the only retry loop; the request goes through ``post`` with the body as the
+endpoint reads it, since ``chat.completions.create`` walks every message through its
+parameter types (about 1 ms of CPU per request, more than all the rest); and the reply is
+read by ``hctqa.core.safe_json``, which refuses a reply nested deep enough to crash a parser.
+Every check on where a request goes and what comes back lives in the transport the SDK
+sends through (``endpoints.transport``).
 
-- Each new connection resolves the host, checks every address it resolves to
-  (``endpoints.addresses``) and connects to the address it checked, so DNS rebinding cannot
-  switch it. HTTPS keeps verifying the certificate against the host name (and sends it as
-  SNI).
 - Redirects are never followed (a 3xx stops the run): the key goes only to the base URL.
-- Replies are read up to ``MAX_REPLY_BYTES``, and a request gets ``timeout_seconds`` in all,
-  however slowly the server drips its reply. An answer longer than the target's
-  ``max_content_chars`` is refused. Timeouts and connection failures in a row stop the
-  client (``unreachable_limit``): an endpoint that never finishes a reply cannot hold a
-  worker for every question's retries.
+- An answer longer than the target's ``max_content_chars`` is refused. Timeouts and
+  connection failures in a row stop the client (``unreachable_limit``): an endpoint that
+  never finishes a reply cannot hold a worker for every question's retries.
 - A researcher's own endpoint gets no detail of its error pages back: the status and, at
-  most, a short excerpt of an OpenAI-style error message.
-
-Why threads and the standard library's ``http.client`` rather than the openai client: the
-work per request is what limits a run on a small machine, since every thread shares one
-interpreter. Measured on two cores against a 100 ms server with 32 in flight: the openai
-client costs about 2 ms of CPU per request (request options, response models) and reaches
-about 280 requests/s; ``httpx2`` about 0.9 ms; ``http.client`` about 0.3 ms. The wire format
-is the same: ``POST {base_url}/chat/completions`` with a bearer key. When an HTTP(S) proxy
-applies to the endpoint, requests go through ``httpx2``, which speaks to proxies.
+  most, a short excerpt of an OpenAI-style error message. Every error kept is one line of
+  visible characters (``printable``), and the key never appears in it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import email.utils
-import http.client
 import json
 import queue
 import random
-import re
-import socket
-import ssl
 import threading
 import time
-import urllib.request
-from collections.abc import Callable, Mapping
+import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from http import HTTPStatus
-from typing import Any, Literal, Protocol
-from urllib.parse import urlsplit
+from typing import Any, Literal
 
 import httpx2
+import openai
 
-from endpoints.addresses import AddressRefused, address_check, literal, resolve_checked
+from endpoints.transport import (
+    CONNECT_TIMEOUT,
+    MAX_REPLY_BYTES,
+    CheckedTransport,
+    ReplyTooLarge,
+    TransportError,
+    TransportRefused,
+    TransportTimeout,
+)
 from hctqa.core import safe_json
 from hctqa.core.wording import counted
 
@@ -66,9 +65,6 @@ RETRY_STATUSES = frozenset({408, 409, 425, 429})
 FATAL_STATUSES = frozenset({401, 403, 404})
 _ERROR_TEXT = 500  # characters of an error body kept, for an admin-registered endpoint
 _OWN_ERROR_TEXT = 160  # characters of an error message kept, for anyone else's
-# A reply of 8,192 tokens is some tens of kB; nothing a chat completion needs comes close.
-MAX_REPLY_BYTES = 1024 * 1024
-_ADDRESSES_TRIED = 3  # of a host's addresses, in the resolver's order
 
 
 @dataclass(frozen=True)
@@ -88,6 +84,11 @@ class ChatTarget:
     # kept is stored, cached and scored: a hostile endpoint's megabyte per question, times
     # every question of a run, would fill the database and the worker's memory.
     max_content_chars: int | None = None
+    # Whose credential this is, for the response cache: a keyed hash, never the key.
+    cache_scope: str = ""
+    # (machine, port) that no connection goes to (``addresses.machine``): for someone's own
+    # endpoint, the registered endpoints that answer without a key.
+    off_limits: frozenset[tuple[str, int]] = frozenset()
 
     @property
     def url(self) -> str:
@@ -154,7 +155,31 @@ def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
     return None
 
 
-_UNPRINTABLE = re.compile(r"[^\x20-\x7e\u00a0-\ufffc]+")
+# Control characters and line breaks become spaces; format characters (bidi overrides and
+# isolates, zero-width ones, the BOM, tags), private-use, unassigned and surrogate code points
+# are dropped: shown to a person, they hide or reorder the text around them.
+_BREAKS = frozenset({"Cc", "Zl", "Zp"})
+_HIDDEN = frozenset({"Cf", "Co", "Cn", "Cs"})
+
+
+def printable(text: str) -> str:
+    """``text`` as one line of visible characters, runs of spaces as one."""
+    kept = []
+    for char in text:
+        category = unicodedata.category(char)
+        if category in _BREAKS:
+            kept.append(" ")
+        elif category not in _HIDDEN:
+            kept.append(char)
+    return " ".join("".join(kept).split())
+
+
+@dataclass(frozen=True)
+class Reply:
+    status: int
+    reason: str
+    headers: Mapping[str, str]
+    content: bytes
 
 
 def _error_message(content: bytes) -> str | None:
@@ -172,15 +197,14 @@ def error_text(reply: Reply, *, detail: bool) -> str:
     """What an error reply says, for the run's stored errors.
 
     ``detail`` (an endpoint an admin registered): its error message, or the start of its body.
-    Otherwise the status and at most a short, printable excerpt of an OpenAI-style error
-    message, never a page's body: the URL may name an internal service, whose reply must not
-    come back to whoever chose it.
+    Otherwise the status and at most a short excerpt of an OpenAI-style error message, never
+    a page's body: the URL may name an internal service, whose reply must not come back to
+    whoever chose it.
     """
     message = _error_message(reply.content)
     if detail:
-        if message:
-            return f"HTTP {reply.status}: {message[:_ERROR_TEXT]}"
-        text = reply.content[:_ERROR_TEXT].decode("utf-8", "replace").strip()
+        text = message or reply.content[:_ERROR_TEXT].decode("utf-8", "replace")
+        text = printable(text[: 2 * _ERROR_TEXT])[:_ERROR_TEXT]
         return f"HTTP {reply.status}: {text or reply.reason}"
     try:
         phrase = HTTPStatus(reply.status).phrase
@@ -189,328 +213,31 @@ def error_text(reply: Reply, *, detail: bool) -> str:
     head = f"HTTP {reply.status} {phrase}".rstrip()
     if not message:
         return head
-    excerpt = " ".join(_UNPRINTABLE.sub(" ", message).split())
+    excerpt = printable(message[: 4 * _OWN_ERROR_TEXT])
     if len(excerpt) > _OWN_ERROR_TEXT:
         excerpt = excerpt[: _OWN_ERROR_TEXT - 1].rstrip() + "…"
     return f"{head}: {excerpt}" if excerpt else head
 
 
-# --- Transports: one POST, its status, headers and body --------------------------------
-
+# What the SDK says about itself and this machine, and the OpenAI account headers it fills
+# from the environment: none of it is an endpoint's business.
+_SDK_HEADERS = (
+    "X-Stainless-Lang",
+    "X-Stainless-Package-Version",
+    "X-Stainless-OS",
+    "X-Stainless-Arch",
+    "X-Stainless-Runtime",
+    "X-Stainless-Runtime-Version",
+    "X-Stainless-Async",
+    "X-Stainless-Retry-Count",
+    "X-Stainless-Read-Timeout",
+    "OpenAI-Organization",
+    "OpenAI-Project",
+)
 
 # Connection failures and timeouts in a row (at least twice the requests in flight) that stop
 # a run.
 UNREACHABLE_AFTER = 12
-# Connecting is quick or not happening: a host that drops packets fails in this many seconds,
-# not in the full request timeout.
-CONNECT_TIMEOUT = 10.0
-
-
-class TransportTimeout(Exception):
-    """No reply within the timeout."""
-
-
-class TransportError(Exception):
-    """The endpoint could not be reached, or the connection broke."""
-
-
-class TransportRefused(Exception):
-    """The request may not be sent there at all (a forbidden address)."""
-
-
-class ReplyTooLarge(Exception):
-    """The reply went past MAX_REPLY_BYTES."""
-
-
-@dataclass(frozen=True)
-class Reply:
-    status: int
-    reason: str
-    headers: Mapping[str, str]
-    content: bytes
-
-
-class Transport(Protocol):
-    def post(self, body: bytes) -> Reply: ...
-
-    def close(self) -> None: ...
-
-
-def checked_connector(*, allow_private: bool) -> Callable[..., socket.socket]:
-    """A stand-in for ``socket.create_connection`` that resolves the host once, checks every
-    address, and connects to a checked one."""
-
-    def create_connection(
-        address: tuple[str, int], timeout: float | None = None, source_address: Any = None
-    ) -> socket.socket:
-        host, port = address
-        try:  # an AddressRefused goes up as it is: no connection failure, a refusal
-            candidates = resolve_checked(host, port, allow_private=allow_private)
-        except (OSError, UnicodeError) as exc:
-            raise OSError(f"The host {host} does not resolve ({exc})") from None
-        error: OSError = OSError(f"The host {host} has no address")
-        for family, sockaddr in candidates[:_ADDRESSES_TRIED]:
-            sock = socket.socket(family, socket.SOCK_STREAM)
-            try:
-                sock.settimeout(timeout)
-                if source_address:
-                    sock.bind(source_address)
-                sock.connect(sockaddr)
-            except OSError as exc:
-                sock.close()
-                error = exc
-                continue
-            return sock
-        raise error
-
-    return create_connection
-
-
-class _Watchdog:
-    """Ends requests that pass their deadline. A socket timeout bounds each read, not the
-    whole reply: a server could drip a byte at a time for ever. One thread per transport
-    shuts such sockets down, which ends the blocked read."""
-
-    TICK = 0.2
-
-    def __init__(self) -> None:
-        self._watched: dict[int, tuple[float, socket.socket]] = {}
-        self._lock = threading.Lock()
-        self._stopped = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def watch(self, sock: socket.socket, deadline: float) -> None:
-        with self._lock:
-            self._watched[threading.get_ident()] = (deadline, sock)
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run, name="chat-deadlines", daemon=True
-                )
-                self._thread.start()
-
-    def unwatch(self) -> None:
-        with self._lock:
-            self._watched.pop(threading.get_ident(), None)
-
-    def _run(self) -> None:
-        while not self._stopped.wait(self.TICK):
-            now = time.monotonic()
-            # Under the lock: a thread that has just finished cannot start its next request
-            # on the same socket before this one is ended.
-            with self._lock:
-                for deadline, sock in self._watched.values():
-                    if deadline <= now:
-                        with contextlib.suppress(OSError):
-                            sock.shutdown(socket.SHUT_RDWR)
-
-    def stop(self) -> None:
-        self._stopped.set()
-
-
-def _read_capped(response: http.client.HTTPResponse) -> bytes:
-    length = response.getheader("content-length")
-    if length and length.isdigit() and int(length) > MAX_REPLY_BYTES:
-        raise ReplyTooLarge
-    content = response.read(MAX_REPLY_BYTES + 1)
-    if len(content) > MAX_REPLY_BYTES:
-        raise ReplyTooLarge
-    if response.length:  # the server hung up before the length it announced
-        raise http.client.IncompleteRead(content, response.length)
-    return content
-
-
-class _StdlibTransport:
-    """One keep-alive ``http.client`` connection per thread. A connection the server closed
-    while idle is reopened and the request sent again at once: that is not a failure."""
-
-    def __init__(
-        self, url: str, headers: dict[str, str], timeout: float, *, allow_private: bool
-    ) -> None:
-        parts = urlsplit(url)
-        self._https = parts.scheme == "https"
-        self._host = parts.hostname or ""
-        self._port = parts.port or (443 if self._https else 80)
-        self._path = parts.path or "/"
-        self._headers = {**headers, "Host": parts.netloc}
-        self._timeout = timeout
-        self._context = ssl.create_default_context() if self._https else None
-        self._connector = checked_connector(allow_private=allow_private)
-        self._watchdog = _Watchdog()
-        self._local = threading.local()
-        self._open: set[http.client.HTTPConnection] = set()
-        self._lock = threading.Lock()
-        self._closed = False
-
-    def _connection(self) -> http.client.HTTPConnection:
-        if self._closed:  # the pool stopped: no new connections, no re-sends
-            raise TransportError("The run stopped")
-        conn = getattr(self._local, "conn", None)
-        if conn is None:
-            if self._https:
-                conn = http.client.HTTPSConnection(
-                    self._host, self._port, timeout=self._timeout, context=self._context
-                )
-            else:
-                conn = http.client.HTTPConnection(self._host, self._port, timeout=self._timeout)
-            # Resolve, check and connect to the checked address; TLS still verifies the name.
-            conn._create_connection = self._connector  # type: ignore[attr-defined]
-            self._local.conn = conn
-            self._local.used = False
-            with self._lock:
-                self._open.add(conn)
-        return conn
-
-    def _drop(self) -> None:
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-            with self._lock:
-                self._open.discard(conn)
-        self._local.conn = None
-
-    def post(self, body: bytes) -> Reply:
-        deadline = time.monotonic() + self._timeout
-        for fresh_try in (False, True):
-            conn = self._connection()
-            reused = self._local.used
-            if conn.sock is None:
-                try:
-                    conn.timeout = min(self._timeout, CONNECT_TIMEOUT)
-                    conn.connect()
-                    conn.sock.settimeout(self._timeout)
-                except AddressRefused as exc:
-                    self._drop()
-                    raise TransportRefused(exc.message) from None
-                except (OSError, ssl.CertificateError) as exc:  # refused, no route, no answer
-                    self._drop()
-                    raise TransportError(str(exc) or type(exc).__name__) from None
-            self._watchdog.watch(conn.sock, deadline)
-            try:
-                conn.request("POST", self._path, body=body, headers=self._headers)
-                response = conn.getresponse()
-                content = _read_capped(response)
-            except ReplyTooLarge:
-                self._drop()
-                raise
-            except TimeoutError:
-                self._drop()
-                raise TransportTimeout from None
-            except (OSError, http.client.HTTPException) as exc:
-                self._drop()
-                if time.monotonic() >= deadline:
-                    raise TransportTimeout from None
-                # A keep-alive connection the server had closed: reopen it, once.
-                if reused and not fresh_try:
-                    continue
-                raise TransportError(str(exc) or type(exc).__name__) from None
-            finally:
-                self._watchdog.unwatch()
-            self._local.used = True
-            if response.will_close:
-                self._drop()
-            return Reply(response.status, response.reason, response.headers, content)
-        raise AssertionError("unreachable")
-
-    def close(self) -> None:
-        self._closed = True
-        self._watchdog.stop()
-        with self._lock:
-            for conn in self._open:
-                with contextlib.suppress(Exception):
-                    conn.close()
-
-
-class _HttpxTransport:
-    """For endpoints behind an HTTP(S) proxy: httpx2 reads the proxy settings from the
-    environment like every other client. The proxy resolves the host, so the check here is
-    of what the host resolves to on this machine; a name that does not resolve here is
-    refused unless private addresses are allowed."""
-
-    def __init__(
-        self,
-        url: str,
-        headers: dict[str, str],
-        timeout: float,
-        size: int,
-        *,
-        allow_private: bool,
-    ) -> None:
-        self._url = url
-        self._timeout = timeout
-        self._allow_private = allow_private
-        self._checked = False
-        self._client = httpx2.Client(
-            timeout=httpx2.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT)),
-            limits=httpx2.Limits(max_connections=size, max_keepalive_connections=size),
-            headers=headers,
-            follow_redirects=False,
-        )
-
-    def _check(self) -> None:
-        parts = urlsplit(self._url)
-        host = parts.hostname or ""
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-        address = literal(host)
-        try:
-            if address is not None:
-                address_check(address, allow_private=self._allow_private, host=host)
-            else:
-                resolve_checked(host, port, allow_private=self._allow_private)
-        except AddressRefused as exc:
-            raise TransportRefused(exc.message) from None
-        except (OSError, UnicodeError):
-            if not self._allow_private:
-                raise TransportRefused(
-                    f"{host} does not resolve here, so where the proxy would send the "
-                    "request cannot be checked"
-                ) from None
-        self._checked = True
-
-    def post(self, body: bytes) -> Reply:
-        if not self._checked:
-            self._check()
-        deadline = time.monotonic() + self._timeout
-        try:
-            with self._client.stream("POST", self._url, content=body) as response:
-                length = response.headers.get("content-length", "")
-                if length.isdigit() and int(length) > MAX_REPLY_BYTES:
-                    raise ReplyTooLarge
-                chunks, size = [], 0
-                for chunk in response.iter_bytes():
-                    size += len(chunk)
-                    if size > MAX_REPLY_BYTES:
-                        raise ReplyTooLarge
-                    if time.monotonic() > deadline:
-                        raise TransportTimeout
-                    chunks.append(chunk)
-        except httpx2.TimeoutException:
-            raise TransportTimeout from None
-        except httpx2.TransportError as exc:
-            raise TransportError(str(exc) or type(exc).__name__) from None
-        return Reply(
-            response.status_code, response.reason_phrase, response.headers, b"".join(chunks)
-        )
-
-    def close(self) -> None:
-        self._client.close()
-
-
-def _proxied(url: str) -> bool:
-    host = urlsplit(url).hostname or ""
-    proxies = urllib.request.getproxies()
-    scheme = urlsplit(url).scheme
-    return bool(proxies.get(scheme) or proxies.get("all")) and not urllib.request.proxy_bypass(host)
-
-
-def transport_for(target: ChatTarget, *, timeout: float, size: int) -> Transport:
-    headers = {"Content-Type": "application/json", "Accept": "application/json"}
-    if target.api_key:
-        headers["Authorization"] = f"Bearer {target.api_key}"
-    if _proxied(target.url):
-        return _HttpxTransport(
-            target.url, headers, timeout, size, allow_private=target.allow_private
-        )
-    return _StdlibTransport(target.url, headers, timeout, allow_private=target.allow_private)
 
 
 def parse_completion(payload: bytes) -> tuple[str, str]:
@@ -539,12 +266,40 @@ class ChatClient:
     def __init__(self, target: ChatTarget, *, policy: RetryPolicy, size: int = 1) -> None:
         self.target = target
         self.policy = policy
-        self._body_head = {
+        self._transport = CheckedTransport(
+            target.url,
+            target.api_key,
+            timeout=policy.timeout_seconds,
+            allow_private=target.allow_private,
+            off_limits=target.off_limits,
+        )
+        timeout = httpx2.Timeout(
+            policy.timeout_seconds, connect=min(policy.timeout_seconds, CONNECT_TIMEOUT)
+        )
+        sdk = openai.OpenAI(
+            # Given, never read from the environment (OPENAI_API_KEY is the platform's).
+            api_key=target.api_key,
+            admin_api_key="",
+            base_url=target.base_url,
+            max_retries=0,  # the RetryPolicy is the one retry loop
+            timeout=timeout,
+            http_client=httpx2.Client(
+                transport=self._transport,
+                timeout=timeout,
+                follow_redirects=False,
+                trust_env=False,
+            ),
+        )
+        self._sdk = sdk
+        self._body = {
             "model": target.model,
             "temperature": target.temperature,
             "max_tokens": target.max_tokens,
         }
-        self._transport = transport_for(target, timeout=policy.timeout_seconds, size=size)
+        # Headers the SDK would add, left out: the transport would drop them anyway, and
+        # fewer headers cost less. A keyless endpoint gets no Authorization header.
+        omitted = _SDK_HEADERS if target.api_key else (*_SDK_HEADERS, "Authorization")
+        self._options: Any = {"headers": dict.fromkeys(omitted, openai.Omit())}
         self.stopped = threading.Event()
         self._halt = threading.Event()  # a fatal reply came: send nothing more
         # Connection failures and timeouts in a row across all threads, no reply in between.
@@ -557,6 +312,26 @@ class ChatClient:
         # Closing the connections aborts requests in flight.
         with contextlib.suppress(Exception):
             self._transport.close()
+
+    def _post(self, messages: list[dict[str, Any]]) -> Reply:
+        """One request through the SDK: the reply, whatever its status; the transport's
+        exceptions when there is none."""
+        try:
+            response = self._sdk.post(
+                "/chat/completions",
+                cast_to=httpx2.Response,
+                body={**self._body, "messages": messages},
+                options=self._options,
+            )
+        except openai.APIStatusError as exc:
+            response = exc.response
+        except openai.APITimeoutError:
+            raise TransportTimeout from None
+        except openai.APIConnectionError as exc:
+            raise TransportError(str(exc.__cause__ or exc)) from None
+        return Reply(
+            response.status_code, response.reason_phrase, response.headers, response.content
+        )
 
     def __enter__(self) -> ChatClient:
         return self
@@ -593,9 +368,6 @@ class ChatClient:
 
     def _send(self, request: ChatRequest) -> ChatResult | None:
         policy = self.policy
-        body = json.dumps(
-            {**self._body_head, "messages": request.messages}, ensure_ascii=False
-        ).encode("utf-8")
         error = ""
         for attempt in range(1, policy.max_attempts + 1):
             if self.stopped.is_set() or self._halt.is_set():
@@ -603,7 +375,7 @@ class ChatClient:
             retry_after: float | None = None
             started = time.perf_counter()
             try:
-                response = self._transport.post(body)
+                response = self._post(request.messages)
             except TransportRefused as exc:
                 return self._fatal(request, f"The endpoint's address is refused: {exc}", attempt)
             except ReplyTooLarge:

@@ -3,15 +3,19 @@ go with which key. The one place that decides which key is sent where."""
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
+import socket
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db.models import Q, QuerySet
 
+from endpoints.addresses import literal, machine
 from endpoints.client import ChatTarget
-from endpoints.keys import api_key_unseal
+from endpoints.keys import api_key_unseal, credential_digest
 from endpoints.models import Endpoint
 from endpoints.services import API_KEY, key_variable_allowed
 from hctqa.accounts.roles import RESEARCHER
@@ -71,6 +75,58 @@ def endpoint_for_run(*, user: Any, name: str, model_name: str | None) -> Endpoin
     return endpoint
 
 
+def _host_and_port(base_url: str) -> tuple[str, int]:
+    parts = urlsplit(base_url)
+    port = parts.port or (443 if parts.scheme.lower() == "https" else 80)
+    return (parts.hostname or "").rstrip(".").lower(), port
+
+
+def _machines(host: str, port: int) -> set[str]:
+    """The machines ``host`` reaches, as ``machine`` spells them (none if it does not resolve
+    here)."""
+    address = literal(host)
+    if address is not None:
+        return {machine(address)}
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        return set()
+    return {machine(ipaddress.ip_address(str(info[4][0]).split("%")[0])) for info in infos}
+
+
+def keyless_servers() -> frozenset[tuple[str, int]]:
+    """(machine, port) of every registered endpoint, active or not, that answers without a
+    key: its URL is all that keeps it to its people, so nobody's own endpoint connects there."""
+    servers = set()
+    for base_url in Endpoint.objects.filter(api_key_env="").values_list("base_url", flat=True):
+        host, port = _host_and_port(base_url)
+        servers |= {(m, port) for m in _machines(host, port)}
+    return frozenset(servers)
+
+
+def own_endpoint_check(base_url: str) -> None:
+    """Refuse an own endpoint that is a registered endpoint answering without a key.
+
+    The same server: the same port, and the same host name (case and a final dot aside) or
+    an address in common as both resolve here, IPv4 in IPv6 unwrapped and every loopback
+    address one machine. The path does not count: a server answers on all of them. A
+    registered endpoint with a key is no concern: its key is never sent to an own endpoint,
+    whose cache is the person's own, so their own key decides what they get there.
+    """
+    host, port = _host_and_port(base_url)
+    for endpoint in Endpoint.objects.filter(api_key_env=""):
+        other, other_port = _host_and_port(endpoint.base_url)
+        if other_port != port:
+            continue
+        if other == host or _machines(host, port) & _machines(other, port):
+            raise ApplicationError(
+                f"The base URL {base_url} is the registered endpoint {endpoint.name}, which "
+                "answers without a key: choose it by name if you may use it (an admin says who "
+                "may)",
+                field="base_url",
+            )
+
+
 def chat_target(
     *,
     user: Any,
@@ -87,17 +143,25 @@ def chat_target(
       (the endpoint may have been deactivated, the user's access or the allowed variables
       changed since the run started). Loopback and private addresses are allowed.
     - Anyone's own endpoint (``endpoint`` None): their base URL and their own sealed key,
-      never a key the server holds.
+      never a key the server holds, and never to a registered endpoint that answers without
+      a key (checked again on every connection).
+
+    The target's ``cache_scope`` names whose credential it is: the registered endpoint and
+    its key, or the person and their key, keys as ``credential_digest``.
     """
     if endpoint is None:
+        own_endpoint_check(base_url)
+        key = api_key_unseal(sealed_key) if sealed_key else ""
         return ChatTarget(
             base_url=base_url,
-            api_key=api_key_unseal(sealed_key) if sealed_key else "",
+            api_key=key,
             model=model,
             temperature=temperature,
             max_tokens=max_tokens,
             allow_private=settings.INFERENCE_ALLOW_PRIVATE_ENDPOINTS,
             max_content_chars=settings.INFERENCE_MAX_ANSWER_CHARS or None,
+            cache_scope=f"user {user.pk} key {credential_digest(key)}",
+            off_limits=keyless_servers(),
         )
     endpoint_for_run(user=user, name=endpoint.name, model_name=model)
     key = ""
@@ -134,4 +198,5 @@ def chat_target(
         allow_private=True,
         error_detail=True,
         max_content_chars=settings.INFERENCE_MAX_ANSWER_CHARS or None,
+        cache_scope=f"endpoint {endpoint.pk} key {credential_digest(key)}",
     )

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
-from django.core.exceptions import PermissionDenied
+from django import forms
+from django.core.exceptions import NON_FIELD_ERRORS, PermissionDenied
 
 
 class ApplicationError(Exception):
@@ -107,3 +108,13 @@ class Forbidden(PermissionDenied):
     def __init__(self, message: str, *, hint: str = "") -> None:
         super().__init__(message)
         self.hint = hint
+
+
+def add_problems(form: forms.Form, error: ApplicationError) -> None:
+    """Show every problem of a request checked in one pass on its form: by field where the
+    form has it, at the top otherwise; a file's problems with their details."""
+    for problem in error.problems:
+        field = problem.field if problem.field in form.fields else None
+        messages = [problem.message, *problem.details]
+        if messages[0] not in form.errors.get(field or NON_FIELD_ERRORS, []):
+            form.add_error(field, messages)

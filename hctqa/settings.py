@@ -96,6 +96,8 @@ INSTALLED_APPS = [
     "releases",
     "leaderboard",
     "ingest",
+    "discussion",
+    "hctqa.pagecache",
     # Last: its post_migrate hook assigns the other apps' permissions to the role groups.
     "hctqa.accounts",
 ]
@@ -130,6 +132,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "hctqa.accounts.context_processors.menu_counts",
             ],
         },
     },
@@ -374,6 +377,34 @@ AXES_LOCKOUT_CALLABLE = "hctqa.accounts.views.locked_out"
 AXES_DISABLE_ACCESS_LOG = True
 AXES_VERBOSE = False
 
+# --- Email, through Django's email framework. With no EMAIL_HOST, the console backend: each
+# message is printed in the log of the "default" worker, which sends them. With EMAIL_HOST,
+# SMTP. Messages are queued in the database and sent by a task after the change they tell of
+# is committed, so a slow or dead mail server never holds a web request or loses that change.
+EMAIL_HOST = env_str("EMAIL_HOST", "")
+EMAIL_PORT = env_int("EMAIL_PORT", 587)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+if EMAIL_USE_TLS and EMAIL_USE_SSL:
+    raise ImproperlyConfigured("Set one of EMAIL_USE_TLS (STARTTLS) and EMAIL_USE_SSL, not both")
+# Seconds one connection to the mail server may take; a sending task stops at twice that.
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT", 10)
+EMAIL_BACKEND = (
+    "django.core.mail.backends.smtp.EmailBackend"
+    if EMAIL_HOST
+    else "django.core.mail.backends.console.EmailBackend"
+)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "HCT-QA platform <noreply@localhost>")
+# Tries per message (a failed one is tried again later, waiting longer each time).
+EMAIL_MAX_ATTEMPTS = env_int("EMAIL_MAX_ATTEMPTS", 5)
+# Where the platform is reached, for the links in emails.
+SITE_URL = env_str("SITE_URL", "http://localhost:8000").rstrip("/")
+
+# --- Discussion threads on tables and questions: comments one person may post per hour.
+COMMENTS_PER_HOUR = env_int("COMMENTS_PER_HOUR", 60)
+
 # --- HTTP hardening
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
@@ -410,27 +441,40 @@ CONTENT_SECURITY_POLICY = {
     },
 }
 
-# Throttle counters (DRF) live in this cache. The default, files in var/cache, is shared by
-# the web server's processes on one host; with several hosts set CACHE_URL=redis://...
+# Throttle counters (DRF) live in the default cache; anonymous visitors' public pages in
+# "pages" (hctqa/pagecache), apart, so that pages pushed out never take counters with them.
+# Both must be shared by every process that serves or writes (web processes and workers),
+# or a page would outlive the change that a worker made: files under var/cache by default,
+# shared on one host; with several hosts set CACHE_URL=redis://...
 CACHE_URL = env_str("CACHE_URL", "")
+_PAGES_FILES = {
+    "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+    "LOCATION": str(VAR_DIR / "cache" / "pages"),
+    "OPTIONS": {"MAX_ENTRIES": 3000},
+}
 if CACHE_URL.startswith(("redis://", "rediss://")):
-    CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": CACHE_URL,
-        }
-    }
+    _redis = {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+    CACHES = {"default": _redis, "pages": {**_redis, "KEY_PREFIX": "pages"}}
 elif CACHE_URL == "":
     CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
             "LOCATION": str(VAR_DIR / "cache"),
-        }
+        },
+        "pages": _PAGES_FILES,
     }
 elif CACHE_URL == "locmem://":
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    # One process's counters; the pages stay in files, which the workers share.
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+        "pages": _PAGES_FILES,
+    }
 else:
     raise ImproperlyConfigured(f"CACHE_URL should be redis://... or locmem://, not {CACHE_URL!r}")
+# How long a public page is kept at most (0: never kept). A page is rendered again as soon as
+# a table it read changes; this bounds only changes made outside the platform (psql by hand)
+# or by a worker that shares no cache with the web server. Off with DEBUG, for template work.
+PAGE_CACHE_SECONDS = env_int("PAGE_CACHE_SECONDS", 0 if DEBUG else 300)
 
 # API rate limits, as DRF rates ("120/minute", "1000/hour"; empty: none). Anonymous clients
 # count per address, logged-in ones per user. The annotation tools save a draft every second,
@@ -480,6 +524,9 @@ SPECTACULAR_SETTINGS = {
     # Swagger UI's files ship with drf-spectacular-sidecar: the docs page needs no CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    # No deep links: with them each operation's path is a link inside the button that opens
+    # it, an interactive control nested in another (axe-core: nested-interactive).
+    "SWAGGER_UI_SETTINGS": {"deepLinking": False},
     "REDOC_DIST": "SIDECAR",
 }
 
@@ -518,7 +565,8 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # and question generation, which wait on model endpoints: on the GPU host in production),
 # "ingest" (opening uploaded PDFs and web pages and extracting their tables, page by page),
 # "sweeps" (beat's recovery sweeps, a few seconds apart, never behind an admin's job) and
-# "default" (the rest: release builds, synthetic generation, the hourly question-set check).
+# "default" (the rest: emails, release builds, synthetic generation, the hourly question-set
+# check).
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ROUTES = {
     "leaderboard.tasks.score_submission": {"queue": "scoring"},
@@ -532,6 +580,8 @@ CELERY_TASK_ROUTES = {
     "leaderboard.tasks.sweep_inference_runs": {"queue": "sweeps"},
     "ingest.tasks.sweep_documents": {"queue": "sweeps"},
     "annotation.tasks.release_expired_leases": {"queue": "sweeps"},
+    # Queues the emails due; sending them is the default queue's (send_email).
+    "hctqa.accounts.tasks.send_waiting_emails": {"queue": "sweeps"},
 }
 WORKER_QUEUES = ("default", "scoring", "inference", "ingest", "sweeps")
 # A task killed with its worker comes back by two ways. (1) task_reject_on_worker_lost: when
@@ -590,6 +640,11 @@ CELERY_BEAT_SCHEDULE = {
     "rescore-after-question-set-drift": {
         "task": "leaderboard.tasks.check_question_sets",
         "schedule": QUESTION_SET_CHECK_SECONDS,
+    },
+    "send-waiting-emails": {
+        "task": "hctqa.accounts.tasks.send_waiting_emails",
+        "schedule": 60,
+        "options": {"expires": 60},
     },
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")

@@ -33,6 +33,7 @@ urlpatterns = [
     path("releases/", include("releases.urls")),
     path("annotate/", include("annotation.annotate_urls")),
     path("ingest/", include("ingest.urls")),
+    path("discussion/", include("discussion.urls")),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/", include("hctqa.accounts.urls")),

@@ -12,8 +12,10 @@ from django.urls import reverse
 from django.views.static import serve
 
 from annotation.selectors import dataset_overview
+from hctqa.pagecache.pages import public_page
 
 
+@public_page
 def home(request: HttpRequest) -> HttpResponse:
     return render(request, "home.html", {"overview": dataset_overview(viewer=request.user)})
 

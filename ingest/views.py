@@ -59,8 +59,8 @@ def home(request: HttpRequest) -> HttpResponse:
         for document in created:
             messages.success(
                 request,
-                f"{document.file_name}: document {document.collection.code}--{document.number}, "
-                "queued: the ingest worker opens it and reads its pages.",
+                f"{document.file_name}: document {document.collection.code}--{document.number}; "
+                "the ingest worker opens it and reads its pages.",
             )
         if len(created) == 1 and len(uploads) == 1:
             return redirect(created[0])
@@ -69,11 +69,15 @@ def home(request: HttpRequest) -> HttpResponse:
         status = 400 if wait is None else 429
     elif request.method == "POST":
         status = 400
+    documents = list(selectors.documents_recent(limit=50))
     context = {
         "form": form,
-        "documents": selectors.documents_recent(limit=50),
+        "documents": documents,
+        "any_working": any(d.is_working for d in documents),
         "can_add_collection": request.user.has_perm("annotation.add_collection"),
     }
+    if request.htmx and request.method == "GET":
+        return render(request, "ingest/partials/_document_rows.html", context)
     response = render(request, "ingest/home.html", context, status=status)
     if wait is not None:
         response["Retry-After"] = str(wait)

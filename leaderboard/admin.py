@@ -142,5 +142,7 @@ class InferenceResponseAdmin(admin.ModelAdmin):
 
 @admin.register(CachedResponse)
 class CachedResponseAdmin(admin.ModelAdmin):
-    list_display = ("model_name", "base_url", "prompt_sha256", "created_at")
+    list_display = ("model_name", "base_url", "endpoint", "owner", "prompt_sha256", "created_at")
+    list_select_related = ("endpoint", "owner")
+    raw_id_fields = ("endpoint", "owner")
     search_fields = ("model_name", "key", "prompt_sha256")

@@ -29,6 +29,7 @@ from leaderboard.models import (
     Modality,
     Rules,
     Submission,
+    TableFormat,
     Visibility,
     Weights,
 )
@@ -360,8 +361,9 @@ class InferenceRunCreateApi(APIView):
         api_key = serializers.CharField(
             max_length=500, default="", allow_blank=True, write_only=True
         )
-        modality = serializers.ChoiceField(choices=Modality.choices)
-        table_format = serializers.ChoiceField(choices=INFERENCE_FORMATS)
+        # The web form's defaults.
+        modality = serializers.ChoiceField(choices=Modality.choices, default=Modality.TEXT)
+        table_format = serializers.ChoiceField(choices=INFERENCE_FORMATS, default=TableFormat.PAPER)
         prompt_style = serializers.ChoiceField(choices=INFERENCE_STYLES, default="zero_shot")
         system_role = serializers.BooleanField(default=True)
         split = serializers.ChoiceField(choices=EvalSplit.choices)

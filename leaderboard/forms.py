@@ -6,9 +6,8 @@ from decimal import Decimal
 from typing import Any, TypeVar
 
 from django import forms
-from django.core.exceptions import NON_FIELD_ERRORS
 
-from hctqa.errors import ApplicationError, Problems
+from hctqa.errors import Problems
 from leaderboard import selectors
 from leaderboard.models import (
     DEFAULT_RULES,
@@ -50,16 +49,6 @@ def _weights_field(**kwargs: object) -> forms.ChoiceField:
         error_messages={"required": "Say whether the model's weights are open or closed"},
         **kwargs,
     )
-
-
-def add_problems(form: forms.Form, error: ApplicationError) -> None:
-    """Show every problem of a request checked in one pass on its form: by field where the
-    form has it, at the top otherwise; a file's problems with their details."""
-    for problem in error.problems:
-        field = problem.field if problem.field in form.fields else None
-        messages = [problem.message, *problem.details]
-        if messages[0] not in form.errors.get(field or NON_FIELD_ERRORS, []):
-            form.add_error(field, messages)
 
 
 def input_from(cls: type[T], values: Mapping[str, Any]) -> T:
@@ -163,15 +152,16 @@ class RulesForm(forms.Form):
 
 # The board's columns a reader may hide, in the board's order (rank, tick and model always
 # show). The vision board has no precision.
+# In the board's order: recall, the main score, first.
 BOARD_COLUMNS = [
-    ("size", "Size"),
-    ("precision", "Precision"),
     ("recall", "Recall"),
+    ("precision", "Precision"),
     ("cc", "CC"),
     ("psa", "QNPC"),
     ("pak", "Pak."),
     ("census", "US Census"),
     ("arxiv", "arXiv"),
+    ("size", "Size"),
     ("input", "Input"),
     ("scored_on", "Scored on"),
 ]

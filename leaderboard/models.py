@@ -505,6 +505,9 @@ class PropertyRegression(models.Model):
     intercept = models.FloatField()
     coefficients = models.JSONField(default=list)
     dropped = models.JSONField(default=list)
+    left_out = models.JSONField(
+        default=list, help_text="Rows below the coverage or sanity rule: id, model_name, why."
+    )
 
     class Meta:
         get_latest_by = "computed_at"
@@ -712,6 +715,12 @@ class InferenceRun(models.Model):
         return self.status in ACTIVE_RUN_STATUSES
 
     @property
+    def is_settled(self) -> bool:
+        """Nothing about it changes any more: the run has stopped, and its board entry, if it
+        has one, is scored or failed. Its pages follow it until then."""
+        return not self.is_active and (self.submission is None or self.submission.is_finished)
+
+    @property
     def own_endpoint(self) -> bool:
         return self.endpoint_id is None
 
@@ -781,16 +790,38 @@ class InferenceResponse(models.Model):
 
 
 class CachedResponse(models.Model):
-    """A model's answer to one prompt, keyed by model, endpoint, prompt and decoding
-    parameters (``key`` is their SHA-256), so an identical request is never sent twice."""
+    """A model's answer to one prompt, keyed by model, endpoint, prompt, decoding parameters
+    and the credential it was made under (``key`` is their SHA-256), so an identical request
+    under the same credential is never sent twice. The credential is a registered endpoint
+    and its key (shared by the people who may use it) or a person and their own key; keys
+    enter only as a keyed hash. Deleting the endpoint or the person deletes its answers."""
 
     key = models.CharField(max_length=64, unique=True)
+    endpoint = models.ForeignKey(
+        "endpoints.Endpoint", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="+",
+        help_text="Made on this person's own endpoint.",
+    )
     model_name = models.CharField(max_length=200)
     base_url = models.CharField(max_length=500)
     prompt_sha256 = models.CharField(max_length=64)
     response = models.TextField(blank=True)
     finish_reason = models.CharField(max_length=32, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(endpoint__isnull=True) ^ Q(owner__isnull=True),
+                name="cached_response_endpoint_or_owner",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.model_name}: {self.prompt_sha256[:12]}"

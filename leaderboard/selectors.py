@@ -6,15 +6,18 @@ from __future__ import annotations
 import hashlib
 from collections import Counter, defaultdict
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import UTC
 from statistics import median
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.cache import cache
-from django.db.models import Count, F, Max, Q, QuerySet
-from django.db.models.functions import Length, Substr
+from django.db.models import Count, F, Max, Q, QuerySet, TextField, Value
+from django.db.models.functions import Coalesce, Length, Lower, Substr, Trim
 from django.http import Http404
+from django.utils import timezone
 
 from annotation.models import Question, QuestionStatus, Split
 from annotation.selectors import gold_answer_visible
@@ -29,6 +32,8 @@ from leaderboard.models import (
     BOARD_SPLITS,
     DEFAULT_RULES,
     RESULT_FIGURES,
+    DailyLimitEntry,
+    DataScope,
     EvalSplit,
     InferenceResponse,
     InferenceRun,
@@ -52,6 +57,19 @@ def scope_filter(data_scope: str) -> Q:
     """Real tables are every collection's, ingested ones included; see
     ``annotation.selectors.scope_filter``."""
     return annotation_scope_filter(data_scope)
+
+
+def test_split_submissions_today(*, user: Any) -> int:
+    """Submissions and inference runs scored against test gold answers this user made since
+    00:00 UTC: what counts against SUBMISSION_DAILY_TEST_LIMIT (failed and deleted ones too)."""
+    start = timezone.now().astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    return DailyLimitEntry.objects.filter(user=user, created_at__gte=start).count()
+
+
+def test_split_submissions_left(*, user: Any) -> tuple[int, int]:
+    """(left today, the daily limit), for the submit page."""
+    limit = settings.SUBMISSION_DAILY_TEST_LIMIT
+    return max(0, limit - test_split_submissions_today(user=user)), limit
 
 
 def scored_questions() -> QuerySet[Question]:
@@ -189,13 +207,8 @@ def _board_submissions(filters: BoardFilters, prefix: str = "") -> Q:
     return condition
 
 
-def board(*, filters: BoardFilters) -> QuerySet[Score]:
-    """The ranked rows of a public board: the scores, under the chosen rules, of public
-    submissions scored on the chosen question set (all questions, or the test split) whose
-    scores are current, and the paper's reported rows (2025-05 figures on all questions, so
-    only on that board). Filtered and sorted; missing figures sort last whichever the
-    direction. One query per page, with the submission joined."""
-    rows = Score.objects.filter(
+def _board_rows(filters: BoardFilters) -> QuerySet[Score]:
+    return Score.objects.filter(
         Q(submission__kind=Kind.REPORTED)
         | Q(
             submission__status=Status.SCORED,
@@ -205,6 +218,15 @@ def board(*, filters: BoardFilters) -> QuerySet[Score]:
         _board_submissions(filters, "submission__"),
         rules=filters.rules,
     )
+
+
+def board(*, filters: BoardFilters) -> QuerySet[Score]:
+    """The ranked rows of a public board: the scores, under the chosen rules, of public
+    submissions scored on the chosen question set (all questions, or the test split) whose
+    scores are current, and the paper's reported rows (2025-05 figures on all questions, so
+    only on that board). Filtered and sorted; missing figures sort last whichever the
+    direction. One query per page, with the submission joined."""
+    rows = _board_rows(filters)
     descending = filters.sort.startswith("-")
     column = SORTABLE[filters.sort.lstrip("-")]
     order = F(column).desc(nulls_last=True) if descending else F(column).asc(nulls_last=True)
@@ -221,6 +243,19 @@ def board(*, filters: BoardFilters) -> QuerySet[Score]:
         )
         .order_by(order, "submission__model_name", "submission_id")
     )
+
+
+def board_other_scopes(*, filters: BoardFilters) -> list[tuple[str, str, int]]:
+    """For an empty board: the boards of the other data scopes with the same filters that
+    have rows, as (scope, label, rows), in the scopes' order. One query."""
+    counts = dict(
+        _board_rows(replace(filters, data_scope=""))
+        .exclude(submission__data_scope=filters.data_scope)
+        .order_by()
+        .values_list("submission__data_scope")
+        .annotate(n=Count("id"))
+    )
+    return [(s.value, s.label, counts[s.value]) for s in DataScope if counts.get(s.value)]
 
 
 # How many submissions being scored again a board lists (beside its ranked rows).
@@ -623,11 +658,14 @@ def _check_comparison_discloses_nothing(
         )
 
 
-def comparable_submissions() -> QuerySet[Submission]:
+def comparable_submissions(*, demo: bool = False) -> QuerySet[Submission]:
     """The submissions the public boards rank: public, scored on all questions or the test
-    split, with current scores."""
+    split, with current scores. The demo rows (made-up tables) are listed only with
+    ``demo``, and then alone, as on their board."""
+    demo_rows = Q(data_scope=DataScope.DEMO)
     return (
         Submission.objects.filter(
+            demo_rows if demo else ~demo_rows,
             kind=Kind.SUBMISSION,
             status=Status.SCORED,
             visibility=Visibility.PUBLIC,
@@ -637,6 +675,51 @@ def comparable_submissions() -> QuerySet[Submission]:
         .only("id", "model_name", "modality", "split", "data_scope", "table_format")
         .order_by("model_name", "id")
     )
+
+
+# The public regression reads a row only when it answered nearly every question of its set
+# and is no constant answer (a row answering "{1}" everywhere says nothing about tables).
+REGRESSION_MIN_COVERAGE = 0.9
+REGRESSION_MAX_SAME_ANSWER = 0.5
+
+
+def regression_rows(submissions: QuerySet[Submission]) -> tuple[list[int], list[dict[str, Any]]]:
+    """The ids of the submissions the property regression reads, and those it leaves out,
+    each as {id, model_name, why}, in name order. Three queries."""
+    coverage = dict(
+        Score.objects.filter(submission__in=submissions, rules=Rules.V2025_05).values_list(
+            "submission_id", "coverage"
+        )
+    )
+    totals: Counter[int] = Counter()
+    top: dict[int, tuple[int, str]] = {}
+    given = (
+        QuestionResult.objects.filter(submission__in=submissions, answered=True)
+        .annotate(answer=Lower(Trim(Coalesce("prediction", Value(""), output_field=TextField()))))
+        .values("submission_id", "answer")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    for row in given:
+        totals[row["submission_id"]] += row["n"]
+        if row["n"] > top.get(row["submission_id"], (0, ""))[0]:
+            top[row["submission_id"]] = (row["n"], row["answer"])
+    admitted, left_out = [], []
+    for submission in submissions.order_by("model_name", "id").only("id", "model_name"):
+        share = coverage.get(submission.pk) or 0.0
+        same, answer = top.get(submission.pk, (0, ""))
+        same_share = same / totals[submission.pk] if totals[submission.pk] else 1.0
+        why = ""
+        if share < REGRESSION_MIN_COVERAGE:
+            why = f"answered {share:.0%} of its questions"
+        elif same_share > REGRESSION_MAX_SAME_ANSWER:
+            shown = answer if len(answer) <= 30 else answer[:29] + "…"
+            why = f"gave one answer, “{shown}”, to {same_share:.0%} of its questions"
+        if why:
+            left_out.append({"id": submission.pk, "model_name": submission.model_name, "why": why})
+        else:
+            admitted.append(submission.pk)
+    return admitted, left_out
 
 
 def current_regression() -> PropertyRegression | None:

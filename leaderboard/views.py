@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -12,9 +13,11 @@ from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
 from endpoints.selectors import endpoint_choices
+from hctqa.accounts.selectors import can_submit_to_test_split
 from hctqa.core.disclosure import DISCLOSURE_MARGIN
 from hctqa.csv_export import dict_rows_csv
-from hctqa.errors import ApplicationError
+from hctqa.errors import ApplicationError, add_problems
+from hctqa.pagecache.pages import public_page
 from hctqa.pagination import page_with_count
 from hctqa.throttles import PageRateLimit, seconds_to_wait
 from leaderboard import exports, selectors, services
@@ -25,10 +28,9 @@ from leaderboard.forms import (
     InferenceRunForm,
     RulesForm,
     SubmissionForm,
-    add_problems,
     form_problems,
 )
-from leaderboard.models import DEFAULT_RULES, DataScope, InferenceRun, Modality, Score
+from leaderboard.models import DEFAULT_RULES, DataScope, EvalSplit, InferenceRun, Modality, Score
 
 BOARD_PAGE_SIZE = 100
 
@@ -49,6 +51,7 @@ def _recall_by_size(rows: list[Score]) -> dict:
     return chart
 
 
+@public_page
 def board(request: HttpRequest, modality: str = Modality.TEXT) -> HttpResponse:
     form = BoardFilterForm(request.GET, modality=modality)
     page, status, filters, being_rescored = None, 200, None, []
@@ -63,6 +66,13 @@ def board(request: HttpRequest, modality: str = Modality.TEXT) -> HttpResponse:
     query.pop("page", None)
     query.pop("sort", None)
     scope = filters.data_scope if filters else DataScope.REAL
+    elsewhere = []
+    if page is not None and not page.object_list:
+        # An empty board (a fresh platform holds only the demo rows): where rows are.
+        for other, label, count in selectors.board_other_scopes(filters=filters):
+            there = query.copy()
+            there["data_scope"] = other
+            elsewhere.append((label, count, there.urlencode()))
     context = {
         "form": form,
         "page": page,
@@ -74,6 +84,11 @@ def board(request: HttpRequest, modality: str = Modality.TEXT) -> HttpResponse:
         "offset": (page.number - 1) * BOARD_PAGE_SIZE if page else 0,
         "shown": form.shown_columns(),
         "scope_label": DataScope(scope).label,
+        "narrowed": bool(
+            filters
+            and any((filters.size_class, filters.weights, filters.table_format, filters.search))
+        ),
+        "elsewhere": elsewhere,
         "chart": _recall_by_size(page.object_list) if page else {},
         "has_reported": bool(page) and any(r.submission.is_reported for r in page.object_list),
     }
@@ -83,6 +98,7 @@ def board(request: HttpRequest, modality: str = Modality.TEXT) -> HttpResponse:
     return render(request, template, context, status=status)
 
 
+@public_page
 def board_export(request: HttpRequest, modality: str, fmt: str) -> HttpResponse:
     if modality not in Modality.values:
         raise Http404("The boards are text and vision")
@@ -119,11 +135,22 @@ def _uploads_wait(request: HttpRequest) -> int | None:
     return seconds_to_wait(request, "uploads")
 
 
-def _too_many(request: HttpRequest, template: str, form: Form, wait: int) -> HttpResponse:
+def _too_many(
+    request: HttpRequest, template: str, form: Form, wait: int, context: dict | None = None
+) -> HttpResponse:
     form.add_error(None, _TOO_MANY.format(wait=wait))
-    response = render(request, template, {"form": form}, status=429)
+    response = render(request, template, {**(context or {}), "form": form}, status=429)
     response["Retry-After"] = str(wait)
     return response
+
+
+def _test_allowance(user: Any) -> dict[str, Any]:
+    """What the submit page says about the test split: how many of today's test-split
+    submissions are left, or that the account needs approval first."""
+    if not can_submit_to_test_split(user=user):
+        return {"test_split_closed": True}
+    left, limit = selectors.test_split_submissions_left(user=user)
+    return {"test_left": left, "test_limit": limit}
 
 
 @login_required
@@ -132,12 +159,17 @@ def submit(request: HttpRequest) -> HttpResponse:
     once; a file that is fine itself is kept for the next try (``kept_upload``)."""
     # Bound on any POST: an empty one is a form with every field missing, not an unbound one.
     posted = request.method == "POST"
-    form = SubmissionForm(request.POST if posted else None, request.FILES if posted else None)
+    form = SubmissionForm(
+        request.POST if posted else None,
+        request.FILES if posted else None,
+        initial=_split_initial(request.user),
+    )
+    allowance = _test_allowance(request.user)
     if request.method != "POST":
-        return render(request, "leaderboard/submit.html", {"form": form})
+        return render(request, "leaderboard/submit.html", {"form": form, **allowance})
     form.is_valid()
     if (wait := _uploads_wait(request)) is not None:
-        return _too_many(request, "leaderboard/submit.html", form, wait)
+        return _too_many(request, "leaderboard/submit.html", form, wait, allowance)
     upload = form.cleaned_data.get("predictions")
     kept = services.kept_upload_get(
         owner=request.user, token=form.cleaned_data.get("kept_upload", "")
@@ -161,15 +193,14 @@ def submit(request: HttpRequest) -> HttpResponse:
         elif kept is not None:
             services.kept_upload_discard(kept=kept)
             kept = None
-        return render(request, "leaderboard/submit.html", {"form": form, "kept": kept}, status=400)
+        context = {"form": form, "kept": kept, **allowance}
+        return render(request, "leaderboard/submit.html", context, status=400)
     finally:
         if upload is not None:
             upload.close()
     if kept is not None:
         services.kept_upload_discard(kept=kept)
-    messages.success(
-        request, "Your predictions are in the queue; this page updates as they are scored."
-    )
+    messages.success(request, "Your predictions are saved; this page follows their scoring.")
     return redirect(submission)
 
 
@@ -179,6 +210,7 @@ def my_submissions(request: HttpRequest) -> HttpResponse:
     return render(request, "leaderboard/my_submissions.html", {"submissions": submissions})
 
 
+@public_page
 def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
     submission = selectors.submission_for_viewer(submission_id=pk, user=request.user)
     form = RulesForm(request.GET, modality=submission.modality)
@@ -249,7 +281,7 @@ def submission_rescore(request: HttpRequest, pk: int) -> HttpResponse:
     except ApplicationError as exc:
         messages.error(request, exc.message)
     else:
-        messages.success(request, "Queued for scoring again.")
+        messages.success(request, "Sent for scoring again.")
     return redirect(submission)
 
 
@@ -283,6 +315,12 @@ def compare(request: HttpRequest) -> HttpResponse:
             b = selectors.submission_for_viewer(
                 submission_id=form.cleaned_data["b"], user=request.user
             )
+            if DataScope.DEMO in (a.data_scope, b.data_scope):
+                # Demo rows are offered only to compare demo rows (ticked on their board).
+                context["choices"] = selectors.comparable_submissions(demo=True)
+            if a.modality != b.modality:
+                # Their recall is not computed the same way (docs: SCORING.md).
+                context["mixed"] = sorted((a, b), key=lambda s: s.modality != Modality.TEXT)
             rules = form.cleaned_data["rules"]
             comparison = selectors.comparison_cached(a=a, b=b, rules=rules)
             limit = PageRateLimit("compare")
@@ -305,6 +343,7 @@ def compare(request: HttpRequest) -> HttpResponse:
     return render(request, "leaderboard/compare.html", context, status=status)
 
 
+@public_page
 def regression(request: HttpRequest) -> HttpResponse:
     result = selectors.current_regression()
     coefficients = selectors.coefficient_intervals(result) if result else []
@@ -313,7 +352,12 @@ def regression(request: HttpRequest) -> HttpResponse:
         "coef": [round(c["coef"], 4) for c in coefficients],
         "interval": [[round(c["low"], 4), round(c["high"], 4)] for c in coefficients],
     }
-    context = {"regression": result, "coefficients": coefficients, "chart": chart}
+    context = {
+        "regression": result,
+        "coefficients": coefficients,
+        "chart": chart,
+        "min_coverage": 100 * selectors.REGRESSION_MIN_COVERAGE,
+    }
     return render(request, "leaderboard/regression.html", context)
 
 
@@ -340,10 +384,16 @@ def inference_runs(request: HttpRequest) -> HttpResponse:
     if not selectors.can_start_inference(user=request.user):
         raise PermissionDenied("Inference runs are for researchers and admins")
     runs = list(selectors.inference_runs_for(user=request.user)[:RUNS_SHOWN])
-    context = {"runs": runs, "any_active": any(r.is_active for r in runs)}
+    context = {"runs": runs, "any_unsettled": any(not r.is_settled for r in runs)}
     if request.htmx:
         return render(request, "leaderboard/partials/_inference_run_rows.html", context)
     return render(request, "leaderboard/inference_runs.html", context)
+
+
+def _split_initial(user: object) -> dict[str, str]:
+    """The forms start on the test split for accounts that may submit to it, and on the
+    validation split for the others (the test split would be refused)."""
+    return {} if can_submit_to_test_split(user=user) else {"split": EvalSplit.VALIDATION}
 
 
 @login_required
@@ -353,6 +403,7 @@ def inference_run_new(request: HttpRequest) -> HttpResponse:
     form = InferenceRunForm(
         request.POST if request.method == "POST" else None,
         endpoints=endpoint_choices(user=request.user),
+        initial=_split_initial(request.user),
     )
     if request.method != "POST":
         return render(request, "leaderboard/inference_run_new.html", {"form": form})
@@ -366,7 +417,7 @@ def inference_run_new(request: HttpRequest) -> HttpResponse:
     except ApplicationError as exc:
         add_problems(form, exc)  # every problem at once
         return render(request, "leaderboard/inference_run_new.html", {"form": form}, status=400)
-    messages.success(request, "The run is queued for the inference worker.")
+    # No banner: the run page's status line says "Queued", and follows the run.
     return redirect(run)
 
 
@@ -383,8 +434,9 @@ def _run_context(run: InferenceRun) -> dict:
 def inference_run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = selectors.inference_run_for_viewer(run_id=pk, user=request.user)
     if request.htmx and request.GET.get("part") == "progress":
-        if not run.is_active:
-            # Finished: the whole page has more to show (the submission, the errors).
+        if request.GET.get("running") and not run.is_active:
+            # Just finished: the whole page has more to show (the errors); it goes on
+            # following the board entry until that is scored.
             return HttpResponseClientRefresh()
         return render(
             request, "leaderboard/partials/_inference_run_progress.html", _run_context(run)
@@ -421,5 +473,5 @@ def inference_run_resume(request: HttpRequest, pk: int) -> HttpResponse:
     except ApplicationError as exc:
         messages.error(request, exc.message)
     else:
-        messages.success(request, "Queued again: the answers already saved are kept.")
+        messages.success(request, "Resumed: the answers already saved are kept.")
     return redirect(run)

@@ -22,8 +22,10 @@ from django.http import (
 from django.shortcuts import redirect, render
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_POST, require_safe
+from django_htmx.http import HttpResponseClientRefresh
 
 from hctqa.errors import ApplicationError
+from hctqa.pagecache.pages import public_page
 from releases import selectors, services
 from releases.models import Edition, Release
 
@@ -67,7 +69,15 @@ def _list_context(request: HttpRequest, form: dict[str, str] | None = None) -> d
 
 
 @require_GET
+@public_page
 def release_list(request: HttpRequest) -> HttpResponse:
+    if request.htmx and "build" in request.GET:
+        # The notice of a build under way asks how it goes.
+        active = selectors.active_build()
+        if active is not None and str(active.pk) == request.GET["build"]:
+            context = {"active_build": active}
+            return render(request, "releases/partials/_active_build.html", context)
+        return HttpResponseClientRefresh()
     return render(request, "releases/list.html", _list_context(request))
 
 
@@ -81,11 +91,12 @@ def release_cut(request: HttpRequest) -> HttpResponse:
         messages.error(request, f"No release was started: {exc.message}.")
         context = {**_list_context(request, form), "error_field": exc.field}
         return render(request, "releases/list.html", context, status=400)
-    messages.success(request, f"Release {build.version} is being built.")
+    # No banner: the build page says how the build goes, and follows it.
     return redirect("releases:build", build_id=build.pk)
 
 
 @require_GET
+@public_page
 def release_detail(request: HttpRequest, version: str) -> HttpResponse:
     release = selectors.release_get(version=version)
     hub = selectors.releases_on_hub([release])[release.pk]

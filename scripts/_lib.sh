@@ -95,3 +95,76 @@ supervise() {
     fi
   done
 }
+
+# prepare_platform DEMO_LOG: the database migrated, the static files collected, the demo data
+# (its output also in DEMO_LOG) and, with HCTQA_DATA_DIR, your copy of the HCT-QA release:
+# what scripts/run serves, and what benchmarks/load.py loads the server it measures with.
+prepare_platform() {
+  local demo_log="$1"
+  .venv/bin/python manage.py migrate --noinput
+  .venv/bin/python manage.py collectstatic --noinput -v0
+  .venv/bin/python manage.py load_demo | tee "$demo_log"
+  # With your copy of the HCT-QA release, the real tables and the paper's Table 1 rows as well.
+  if [ -n "${HCTQA_DATA_DIR:-}" ]; then
+    local data="$HCTQA_DATA_DIR"
+    # The benchmark's official test split, when the data folder holds it (the rest of the
+    # tables go to train and validation by a stable hash).
+    local splits=()
+    if [ -f "$data/hctqa-real/official-test-tables.csv" ]; then
+      splits=(--splits "$data/hctqa-real/official-test-tables.csv")
+    fi
+    .venv/bin/python manage.py import_hctqa --qaps "$data/hctqa-real/qaps.json.gz" \
+      --csvs "$data/hctqa-real/csvs.tar.gz" "${splits[@]}"
+    # The synthetic families the folder holds (Number_of_students.zip, …), so that rows scored
+    # here on synthetic tables are scored on the benchmark's, not on the demo's.
+    local families
+    shopt -s nullglob
+    families=("$data"/hctqa-synthetic/*.zip)
+    shopt -u nullglob
+    if [ "${#families[@]}" -gt 0 ]; then
+      .venv/bin/python manage.py import_synthetic "${families[@]}"
+    fi
+    .venv/bin/python manage.py import_paper_results "$data/paper-table1.csv"
+  fi
+}
+
+# stop_supervisors_on_exit PID...: when this script exits, stop these supervisors (and what
+# they run). Ctrl-C or TERM is a clean stop: it says "Stopped." and exits 0.
+stop_supervisors_on_exit() {
+  _supervisors=("$@")
+  trap '_stop_supervisors; echo "Stopped." >&2; exit 0' INT TERM
+  trap _stop_supervisors EXIT
+}
+
+_stop_supervisors() {
+  trap - INT TERM EXIT
+  kill -TERM "${_supervisors[@]}" 2>/dev/null || true
+  wait "${_supervisors[@]}" 2>/dev/null || true
+}
+
+# wait_for_supervisors: wait while the supervisors run. One that stops on its own (it was
+# killed) is an error: the rest are stopped, and the script exits 1.
+wait_for_supervisors() {
+  wait -n "${_supervisors[@]}" || true
+  echo "A supervisor stopped; see var/log/." >&2
+  exit 1
+}
+
+# synthetic_params_dir DATA: the folder of the synthetic generator's parameter files
+# (PARAM_tableTemplates.json, …) in a data folder: DATA/hctqa-synthetic, or DATA itself.
+# Fails when neither holds them.
+synthetic_params_dir() {
+  local folder
+  for folder in "$1/hctqa-synthetic" "$1"; do
+    if [ -f "$folder/PARAM_tableTemplates.json" ]; then
+      echo "$folder"
+      return 0
+    fi
+  done
+  return 1
+}
+
+# demo_logins LOG: the demo logins that load_demo printed to LOG, for the start banner.
+demo_logins() {
+  sed -n '/^Demo logins/,$p' "$1"
+}

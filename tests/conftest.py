@@ -31,7 +31,7 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 @pytest.fixture(autouse=True, scope="session")
 def _test_settings() -> Iterator[None]:
     """Static files from the finders (the manifest storage needs collectstatic first;
-    production mode is smoke-tested by .ci/run through scripts/run), fast passwords, a cache
+    production mode is smoke-tested by .ci/run through scripts/run), fast passwords, caches
     of each test process's own, and no API rate limits: the crawls and the browser tests
     make hundreds of requests a minute. Tests of the limits set them (tests/test_throttling.py).
     """
@@ -45,7 +45,13 @@ def _test_settings() -> Iterator[None]:
     with override_settings(
         STORAGES=storages,
         PASSWORD_HASHERS=fast_hashers,
-        CACHES={"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}},
+        CACHES={
+            "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+            "pages": {
+                "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+                "LOCATION": "pages",
+            },
+        },
         API_THROTTLE_RATES={scope: None for scope in settings.API_THROTTLE_RATES},
     ):
         yield
@@ -53,12 +59,30 @@ def _test_settings() -> Iterator[None]:
 
 @pytest.fixture(autouse=True)
 def _empty_cache() -> Iterator[None]:
-    """Each test starts with an empty cache: marks kept there (a queued property regression,
-    a cached comparison, throttle counters) must not carry over from an earlier test."""
-    from django.core.cache import cache
+    """Each test starts with empty caches: marks kept there (a queued property regression,
+    a cached comparison, throttle counters, a kept page) must not carry over from an earlier
+    test."""
+    from django.core.cache import caches
 
-    cache.clear()
+    for cache in caches.all(initialized_only=False):
+        cache.clear()
     yield
+
+
+@pytest.fixture
+def ann(db: None):  # type: ignore[no-untyped-def]
+    """An annotator, for the tests of work among several people."""
+    from tests.factories import UserFactory
+
+    return UserFactory(username="ann", role="annotator")
+
+
+@pytest.fixture
+def bob(db: None):  # type: ignore[no-untyped-def]
+    """Another annotator."""
+    from tests.factories import UserFactory
+
+    return UserFactory(username="bob", role="annotator")
 
 
 @pytest.fixture(scope="session")

@@ -12,6 +12,16 @@ from hctqa.core import taxonomy
 
 SIMPLE_CSV = "Region,Male,Female\nNorth,10,12\nSouth,20,22\n"
 NESTED_CSV = "Region,2019,__,2020,__\n__,Male,Female,Male,Female\nNorth,1,2,3,4\nSouth,5,6,7,8\n"
+# The query properties of a plain lookup question ("What was X in Y?"), complete and consistent.
+LOOKUP_PROPERTIES = {
+    "row_filter": True,
+    "row_filter_lookup": True,
+    "row_filter_single_column": True,
+    "row_filter_single_row": True,
+    "returned_columns": True,
+    "returned_columns_plain": True,
+    "returned_columns_outputs": 1,
+}
 
 
 class UserFactory(factory.django.DjangoModelFactory[User]):

@@ -14,7 +14,9 @@ from collections.abc import Iterator
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import timezone
 
@@ -79,6 +81,16 @@ def crawl(
         "api-schema": ["/api/schema/"],
         "api-docs": ["/api/docs/"],
         "accounts:account": ["/accounts/"],
+        "accounts:approval_requests": ["/accounts/approval-requests/"],
+        # Discussions: the test-split question's thread holds its gold, the pool question's
+        # its secrets; the tables' threads list the questions' threads.
+        "discussion:table": [f"/discussion/tables/{T}/", f"/discussion/tables/{POOL_T}/"],
+        "discussion:question": [
+            f"/discussion/questions/{Q}/",
+            f"/discussion/questions/{POOL_Q}/",
+            f"/discussion/questions/{OPEN_Q}/",
+        ],
+        "accounts:notifications": ["/accounts/notifications/"],
         "leaderboard:board": [
             "/leaderboard/",
             "/leaderboard/?sort=recall",
@@ -174,6 +186,7 @@ def crawl(
             "/annotate/mine/verdicts/00000000-0000-4000-8000-000000000000/"
         ],
         "annotate:flags": ["/annotate/flags/"],
+        "annotate:assignments": ["/annotate/assignments/"],
         "landing": ["/welcome/"],
         "api-gold-pool": ["/api/verify/gold-pool/"],
         "api-gold-verdicts": ["/api/verify/gold-verdicts/"],
@@ -194,6 +207,12 @@ NO_GOLD_POSSIBLE = {
     "logout",
     "accounts:sign_up",
     "accounts:token_rotate",
+    # Account writes and the notification link (a redirect to its page, which is crawled).
+    "accounts:approval_request",
+    "accounts:approval_request_decide",
+    "accounts:email_preferences",
+    "accounts:notifications_read",
+    "accounts:notification_open",
     "api-token",
     "leaderboard:submission_rescore",
     "leaderboard:submission_delete",
@@ -239,6 +258,8 @@ NO_GOLD_POSSIBLE = {
     # Raising and resolving a flag redirect; the queue that lists flags is crawled.
     "annotate:flag_new",
     "annotate:flag_resolve",
+    # Taking back assignments redirects to their page, which is crawled.
+    "annotate:assignments_withdraw",
     # Ingest: documents, pages and candidates hold tables being extracted, never a question.
     "ingest:document",
     "ingest:page",
@@ -376,6 +397,25 @@ def secret_question(tmp_path, settings) -> dict:
         gold_shown_wrong=False,
         gold_passed=True,
     )
+    # An admin discusses both in their threads, mentioning an annotator, who may see
+    # neither, so is not told.
+    from discussion.services import comment_post
+
+    admin = UserFactory(username="crawl-admin", role="admin")
+    made["watcher"] = UserFactory(username="watcher", role="annotator")
+    test_question = Question.objects.get(pk=Q)
+    comment_post(
+        author=admin,
+        table=test_question.table,
+        question=test_question,
+        body=f"@watcher the gold is {SECRET}, from {SECRET_SQL}",
+    )
+    comment_post(
+        author=admin,
+        table=pool_question.table,
+        question=Question.objects.get(pk=POOL_Q),
+        body=f"@watcher {POOL_Q} is gold control: POOLGOLD-8830",
+    )
     # A release holding the secret: its full edition has it, the public one never does;
     # neither holds the pool question. (Every file's contents, archives unpacked, are
     # checked in tests/releases.)
@@ -393,6 +433,8 @@ def test_no_page_or_endpoint_shows_test_split_gold(
 ) -> None:
     if role == "researcher":
         client.force_login(secret_question["owner"])
+    elif role == "annotator":
+        client.force_login(secret_question["watcher"])  # mentioned where they may not read
     elif role:
         client.force_login(UserFactory(role=role))
     urls = crawl(
@@ -402,6 +444,17 @@ def test_no_page_or_endpoint_shows_test_split_gold(
         secret_question["release_files"],
         secret_question["build"],
     )
+    reached = _crawl_finds_no_secret(client, urls)
+    if role == "researcher":
+        # The owner reaches their own per-question results, predictions and all.
+        mine = secret_question["mine"]
+        assert client.get(f"/leaderboard/submissions/{mine}/results.json").status_code == 200
+        assert client.get(f"/api/submissions/{mine}/results/").status_code == 200
+    assert reached > 30
+
+
+def _crawl_finds_no_secret(client: Client, urls: dict[str, list[str]]) -> int:
+    """Every URL answered without a secret; how many with a page (200)."""
     reached = 0
     for paths in urls.values():
         for url in paths:
@@ -415,12 +468,35 @@ def test_no_page_or_endpoint_shows_test_split_gold(
             for secret in (SECRET, SECRET_SQL, SECRET_ROWS, *POOL_SECRETS):
                 assert secret not in body.decode(errors="replace"), (url, secret)
             reached += response.status_code == 200
-    if role == "researcher":
-        # The owner reaches their own per-question results, predictions and all.
-        mine = secret_question["mine"]
-        assert client.get(f"/leaderboard/submissions/{mine}/results.json").status_code == 200
-        assert client.get(f"/api/submissions/{mine}/results/").status_code == 200
-    assert reached > 30
+    return reached
+
+
+@pytest.mark.django_db(transaction=True)
+def test_no_kept_page_shows_test_split_gold(
+    client: Client, secret_question: dict, settings
+) -> None:
+    """The same crawl with public pages kept (hctqa/pagecache), which only happens outside
+    a transaction: an admin first, whose pages show the gold, then anonymous visitors twice,
+    the second time served the pages the first kept."""
+    settings.PAGE_CACHE_SECONDS = 300
+    urls = crawl(
+        secret_question["mine"],
+        secret_question["theirs"],
+        secret_question["runs"],
+        secret_question["release_files"],
+        secret_question["build"],
+    )
+    admin = Client()
+    admin.force_login(UserFactory(role="admin"))
+    for paths in urls.values():
+        for url in paths:
+            admin.get(url)
+    assert SECRET in admin.get(f"/tables/{T}/").content.decode()
+    assert _crawl_finds_no_secret(client, urls) > 30
+    assert _crawl_finds_no_secret(client, urls) > 30
+    with CaptureQueriesContext(connection) as ctx:
+        assert client.get(f"/tables/{T}/").status_code == 200
+    assert not ctx.captured_queries  # served as kept: the crawl above was of kept pages
 
 
 def test_the_crawl_would_see_gold_if_it_leaked(client: Client, secret_question: dict) -> None:
@@ -429,6 +505,8 @@ def test_the_crawl_would_see_gold_if_it_leaked(client: Client, secret_question: 
     table_page = client.get(f"/tables/{T}/").content.decode()
     assert SECRET in table_page and SECRET_SQL in table_page and SECRET_ROWS in table_page
     assert SECRET_SQL in client.get(f"/api/questions/{Q}/").content.decode()
+    assert SECRET in client.get(f"/discussion/questions/{Q}/").content.decode()
+    assert "POOLGOLD-8830" in client.get(f"/discussion/questions/{POOL_Q}/").content.decode()
     assert SECRET in client.get(f"/api/questions/{Q}/").content.decode()
     theirs = secret_question["theirs"]
     assert SECRET in client.get(f"/leaderboard/submissions/{theirs}/results.json").content.decode()

@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parent.parent
 # benchmark scripts aside).
 SOURCES = [
     path
-    for folder in ("annotation", "endpoints", "hctqa", "leaderboard", "releases")
+    for folder in ("annotation", "discussion", "endpoints", "hctqa", "leaderboard", "releases")
     for path in (REPO / folder).rglob("*.py")
     if "migrations" not in path.parts
 ]

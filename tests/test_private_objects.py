@@ -14,7 +14,12 @@ from django.urls import get_resolver
 from rest_framework.authtoken.models import Token
 
 from leaderboard.models import InferenceRun, RunStatus
-from tests.factories import InferenceRunFactory, SubmissionFactory, UserFactory
+from tests.factories import (
+    LOOKUP_PROPERTIES,
+    InferenceRunFactory,
+    SubmissionFactory,
+    UserFactory,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -116,6 +121,8 @@ def test_admins_pages_are_refused_to_everyone_else() -> None:
         "/annotate/generation/",
         "/annotate/synthetic/",
         "/admin/accounts/account/",
+        "/admin/accounts/approvalrequest/",
+        "/accounts/approval-requests/",
         "/releases/builds/1/",
         "/api/releases/builds/1/",
         "/api/verify/gold-pool/",
@@ -143,16 +150,9 @@ NOT_ADJUDICATORS = ("anonymous", "researcher", "annotator")  # adjudicators' (an
 NOT_ADMINS = ("anonymous", "researcher", "annotator", "adjudicator")
 # Ingest is one shared workspace of those with the ingest permission (adjudicators, admins).
 NOT_INGESTERS = ("anonymous", "researcher", "annotator")
+# Discussions are the dataset makers' (annotators, adjudicators, admins).
+NOT_DISCUSSANTS = ("anonymous", "researcher")
 
-LOOKUP = {
-    "row_filter": True,
-    "row_filter_lookup": True,
-    "row_filter_single_column": True,
-    "row_filter_single_row": True,
-    "returned_columns": True,
-    "returned_columns_plain": True,
-    "returned_columns_outputs": 1,
-}
 
 PUBLIC = {
     # The dataset: tables and their files are public; which questions are shown is
@@ -189,6 +189,7 @@ def world(settings, tmp_path, owner, private) -> dict:
     from annotation.models import Flag, GenerationRun, SyntheticRun
     from annotation.services import Verdict
     from endpoints.models import Endpoint
+    from hctqa.accounts.models import ApprovalRequest, Notification
     from hctqa.core.extraction.grid import grid_from_canonical
     from ingest import files
     from ingest.models import Candidate, CandidateDraft, Document, DocumentPage
@@ -215,7 +216,7 @@ def world(settings, tmp_path, owner, private) -> dict:
         client_key=uuid.uuid4(),
         text="Which region had the most women in 2020?",
         gold_answer="{South}",
-        query_properties=LOOKUP,
+        query_properties=LOOKUP_PROPERTIES,
     )
     annotation.question_draft_save(
         annotator=writer,
@@ -223,7 +224,7 @@ def world(settings, tmp_path, owner, private) -> dict:
         client_key=uuid.uuid4(),
         text=f"What did {SECRET} count?",
         gold_answer="{1}",
-        query_properties=LOOKUP,
+        query_properties=LOOKUP_PROPERTIES,
         client_ms=1,
     )
     for _ in range(2):
@@ -235,6 +236,15 @@ def world(settings, tmp_path, owner, private) -> dict:
     held = annotation.verification_claim(annotator=writer)
     waiting = QuestionFactory(table=table, status="adjudication", origin="model")
     flag = Flag.objects.create(table=table, reason="other", note=SECRET, raised_by=writer)
+    from discussion.services import comment_post
+
+    comment_post(author=writer, table=table, question=None, body=f"About {SECRET}")
+    comment_post(author=admin, table=table, question=waiting, body=f"Waiting: {SECRET}")
+    asking = UserFactory(username="asking", role="researcher", test_split_approved=False)
+    approval = ApprovalRequest.objects.create(user=asking, note=SECRET)
+    notification = Notification.objects.create(
+        recipient=owner, text=f"Your submission {SECRET} is scored", url="/accounts/"
+    )
     endpoint = Endpoint.objects.create(
         name="lab-gpu", base_url=f"http://{SECRET}.internal/v1", api_key_env="LAB_API_KEY"
     )
@@ -301,6 +311,8 @@ def world(settings, tmp_path, owner, private) -> dict:
         "document": document.pk,
         "candidate": candidate.pk,
         "user": writer.pk,
+        "approval": approval.pk,
+        "notification": notification.pk,
     }
 
 
@@ -471,7 +483,36 @@ def guarded(w: dict) -> dict[str, tuple[tuple[str, ...], str, list[tuple[str, st
             *judges,
             [(p, f"/api/verify/adjudication/{waiting}/decide/", {"rating": "nonsensical"})],
         ),
+        # A researcher's notification: opening it marks it read and leads to its page.
+        "accounts/notifications/<int:notification_id>/": (
+            *own,
+            [(g, f"/accounts/notifications/{w['notification']}/", {})],
+        ),
+        # Discussions: a table's thread is the dataset makers'; a private question's
+        # thread is for those who may see the question (admins).
+        "discussion/tables/<str:table_id>/": (
+            NOT_DISCUSSANTS,
+            "writer",
+            [(g, f"/discussion/tables/{t}/", {}), (P, f"/discussion/tables/{t}/", {"body": "x"})],
+        ),
+        "discussion/questions/<str:question_id>/": (
+            *admins,
+            [
+                (g, f"/discussion/questions/{waiting}/", {}),
+                (P, f"/discussion/questions/{waiting}/", {"body": "x"}),
+            ],
+        ),
         # Admins' pages.
+        "accounts/approval-requests/<int:request_id>/decide/": (
+            *admins,
+            [
+                (
+                    p,
+                    f"/accounts/approval-requests/{w['approval']}/decide/",
+                    {"decision": "approve"},
+                )
+            ],
+        ),
         "annotate/verification/verifiers/<int:user_id>/reinstate/": (
             *admins,
             [(p, f"/annotate/verification/verifiers/{w['user']}/reinstate/", {})],
@@ -572,6 +613,9 @@ def guarded(w: dict) -> dict[str, tuple[tuple[str, ...], str, list[tuple[str, st
     }
 
 
+# Routes that answer their insider with a redirect to the page they lead to.
+REDIRECTS = {"accounts/notifications/<int:notification_id>/"}
+
 _CONVERTER = re.compile(r"<(?:(?:int|str|slug|uuid|path):)?\w+>")
 
 
@@ -657,6 +701,13 @@ def test_no_one_else_opens_or_changes_a_private_object_on_any_route(world) -> No
     assert not wrong, "\n".join(map(str, wrong))
 
     # Nothing changed.
+    from hctqa.accounts.models import ApprovalRequest, Notification
+
+    assert ApprovalRequest.objects.get(pk=world["approval"]).decided_at is None
+    from discussion.models import Comment
+
+    assert Comment.objects.count() == 2
+    assert Notification.objects.get(pk=world["notification"]).read_at is None
     question = Question.objects.get(pk=world["question"])
     assert question.text == "Which region had the most women in 2020?"
     assert VerificationSlot.objects.get(public_id=world["given"]).rating == "good"
@@ -680,6 +731,10 @@ def test_the_insider_reaches_every_guarded_route(world) -> None:
         if method not in ("get", "put"):
             continue
         response = _send(client, method, url, data)
+        if route in REDIRECTS:
+            assert response.status_code == 302, (route, response.status_code)
+            assert "/accounts/login/" not in response["Location"], route
+            continue
         assert response.status_code == 200, (route, response.status_code)
 
 

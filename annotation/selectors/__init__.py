@@ -31,6 +31,14 @@ from annotation.selectors.annotating import (
     tables_annotated_by,
     time_spent,
 )
+from annotation.selectors.assignments import (
+    AssignmentRow,
+    annotators_for,
+    assigned_next,
+    assigned_tables,
+    assignment_overview,
+    may_assign,
+)
 from annotation.selectors.dataset import (
     DatasetOverview,
     QuestionFilters,
@@ -93,6 +101,12 @@ from annotation.selectors.verification import (
 )
 
 __all__ = [
+    "AssignmentRow",
+    "annotators_for",
+    "assigned_next",
+    "assigned_tables",
+    "assignment_overview",
+    "may_assign",
     "PAPER_SHARES",
     "PoolRemoval",
     "PROMPT_SCOPES",

@@ -27,9 +27,12 @@ from annotation.models import (
     QuestionAuthoring,
     QuestionDraft,
     QuestionOrigin,
+    QuestionStatus,
     Table,
+    VerificationOutcome,
     VerificationSlot,
 )
+from annotation.selectors.assignments import assigned_next
 from annotation.selectors.dataset import (
     _human_questions,
     _question_order,
@@ -109,9 +112,10 @@ def _skipped_since(annotator: User, tool: str, drafted_at: str) -> Exists:
 def property_queue_next(*, annotator: User, after: str | None = None) -> Table | None:
     """The table this annotator should annotate next.
 
-    Their own unsaved draft comes first (resume where you left off); then the tables they
-    have not annotated, fewest annotations first, counting others' drafts in progress so
-    that two annotators do not get the same table at once; skipped tables come last.
+    Their own unsaved draft comes first (resume where you left off); then the tables assigned
+    to them, oldest assignment first; then the tables they have not annotated, fewest
+    annotations first, counting others' drafts in progress so that two annotators do not get
+    the same table at once; skipped tables come last.
     """
     draft = (
         PropertyAnnotation.objects.filter(annotator=annotator, source=AnnotationSource.ANNOTATOR)
@@ -124,6 +128,9 @@ def property_queue_next(*, annotator: User, after: str | None = None) -> Table |
     )
     if draft:
         return Table.objects.defer("canonical_csv").get(pk=draft)
+    assigned = assigned_next(annotator=annotator, kind=AnnotationTool.PROPERTIES, after=after)
+    if assigned is not None:
+        return assigned
     busy_since = timezone.now() - _ACTIVE_DRAFT
     return _queue_next(
         annotator=annotator,
@@ -192,8 +199,9 @@ def property_progress(*, annotator: User) -> Progress:
 
 
 def question_queue_next(*, annotator: User, after: str | None = None) -> Table | None:
-    """Their own draft first; then tables with the fewest human-written questions (uncovered
-    tables first) that this annotator has not written for; skipped tables last."""
+    """Their own draft first; then the tables assigned to them; then tables with the fewest
+    human-written questions (uncovered tables first) that this annotator has not written
+    for; skipped tables last."""
     draft = (
         QuestionDraft.objects.filter(annotator=annotator)
         .exclude(table_id=after)
@@ -204,6 +212,9 @@ def question_queue_next(*, annotator: User, after: str | None = None) -> Table |
     )
     if draft:
         return Table.objects.defer("canonical_csv").get(pk=draft)
+    assigned = assigned_next(annotator=annotator, kind=AnnotationTool.QUESTIONS, after=after)
+    if assigned is not None:
+        return assigned
     return _queue_next(
         annotator=annotator,
         tool=AnnotationTool.QUESTIONS,
@@ -425,6 +436,21 @@ class WorkItem:
     locked_because: str = ""
 
 
+def _verdict_summary(slot: VerificationSlot) -> str:
+    """The annotator's own verdict on the question as they saw it: a decision may have
+    rewritten the question since (its original text is kept on the outcome)."""
+    try:
+        seen = slot.question.outcome.original_text
+    except VerificationOutcome.DoesNotExist:
+        seen = slot.question.text
+    summary = f"{slot.get_rating_display()}: {seen}"
+    if slot.corrected_answer:
+        summary += f" Your answer: {slot.corrected_answer}"
+    if slot.rewritten_question:
+        summary += f" Your rewrite: {slot.rewritten_question}"
+    return summary
+
+
 def recent_work(*, annotator: User, limit: int = 15) -> list[WorkItem]:
     """The annotator's last saved table properties, questions and verdicts, newest first.
     Three queries, whatever the limit."""
@@ -468,19 +494,24 @@ def recent_work(*, annotator: User, limit: int = 15) -> list[WorkItem]:
         )
     for slot in (
         VerificationSlot.objects.filter(annotator=annotator, status="done")
-        .select_related("question")
+        .select_related("question__outcome")
         .order_by("-submitted_at")[:limit]
     ):
         allowed = verdict_change_allowed(slot)
+        waiting = slot.question.status == QuestionStatus.ADJUDICATION
         items.append(
             WorkItem(
                 "verdict",
                 slot.question.table_id,
-                f"{slot.get_rating_display()}: {slot.question.text}",
+                _verdict_summary(slot),
                 slot.submitted_at,
                 "",
                 reverse("annotate:verdict_change", args=[slot.public_id]) if allowed else "",
-                "" if allowed else "the question has been decided",
+                ""
+                if allowed
+                else "waiting for an adjudicator's decision"
+                if waiting
+                else "the question has been decided",
             )
         )
     items.sort(key=lambda item: item.saved_at, reverse=True)

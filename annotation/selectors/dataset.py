@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Case, Count, Exists, F, OuterRef, Q, QuerySet, Subquery, Value, When
 from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404
 
@@ -47,6 +47,14 @@ def source_choices() -> list[tuple[str, str]]:
     return [(c, names[c]) for c in release + others] + [
         (s.value, s.label) for s in (Source.SYNTHETIC, Source.DEMO)
     ]
+
+
+def source_name() -> Coalesce:
+    """A table's source as people read it, for annotating a list in its one query: its
+    collection's name, else the label of the release's or a generated source, else the code."""
+    collection = Collection.objects.filter(code=OuterRef("source")).values("name")[:1]
+    labels = Case(*(When(source=s.value, then=Value(s.label)) for s in Source), default=F("source"))
+    return Coalesce(Subquery(collection), labels)
 
 
 def real_tables(prefix: str = "") -> Q:
@@ -121,6 +129,7 @@ def table_list(*, filters: TableFilters, viewer: User) -> QuerySet[Table]:
     return (
         tables.defer("canonical_csv")
         .annotate(
+            source_name=source_name(),
             question_count=_question_count(shown),
             human_question_count=_question_count(shown.filter(origin=QuestionOrigin.HUMAN)),
         )

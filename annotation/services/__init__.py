@@ -10,6 +10,13 @@ from annotation.services.annotating import (
     question_write,
     table_properties_resolve,
 )
+from annotation.services.assignments import (
+    AssignResult,
+    assignments_withdraw,
+    describe_assignment,
+    parse_table_ids,
+    tables_assign,
+)
 from annotation.services.dataset import ImportSummary, release_import, release_splits
 from annotation.services.flags import flag_raise, flag_resolve
 from annotation.services.generation import (
@@ -45,6 +52,11 @@ from annotation.services.verification import (
 )
 
 __all__ = [
+    "AssignResult",
+    "assignments_withdraw",
+    "describe_assignment",
+    "parse_table_ids",
+    "tables_assign",
     "synthetic_generate",
     "synthetic_generation_tables",
     "synthetic_params",

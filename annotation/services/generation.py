@@ -7,7 +7,6 @@ from __future__ import annotations
 import logging
 import os
 import re
-from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
@@ -169,10 +168,6 @@ def generation_run_cancel(*, user: Any, run_id: int) -> GenerationRun:
     return run
 
 
-# A running run whose worker has not reported for this long is taken to be dead.
-STALE_AFTER = timedelta(minutes=5)
-
-
 def generation_run_resume(*, user: Any, run_id: int) -> GenerationRun:
     """Send a run back to the worker: after it was cancelled, failed or its worker died, or
     to retry the tables that got no valid reply; refused while an identical run is queued
@@ -186,13 +181,13 @@ def generation_run_resume(*, user: Any, run_id: int) -> GenerationRun:
 @transaction.atomic
 def _resume(run_id: int) -> GenerationRun:
     run = _run_for_update(run_id)
-    alive = run.status == RunStatus.QUEUED or (
-        run.status == RunStatus.RUNNING
-        and run.heartbeat_at is not None
-        and run.heartbeat_at > timezone.now() - STALE_AFTER
-    )
-    if alive:
-        raise ConflictError("This run is still in progress", current={"status": run.status})
+    if not run.is_resumable:
+        why = (
+            "This run is done: every table has its questions"
+            if run.status == RunStatus.DONE
+            else "This run is still in progress"
+        )
+        raise ConflictError(why, current={"status": run.status})
     retried = run.items.filter(status="failed").update(status="pending", error="")
     run.tables_failed -= retried
     run.status = RunStatus.QUEUED

@@ -40,7 +40,9 @@ def synthetic_params(folder: str | Path | None = None) -> Params:
     """The parameter files from ``folder`` or ``SYNTHETIC_PARAMS_DIR``."""
     folder = folder or settings.SYNTHETIC_PARAMS_DIR
     if not folder:
-        raise ApplicationError("SYNTHETIC_PARAMS_DIR is not set: no parameter files to use")
+        raise ApplicationError(
+            "SYNTHETIC_PARAMS_DIR is not set: the generator has no parameter files"
+        )
     try:
         return read_params(folder)
     except ParamsError as exc:

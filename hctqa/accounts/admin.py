@@ -8,7 +8,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from hctqa.accounts import services
-from hctqa.accounts.models import Account
+from hctqa.accounts.models import Account, ApprovalRequest, OutgoingEmail
 from hctqa.errors import ApplicationError
 
 
@@ -111,3 +111,79 @@ class AccountAdmin(admin.ModelAdmin):
         for account in queryset.select_related("user"):
             services.account_approval_withdraw(user=account.user)
         self.message_user(request, f"{queryset.count()} account(s) no longer approved.")
+
+
+class WaitingFilter(admin.SimpleListFilter):
+    title = "decision"
+    parameter_name = "decision"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list:
+        return [("waiting", "waiting"), ("approved", "approved"), ("declined", "declined")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        value = self.value()
+        if value == "waiting":
+            return queryset.filter(decided_at__isnull=True)
+        if value in ("approved", "declined"):
+            return queryset.filter(approved=value == "approved")
+        return queryset
+
+
+@admin.register(ApprovalRequest)
+class ApprovalRequestAdmin(admin.ModelAdmin):
+    """Researchers' requests for test-split approval: select them, then Approve or Decline.
+    Each researcher is told, as from the approval requests page."""
+
+    list_display = ("user", "created_at", "short_note", "decided_at", "approved", "decided_by")
+    list_filter = (WaitingFilter, "created_at")
+    search_fields = ("user__username", "user__email", "note")
+    list_select_related = ("user", "decided_by")
+    readonly_fields = ("user", "note", "created_at", "decided_at", "decided_by", "approved")
+    actions = ("approve", "decline")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # researchers ask on their account page
+
+    def has_approve_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("accounts.change_account")
+
+    has_decline_permission = has_approve_permission
+
+    @admin.display(description="note")
+    def short_note(self, item: ApprovalRequest) -> str:
+        return item.note if len(item.note) <= 80 else item.note[:79] + "…"
+
+    def _decide(self, request: HttpRequest, queryset: QuerySet, *, approve: bool) -> None:
+        done = 0
+        for item in queryset.filter(decided_at__isnull=True).select_related("user"):
+            try:
+                services.approval_request_decide(
+                    request_id=item.pk, admin=request.user, approve=approve
+                )
+            except ApplicationError as exc:
+                self.message_user(request, f"{item.user}: {exc.message}", messages.ERROR)
+            else:
+                done += 1
+        outcome = "approved" if approve else "declined"
+        self.message_user(request, f"{done} request(s) {outcome}; each researcher is told.")
+
+    @admin.action(description="Approve for test-split submissions", permissions=["approve"])
+    def approve(self, request: HttpRequest, queryset: QuerySet) -> None:
+        self._decide(request, queryset, approve=True)
+
+    @admin.action(description="Decline", permissions=["decline"])
+    def decline(self, request: HttpRequest, queryset: QuerySet) -> None:
+        self._decide(request, queryset, approve=False)
+
+
+@admin.register(OutgoingEmail)
+class OutgoingEmailAdmin(admin.ModelAdmin):
+    """Emails sent and waiting, to see what failed and why. Read only."""
+
+    list_display = ("subject", "to_address", "status", "attempts", "created_at", "sent_at")
+    list_filter = ("status", "created_at")
+    search_fields = ("to_address", "subject")
+    readonly_fields = [f.name for f in OutgoingEmail._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False

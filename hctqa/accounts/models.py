@@ -1,12 +1,15 @@
 """What the platform keeps about a user beyond Django's own User (whose groups are the roles):
-the skeleton of the username, where the account was made from, and whether an admin approved
-it for test-split submissions."""
+the skeleton of the username, where the account was made from, whether an admin approved it
+for test-split submissions (and the requests for that approval), which emails the person
+wants, the notifications shown in the menu, and the emails waiting to be sent."""
 
 from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
+from django.db.models.functions import Length
+from django.db.models.lookups import LessThanOrEqual
 from django.utils import timezone
 
 
@@ -34,6 +37,14 @@ class Account(models.Model):
         help_text="The admin who approved it (empty once that account is deleted, or when a "
         "command approved it).",
     )
+    # Emails the person asked for on their account page (in-app notifications come anyway).
+    email_on_scoring = models.BooleanField(
+        default=False,
+        help_text="Email when a submission or inference run is scored or fails.",
+    )
+    email_on_mention = models.BooleanField(
+        default=False, help_text="Email when someone mentions them in a discussion."
+    )
 
     class Meta:
         indexes = [models.Index(fields=["signed_up_from", "created_at"])]
@@ -55,3 +66,143 @@ class Account(models.Model):
     @property
     def test_split_approved(self) -> bool:
         return self.test_split_approved_at is not None
+
+
+# Longest note a researcher may send with an approval request.
+APPROVAL_NOTE_MAX = 500
+
+
+class ApprovalRequest(models.Model):
+    """A researcher asking to be approved for test-split submissions, with a short note for
+    the admins. One waits at a time per person; an admin approves or declines it."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="approval_requests"
+    )
+    note = models.CharField(max_length=APPROVAL_NOTE_MAX)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    approved = models.BooleanField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user"],
+                condition=Q(decided_at__isnull=True),
+                name="accounts_one_waiting_approval_request",
+            ),
+            models.CheckConstraint(
+                condition=Q(decided_at__isnull=True, approved__isnull=True)
+                | Q(decided_at__isnull=False, approved__isnull=False),
+                name="accounts_approval_request_decided_with_outcome",
+            ),
+            # SQLite does not hold a CharField to its length.
+            models.CheckConstraint(
+                condition=LessThanOrEqual(Length("note"), APPROVAL_NOTE_MAX),
+                name="accounts_approval_request_note_short",
+            ),
+        ]
+        indexes = [
+            models.Index(
+                fields=["created_at"],
+                condition=Q(decided_at__isnull=True),
+                name="accounts_approval_waiting",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"approval request of {self.user}"
+
+    @property
+    def waiting(self) -> bool:
+        return self.decided_at is None
+
+
+class Notification(models.Model):
+    """One line in a person's notifications (the menu counts the unread ones): what happened,
+    and where to look. Written only for someone who may open that page."""
+
+    recipient = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications"
+    )
+    text = models.CharField(max_length=400)
+    url = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    read_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [
+            models.Index(
+                fields=["recipient"],
+                condition=Q(read_at__isnull=True),
+                name="accounts_notification_unread",
+            ),
+            models.Index(fields=["recipient", "-created_at"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"to {self.recipient}: {self.text[:40]}"
+
+
+class EmailStatus(models.TextChoices):
+    WAITING = "waiting", "Waiting"
+    SENDING = "sending", "Sending"
+    SENT = "sent", "Sent"
+    FAILED = "failed", "Failed"
+
+
+class OutgoingEmail(models.Model):
+    """An email to send, written in the transaction of the change it tells of and sent by a
+    task after that commits (hctqa.accounts.mail)."""
+
+    recipient = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    to_address = models.EmailField()
+    subject = models.CharField(max_length=200)
+    body = models.TextField()
+    status = models.CharField(
+        max_length=7, choices=EmailStatus.choices, default=EmailStatus.WAITING
+    )
+    attempts = models.PositiveSmallIntegerField(default=0)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    # When a sender took it (sending), or when the next try is due (waiting).
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    next_try_at = models.DateTimeField(default=timezone.now)
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=EmailStatus.values), name="accounts_email_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(status="sent", sent_at__isnull=False)
+                | (~Q(status="sent") & Q(sent_at__isnull=True)),
+                name="accounts_email_sent_at_when_sent",
+            ),
+            # No header can be smuggled in: a subject is one line.
+            models.CheckConstraint(
+                condition=~Q(subject__contains="\n") & ~Q(subject__contains="\r"),
+                name="accounts_email_subject_one_line",
+            ),
+        ]
+        indexes = [models.Index(fields=["status", "next_try_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.subject} to {self.to_address} ({self.status})"

@@ -11,10 +11,13 @@ ROLES = (ANNOTATOR, ADJUDICATOR, RESEARCHER, ADMIN)
 # "app_label.codename" for each role. Admins get every permission of the platform's apps on
 # top of these (see services.roles_ensure).
 ROLE_PERMISSIONS: dict[str, tuple[str, ...]] = {
+    # Those who make the dataset discuss its tables and questions; researchers do not.
     ANNOTATOR: (
         "annotation.annotate_table",
         "annotation.write_question",
         "annotation.verify_question",
+        "discussion.view_comment",
+        "discussion.add_comment",
     ),
     ADJUDICATOR: (
         "annotation.annotate_table",
@@ -22,6 +25,8 @@ ROLE_PERMISSIONS: dict[str, tuple[str, ...]] = {
         "annotation.verify_question",
         "annotation.adjudicate_question",
         "ingest.ingest_document",
+        "discussion.view_comment",
+        "discussion.add_comment",
     ),
     RESEARCHER: ("leaderboard.add_submission", "leaderboard.add_inferencerun"),
     ADMIN: ("annotation.view_test_gold",),
@@ -34,6 +39,7 @@ ADMIN_APPS = (
     "leaderboard",
     "endpoints",
     "ingest",
+    "discussion",
     "accounts",
     "auth",
     "authtoken",

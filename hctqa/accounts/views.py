@@ -8,16 +8,19 @@ from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 from rest_framework.authtoken.models import Token
 
 from hctqa.accounts import selectors, services
 from hctqa.accounts.addresses import client_address
-from hctqa.accounts.forms import ResearcherSignUpForm
+from hctqa.accounts.forms import ApprovalRequestForm, EmailPreferencesForm, ResearcherSignUpForm
 from hctqa.accounts.lockout import lockout_of
+from hctqa.accounts.models import Notification
 from hctqa.core.wording import counted
-from hctqa.errors import ApplicationError
+from hctqa.errors import ApplicationError, Forbidden
+from hctqa.redirects import local_url
 
 
 def sign_up(request: HttpRequest) -> HttpResponse:
@@ -44,18 +47,140 @@ def sign_up(request: HttpRequest) -> HttpResponse:
     return render(request, "accounts/sign_up.html", {"form": form}, status=status)
 
 
-@login_required
-def account(request: HttpRequest) -> HttpResponse:
-    token = Token.objects.filter(user=request.user).first()
-    roles = sorted(request.user.groups.values_list("name", flat=True))
+def _account_page(
+    request: HttpRequest,
+    *,
+    approval_form: ApprovalRequestForm | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    user = request.user
+    token = Token.objects.filter(user=user).first()
+    roles = sorted(user.groups.values_list("name", flat=True))
+    account = selectors.account_of(user=user)
     context = {
         "token": token,
         "roles": roles,
-        "account": selectors.account_of(user=request.user),
-        "test_split_open": selectors.can_submit_to_test_split(user=request.user),
+        "account": account,
+        "test_split_open": selectors.can_submit_to_test_split(user=user),
         "open_test_submissions": settings.OPEN_TEST_SUBMISSIONS,
+        "approval_request": selectors.approval_request_latest(user=user),
+        "approval_form": approval_form or ApprovalRequestForm(),
+        "email_form": EmailPreferencesForm(
+            initial={
+                "on_scoring": bool(account and account.email_on_scoring),
+                "on_mention": bool(account and account.email_on_mention),
+            }
+        ),
     }
-    return render(request, "accounts/account.html", context)
+    return render(request, "accounts/account.html", context, status=status)
+
+
+@login_required
+def account(request: HttpRequest) -> HttpResponse:
+    return _account_page(request)
+
+
+@login_required
+@require_POST
+def approval_request(request: HttpRequest) -> HttpResponse:
+    """The researcher's "Ask for approval" button, with its note."""
+    form = ApprovalRequestForm(request.POST)
+    if form.is_valid():
+        try:
+            services.approval_request_make(user=request.user, note=form.cleaned_data["note"])
+        except ApplicationError as exc:
+            form.add_error("note" if exc.field == "note" else None, exc.message)
+        else:
+            messages.success(
+                request,
+                "Your request is with the platform's admins; you will be told here (and by "
+                "email) when one of them has decided.",
+            )
+            return redirect("accounts:account")
+    return _account_page(request, approval_form=form, status=400)
+
+
+@login_required
+@require_POST
+def email_preferences(request: HttpRequest) -> HttpResponse:
+    form = EmailPreferencesForm(request.POST)
+    form.is_valid()  # two checkboxes: always valid
+    services.email_preferences_set(
+        user=request.user,
+        on_scoring=form.cleaned_data["on_scoring"],
+        on_mention=form.cleaned_data["on_mention"],
+    )
+    if request.user.email:
+        messages.success(request, f"Saved: emails go to {request.user.email}.")
+    else:
+        messages.warning(
+            request,
+            "Saved, but your account has no email address: ask an admin to add one.",
+        )
+    return redirect("accounts:account")
+
+
+def _require_decider(request: HttpRequest) -> None:
+    if not selectors.may_decide_approval_requests(request.user):
+        raise Forbidden(
+            "Approval requests are decided by admins",
+            hint="Researchers ask for approval on their account page.",
+        )
+
+
+@login_required
+def approval_requests(request: HttpRequest) -> HttpResponse:
+    _require_decider(request)
+    context = {
+        "waiting": selectors.approval_requests_waiting(),
+        "decided": selectors.approval_requests_decided(),
+    }
+    return render(request, "accounts/approval_requests.html", context)
+
+
+@login_required
+@require_POST
+def approval_request_decide(request: HttpRequest, request_id: int) -> HttpResponse:
+    _require_decider(request)
+    decision = request.POST.get("decision", "")
+    if decision not in ("approve", "decline"):
+        messages.error(request, "Nothing was decided: choose Approve or Decline.")
+    else:
+        try:
+            decided = services.approval_request_decide(
+                request_id=request_id, admin=request.user, approve=decision == "approve"
+            )
+        except ApplicationError as exc:
+            messages.error(request, f"Nothing was decided: {exc.message}.")
+        else:
+            outcome = "approved" if decided.approved else "declined"
+            messages.success(
+                request, f"The request of {decided.user.username} is {outcome}; they are told."
+            )
+    fallback = reverse("accounts:approval_requests")
+    return redirect(local_url(request, request.POST.get("next", ""), fallback))
+
+
+@login_required
+def notifications(request: HttpRequest) -> HttpResponse:
+    items = selectors.notifications_of(user=request.user)
+    return render(request, "accounts/notifications.html", {"items": items})
+
+
+@login_required
+def notification_open(request: HttpRequest, notification_id: int) -> HttpResponse:
+    """Follow a notification's link, marking it read."""
+    item = get_object_or_404(Notification, pk=notification_id, recipient=request.user)
+    services.notifications_mark_read(user=request.user, notification_id=item.pk)
+    return redirect(local_url(request, item.url, reverse("accounts:notifications")))
+
+
+@login_required
+@require_POST
+def notifications_read(request: HttpRequest) -> HttpResponse:
+    count = services.notifications_mark_read(user=request.user)
+    messages.success(request, f"Marked {counted(count, 'notification')} read.")
+    return redirect("accounts:notifications")
 
 
 @login_required

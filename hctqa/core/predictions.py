@@ -366,10 +366,11 @@ def _summary(problems: list[_Problem], stopped_at: str) -> str:
     stopped = f" (reading stopped at {stopped_at})" if stopped_at else ""
     at_least = bool(stopped_at)
     if kinds == {"unknown"} or kinds == {"duplicate"}:
+        # Distinct ids: an unknown id given twice is one unknown id (each line is listed).
         ids = sorted({p.question_id for p in problems})
         what = "unknown question id" if kinds == {"unknown"} else "duplicate question id"
         shown = ", ".join(ids[:_SHOWN_IDS])
-        return f"{_counted(len(problems), what, at_least=at_least)}{stopped}, e.g. {shown}"
+        return f"{_counted(len(ids), what, at_least=at_least)}{stopped}, e.g. {shown}"
     if len(problems) == 1:
         return problems[0].text
     many = _counted(len(problems), "problem", at_least=at_least)

@@ -74,6 +74,15 @@ class Taxonomy:
                 return p
         raise KeyError(code)
 
+    def full_label(self, code: str) -> str:
+        """The label with its parent's, as a child's alone is ambiguous: "Column aggregation ›
+        Local (column group)". An unknown code is itself."""
+        try:
+            prop = self.get(code)
+        except KeyError:
+            return code
+        return f"{self.get(prop.parent).label} › {prop.label}" if prop.parent else prop.label
+
     def children(self, code: str) -> tuple[Property, ...]:
         return tuple(p for p in self.properties if p.parent == code)
 

@@ -30,6 +30,7 @@ from hctqa.core.snapshots import FrozenQuestion, question_set_digests
 from hctqa.core.wording import counted
 from leaderboard import selectors
 from leaderboard.models import Kind, Rescore, Status, Submission
+from leaderboard.services.notices import submission_outcome_notify
 from leaderboard.services.scoring import ScoringContext, claim, score_claimed
 from leaderboard.services.submissions import _enqueue_regression, _enqueue_scoring
 
@@ -259,13 +260,15 @@ def submission_sweep(*, now: datetime | None = None) -> SweepResult:
     for pk, attempts in Submission.objects.filter(stuck_condition).values_list("pk", "attempts"):
         still_stuck = Submission.objects.filter(stuck_condition, pk=pk)
         if attempts >= max_attempts:
-            if still_stuck.update(
-                status=Status.FAILED,
-                progress=100,
-                error=f"Scoring did not finish after {counted(attempts, 'attempt')}; score it "
-                "again to try again",
-            ):
-                failed.append(pk)
+            with transaction.atomic():
+                if still_stuck.update(
+                    status=Status.FAILED,
+                    progress=100,
+                    error=f"Scoring did not finish after {counted(attempts, 'attempt')}; score "
+                    "it again to try again",
+                ):
+                    failed.append(pk)
+                    submission_outcome_notify(submission_id=pk)
             continue
         with transaction.atomic():
             # A queued one waited too long (its message may be lost): that is an attempt too.

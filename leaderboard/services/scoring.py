@@ -38,6 +38,7 @@ from leaderboard.models import (
     Status,
     Submission,
 )
+from leaderboard.services.notices import submission_outcome_notify
 from leaderboard.services.submissions import (
     _enqueue_regression,
     check_answers_every_test_question,
@@ -119,11 +120,16 @@ def _set_progress(submission_id: int, percent: int) -> None:
     Submission.objects.filter(pk=submission_id, status=Status.SCORING).update(progress=percent)
 
 
-def _fail(submission_id: int, reason: str, attempt: int | None = None) -> None:
+def _fail(
+    submission_id: int, reason: str, attempt: int | None = None, *, tell_owner: bool = True
+) -> None:
     mine = {} if attempt is None else {"attempts": attempt}
-    Submission.objects.filter(pk=submission_id, status=Status.SCORING, **mine).update(
-        status=Status.FAILED, error=reason, progress=100
-    )
+    with transaction.atomic():
+        failed = Submission.objects.filter(pk=submission_id, status=Status.SCORING, **mine).update(
+            status=Status.FAILED, error=reason, progress=100
+        )
+        if failed and tell_owner:
+            submission_outcome_notify(submission_id=submission_id)
 
 
 # How often scoring writes its heartbeat; SUBMISSION_HEARTBEAT_TIMEOUT_SECONDS is well above.
@@ -176,14 +182,17 @@ def score_claimed(
     ``in_batch``: one of many scored together, whose caller refreshes the regression once
     at the end and shows progress by the batch."""
     submission = Submission.objects.get(pk=submission_id)
+    # A re-scoring of many (after the questions changed) is not the owner's doing: it tells
+    # no one.
+    tell = not in_batch
     try:
         with _heartbeat(submission_id, attempt):
             _score(submission, attempt, context, in_batch=in_batch)
     except PredictionsError as exc:
-        _fail(submission_id, str(exc), attempt)
+        _fail(submission_id, str(exc), attempt, tell_owner=tell)
         return "failed: " + str(exc)
     except FileNotFoundError:
-        _fail(submission_id, "The predictions file is missing", attempt)
+        _fail(submission_id, "The predictions file is missing", attempt, tell_owner=tell)
         return "failed: file missing"
     except SoftTimeLimitExceeded:
         limit = settings.SUBMISSION_SCORING_TIME_LIMIT
@@ -192,6 +201,7 @@ def score_claimed(
             f"Scoring took longer than the {limit:,} s limit and was stopped; an admin can "
             "look into the file and re-score it",
             attempt,
+            tell_owner=tell,
         )
         return "failed: time limit"
     except DatabaseError:
@@ -206,6 +216,7 @@ def score_claimed(
             submission_id,
             "Scoring failed because of an internal error; an admin can re-score it",
             attempt,
+            tell_owner=tell,
         )
         return "failed: internal error"
     return "scored"
@@ -258,6 +269,7 @@ def _score(
         tables=len({f.table_id for f in facts.values()}),
         release=context.release(split, scope),
         refresh_regression=not in_batch,
+        tell_owner=not in_batch,
     )
 
 
@@ -357,6 +369,7 @@ def _save_scores(
     tables: int,
     release: Release | None,
     refresh_regression: bool = True,
+    tell_owner: bool = True,
 ) -> None:
     # Still ours? The sweeper, a delete or a later attempt may have moved on meanwhile.
     if (
@@ -406,6 +419,8 @@ def _save_scores(
         question_set_tables=tables,
         stale=False,
     )
+    if tell_owner:
+        submission_outcome_notify(submission_id=submission_id)
     if refresh_regression:
         _enqueue_regression()
 

@@ -11,12 +11,10 @@ import unicodedata
 import uuid
 from collections.abc import Collection, Mapping
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
 from decimal import Decimal
 from typing import IO, Any
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
 from django.core.files.base import ContentFile, File
@@ -24,7 +22,7 @@ from django.db import transaction
 from django.db.models import Avg, Count
 from django.utils import timezone
 
-from hctqa.accounts.services import account_check_test_split_access
+from hctqa.accounts.services import account_check_test_split_access, lock_user
 from hctqa.core.predictions import PredictionsError, PredictionsFile, read_predictions
 from hctqa.core.reported import ReportedResult
 from hctqa.core.scoring import EXCLUDED_PREFIXES, is_excluded
@@ -339,29 +337,15 @@ def check_metadata(data: SubmissionInput) -> None:
     problems.raise_if_any()
 
 
-def _start_of_utc_day(now: datetime) -> datetime:
-    return now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-
-
 def _check_test_split_slot_left(user: Any) -> None:
     """Refuse when today's test-split submissions are used up."""
     limit = settings.SUBMISSION_DAILY_TEST_LIMIT
-    used = DailyLimitEntry.objects.filter(
-        user=user, created_at__gte=_start_of_utc_day(timezone.now())
-    ).count()
-    if used >= limit:
+    if selectors.test_split_submissions_today(user=user) >= limit:
         raise ApplicationError(
             f"You have made your {counted(limit, 'test-split submission')} for today (failed and "
             "deleted ones count); the limit resets at 00:00 UTC",
             field="split",
         )
-
-
-def lock_user(user: Any) -> None:
-    """Lock the user's row for the rest of the transaction, so that two requests by one user
-    counting against a limit count one after the other (on SQLite the IMMEDIATE transaction
-    serializes them anyway)."""
-    get_user_model().objects.select_for_update().filter(pk=user.pk).first()
 
 
 def _take_test_split_slot(user: Any) -> None:
@@ -567,9 +551,10 @@ def property_regression_refresh() -> PropertyRegression | None:
     rules' (the paper's Table 4 came from those), the same for text and vision. With too few
     data, the previous result is removed."""
     cache.delete(REGRESSION_PENDING_KEY)  # changes from now on queue another one
-    submissions = selectors.comparable_submissions().filter(data_scope=DataScope.REAL)
+    candidates = selectors.comparable_submissions().filter(data_scope=DataScope.REAL)
+    admitted, left_out = selectors.regression_rows(candidates)
     per_table = (
-        QuestionResult.objects.filter(submission__in=submissions, question__in_gold_pool=False)
+        QuestionResult.objects.filter(submission__in=admitted, question__in_gold_pool=False)
         .values("question__table_id", "question__table__table_properties")
         .annotate(mean=Avg("recall"), n=Count("pk"))
     )
@@ -586,12 +571,13 @@ def property_regression_refresh() -> PropertyRegression | None:
         return None
     return PropertyRegression.objects.create(
         computed_at=timezone.now(),
-        submissions=submissions.count(),
+        submissions=len(admitted),
         tables=result.n,
         r_squared=result.r_squared,
         intercept=result.intercept,
         coefficients=[asdict(c) for c in result.coefficients],
         dropped=list(result.dropped),
+        left_out=left_out,
     )
 
 

@@ -1,12 +1,14 @@
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from annotation.models import Question
-from tests.factories import SIMPLE_CSV, QuestionFactory, TableFactory
+from tests.factories import SIMPLE_CSV, CollectionFactory, QuestionFactory, TableFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -28,6 +30,18 @@ def test_it_lists_tables_with_their_question_counts(client: Client) -> None:
     row = response.context["page"].object_list[0]
     assert (row.id, row.question_count, row.human_question_count) == ("psa--1--1", 2, 1)
     assert b'href="/tables/psa--1--1/"' in response.content
+
+
+def test_the_source_column_names_each_table_s_collection(client: Client) -> None:
+    CollectionFactory(code="qnpc-2024", name="QNPC Statistical Abstract 2024")
+    TableFactory(id="qnpc-2024--1--1", source="qnpc-2024")
+    TableFactory(id="psa--1--1")  # a release source, its collection row missing
+    TableFactory(id="synthetic--a_1", source="synthetic")
+    cells = [
+        re.sub(r"\s+", " ", cell).strip()
+        for cell in re.findall(r"<td>([^<]*)</td>", get(client).content.decode())
+    ]
+    assert cells == ["QNPC", "QNPC Statistical Abstract 2024", "Synthetic"]
 
 
 def test_it_filters_by_source_split_and_table_property(client: Client) -> None:

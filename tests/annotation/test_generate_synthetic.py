@@ -4,6 +4,7 @@ a synthetic-board score."""
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 import pytest
@@ -121,6 +122,9 @@ def test_the_admin_page_runs_the_generator_as_a_task(small_params: Path, client:
         )
         run_ = SyntheticRun.objects.get()
         assert response.status_code == 302 and run_.status == RunStatus.QUEUED
+        # The run page's status line says "Queued" and follows the run; no banner outlives it.
+        started = client.get(response["Location"]).content.decode()
+        assert "is queued" not in started and 'hx-trigger="every 2s"' in started
         assert services.synthetic_run_execute(run_id=run_.pk) == "done"
         assert services.synthetic_run_execute(run_id=run_.pk) == "not claimable"
     run_.refresh_from_db()
@@ -155,6 +159,22 @@ def test_a_targeted_run_imports_tables_with_the_properties(small_params: Path) -
     tables = Table.objects.filter(source="synthetic")
     assert tables.count() == 2
     assert all(t.table_properties[p] for t in tables for p in wanted)
+
+
+@pytest.mark.parametrize("folder", ["", "elsewhere"])
+def test_without_parameter_files_the_page_says_how_to_give_them(
+    client: Client, folder: str, tmp_path: Path
+) -> None:
+    client.force_login(UserFactory(role="admin"))
+    with override_settings(SYNTHETIC_PARAMS_DIR=str(tmp_path / folder) if folder else ""):
+        page = client.get("/annotate/synthetic/").content.decode()
+    fix = re.search(r'<div class="error" role="alert">(.*?)</div>', page, re.S)
+    assert fix is not None
+    text = " ".join(re.sub(r"<[^>]+>", "", fix.group(1)).split())
+    assert "Set SYNTHETIC_PARAMS_DIR to the folder holding PARAM_tableTemplates.json" in text
+    assert "hctqa-synthetic folder of the HCT-QA data" in text
+    assert "scripts/run sets it when HCTQA_DATA_DIR holds them" in text
+    assert page.count("disabled>Generate and import") == 2
 
 
 def test_only_admins_start_runs(client: Client, small_params: Path) -> None:
@@ -203,3 +223,18 @@ def test_an_identical_run_is_refused_while_one_is_queued_or_running(
         again = services.synthetic_run_create(user=admin, families=["Number_of_accidents"])
     assert SyntheticRun.objects.filter(status=RunStatus.QUEUED).count() == 2
     assert again.pk not in (first.pk, other.pk)
+
+
+def test_a_run_names_its_table_properties_by_their_labels(client: Client) -> None:
+    admin = UserFactory(role="admin")
+    run_ = SyntheticRun.objects.create(
+        created_by=admin,
+        required_properties=["row_nesting", "local_column_group_aggregation"],
+        table_count=3,
+    )
+    client.force_login(admin)
+    for url in (f"/annotate/synthetic/{run_.pk}/", "/annotate/synthetic/"):
+        # The run's page, and the list of recent runs under the start page's form.
+        shown = client.get(url).content.decode().split("<h2>Recent runs</h2>")[-1]
+        assert "Row nesting, Column aggregation › Local (column group)" in shown, url
+        assert "local_column_group_aggregation" not in shown, url

@@ -16,7 +16,7 @@ from PIL import Image
 from annotation.models import GenerationItem, GenerationRun, Question, VerificationSlot
 from annotation.services import generation_run_create, generation_run_execute
 from endpoints.models import Endpoint
-from hctqa.errors import ApplicationError
+from hctqa.errors import ApplicationError, ConflictError
 from tests.factories import QuestionFactory, TableFactory, UserFactory
 from tests.fake_openai import FakeOpenAI, Reply
 
@@ -256,6 +256,19 @@ def test_a_refusing_endpoint_stops_the_run_and_resuming_carries_on(
     generation_run_resume(user=admin, run_id=run.pk)
     assert generation_run_execute(run_id=run.pk) == "done"
     assert Question.objects.filter(origin="model").count() == 16
+
+
+def test_a_run_done_with_nothing_failed_is_not_resumed(admin, server, tables, key) -> None:
+    from annotation.services import generation_run_resume
+
+    run = start(admin, server, tables, key)
+    assert generation_run_execute(run_id=run.pk) == "done"
+    run.refresh_from_db()
+    assert not run.is_resumable
+    with pytest.raises(ConflictError, match="every table has its questions"):
+        generation_run_resume(user=admin, run_id=run.pk)
+    run.refresh_from_db()
+    assert run.status == "done"
 
 
 def test_an_inactive_endpoint_sends_nothing(admin, server, tables, key) -> None:

@@ -11,7 +11,7 @@ from annotation import selectors, services
 from annotation.models import AnnotationSource, PropertyAnnotation, Table
 from hctqa.core import taxonomy
 from hctqa.errors import ApplicationError, ConflictError
-from tests.factories import TableFactory, UserFactory
+from tests.factories import CollectionFactory, TableFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -406,3 +406,11 @@ def test_the_tools_are_for_their_roles(client: Client) -> None:
     client.force_login(UserFactory(role="adjudicator"))
     assert client.get("/annotate/agreement/").status_code == 200
     assert client.get("/api/annotate/agreement/").json()["open_disagreements"] == []
+
+
+def test_the_tool_names_the_table_s_collection(annotator, client: Client) -> None:
+    CollectionFactory(code="qnpc-2024", name="QNPC Statistical Abstract 2024")
+    TableFactory(id="qnpc-2024--1--1", source="qnpc-2024")
+    client.force_login(annotator)
+    response = client.get("/annotate/properties/qnpc-2024--1--1/")
+    assert '<span class="meta">QNPC Statistical Abstract 2024</span>' in response.content.decode()

@@ -13,19 +13,10 @@ from django.test import Client
 from annotation import selectors, services
 from annotation.models import Question, QuestionAuthoring, QuestionDraft, Table
 from hctqa.errors import ApplicationError, ConflictError
+from tests.factories import LOOKUP_PROPERTIES as LOOKUP
 from tests.factories import QuestionFactory, TableFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
-
-LOOKUP = {
-    "row_filter": True,
-    "row_filter_lookup": True,
-    "row_filter_single_column": True,
-    "row_filter_single_row": True,
-    "returned_columns": True,
-    "returned_columns_plain": True,
-    "returned_columns_outputs": 1,
-}
 
 
 @pytest.fixture

@@ -16,19 +16,11 @@ from annotation import selectors, services
 from annotation.models import Flag, Question, QuestionAuthoring, VerificationSlot
 from annotation.services import Verdict
 from hctqa.errors import ApplicationError, ConflictError
+from tests.factories import LOOKUP_PROPERTIES as LOOKUP
 from tests.factories import ModelQuestionFactory, TableFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
-LOOKUP = {
-    "row_filter": True,
-    "row_filter_lookup": True,
-    "row_filter_single_column": True,
-    "row_filter_single_row": True,
-    "returned_columns": True,
-    "returned_columns_plain": True,
-    "returned_columns_outputs": 1,
-}
 GOOD = Verdict("good", answer_correct=True)
 
 
@@ -195,6 +187,47 @@ def test_recent_work_lists_properties_questions_and_verdicts_with_what_is_still_
     assert "Good: How many women lived in the South?" in page
 
 
+def test_a_verdict_says_it_waits_for_adjudication_and_shows_one_s_own_work(
+    client: Client, annotator
+) -> None:
+    question = ModelQuestionFactory(text="How many women lived in the South?")
+    other = UserFactory(role="annotator")
+    mine = services.verification_claim(annotator=annotator)
+    services.verification_submit(
+        annotator=annotator,
+        slot_id=mine.pk,
+        verdict=Verdict(
+            "ambiguous", True, rewritten_question="How many women lived in the South in 2020?"
+        ),
+    )
+    theirs = services.verification_claim(annotator=other)
+    services.verification_submit(annotator=other, slot_id=theirs.pk, verdict=GOOD)
+    question.refresh_from_db()
+    assert question.status == "adjudication"  # the two disagree
+    client.force_login(annotator)
+
+    def row() -> str:
+        page = client.get("/annotate/mine/").content.decode()
+        return " ".join(page.split("<td>Verdict</td>")[1].split("</tr>")[0].split())
+
+    assert "Closed: waiting for an adjudicator&#x27;s decision" in row()
+    services.adjudication_decide(
+        adjudicator=UserFactory(role="adjudicator"),
+        question_id=question.pk,
+        rating="ambiguous",
+        answer=question.gold_answer,
+        text="In 2021, how many women lived in the South?",
+    )
+    decided = row()
+    assert "Closed: the question has been decided" in decided
+    # One's own verdict and rewrite, not the adjudicator's.
+    assert (
+        "Ambiguous: How many women lived in the South? Your rewrite: How many women lived in "
+        "the South in 2020?" in decided
+    )
+    assert "2021" not in decided
+
+
 def test_recent_work_is_for_annotators(client: Client) -> None:
     client.force_login(UserFactory(role="researcher"))
     assert client.get("/annotate/mine/").status_code == 403
@@ -236,7 +269,11 @@ def test_a_flag_for_other_needs_a_note_and_the_return_address_stays_on_the_site(
     refused = client.post(
         "/annotate/flags/new/", {"table": table.pk, "reason": "other"}, follow=True
     )
-    assert "Not flagged: Say what is wrong in the note." in refused.content.decode()
+    assert refused.redirect_chain[-1][0] == "/tables/psa--3--1/#flag-box"
+    assert (
+        '<p class="field-error" id="flag-note-error" role="alert">Say what is wrong in the note.'
+        in refused.content.decode()
+    )
     assert not Flag.objects.exists()
     away = client.post(
         "/annotate/flags/new/",

@@ -342,6 +342,45 @@ def test_generation_pages_start_and_show_a_run(
     assert refused.status_code == 400 and GenerationRun.objects.count() == 1
 
 
+def test_the_generation_form_lists_tables_only_when_asked(client: Client) -> None:
+    table = TableFactory()
+    client.force_login(UserFactory(role="admin"))
+    ids = re.compile(r'<textarea id="table_ids"[^>]*>([^<]*)</textarea>')
+    assert ids.search(client.get("/annotate/generation/").content.decode()).group(1) == ""
+    filled = client.get("/annotate/generation/?count=5").content.decode()
+    assert ids.search(filled).group(1) == table.pk
+
+
+@pytest.mark.parametrize(
+    "status, failed, button",
+    [
+        ("done", 0, None),
+        ("done", 2, "Retry failed tables"),
+        ("failed", 0, "Resume"),
+        ("cancelled", 1, "Retry failed tables"),
+    ],
+)
+def test_a_generation_run_offers_to_resume_only_when_there_is_something_to_do(
+    client: Client, status: str, failed: int, button: str | None
+) -> None:
+    admin = UserFactory(role="admin")
+    endpoint = Endpoint.objects.create(name="gen-host", base_url="http://127.0.0.1:9/v1")
+    run = GenerationRun.objects.create(
+        created_by=admin,
+        endpoint=endpoint,
+        base_url=endpoint.base_url,
+        model="m",
+        status=status,
+        tables_total=4,
+        tables_done=4 - failed,
+        tables_failed=failed,
+    )
+    client.force_login(admin)
+    page = client.get(f"/annotate/generation/{run.pk}/").content.decode()
+    shown = re.findall(r"<button[^>]*>(Resume|Retry failed tables)</button>", page)
+    assert shown == ([button] if button else [])
+
+
 def test_generation_api(client: Client, django_capture_on_commit_callbacks) -> None:
     table = TableFactory()
     QuestionFactory(table=TableFactory(split="train"))  # the worked example

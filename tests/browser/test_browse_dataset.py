@@ -7,6 +7,7 @@ from playwright.sync_api import Page, expect
 
 from annotation.services import release_import
 from hctqa.core.demo import demo_tables
+from tests.factories import TableFactory
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
 
@@ -66,3 +67,18 @@ def test_other_formats_swap_in_place(live_server, page: Page, dataset: None) -> 
     page.locator("nav.tabs").get_by_role("link", name="Markdown").click()
     expect(page.locator("#table-view pre")).to_contain_text("| Severity | Event | 2019 - Q1 |")
     expect(page.get_by_role("heading", name="Questions (6)")).to_be_visible()
+
+
+def test_only_the_ticked_properties_look_ticked(live_server, page: Page) -> None:
+    TableFactory(
+        id="psa--1--1", table_properties={"row_nesting": True, "balanced_row_nesting": True}
+    )
+    page.goto(f"{live_server.url}/tables/psa--1--1/")
+    # Each property's label as (ticked, bold): "Row nesting" and "Balanced" under it are
+    # ticked; its other children are not, and are not bold by inheritance either.
+    labels = page.locator(".property-tree li.property").evaluate_all(
+        """items => items.map(li => [li.classList.contains("on"),
+            Number(getComputedStyle(li.querySelector(".property-label")).fontWeight) >= 600])"""
+    )
+    assert sum(on for on, _ in labels) == 2
+    assert all(on == bold for on, bold in labels), labels

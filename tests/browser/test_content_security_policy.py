@@ -1,5 +1,6 @@
 """Every main page of every role works under the Content-Security-Policy: Chromium reports
-any refused script, style, image or connection, and the test fails on the first one."""
+any refused script, style, image or connection, and the test fails on it and on any other
+console error."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ def violations(page: Page) -> Iterator[list[str]]:
         "console",
         lambda message: (
             found.append(f"{page.url}: {message.text}")
-            if "Content Security Policy" in message.text
+            if message.type == "error" or "Content Security Policy" in message.text
             else None
         ),
     )
@@ -85,6 +86,25 @@ def test_the_listener_catches_a_violation(live_server, page: Page, violations: l
     page.evaluate("document.body.insertAdjacentHTML('beforeend', '<b style=\"color:red\">x</b>')")
     page.wait_for_timeout(200)
     assert any("style-src" in v for v in violations), violations
+
+
+def test_htmx_injects_no_style_and_its_indicator_is_styled_by_the_site(
+    live_server, page: Page, violations: list
+) -> None:
+    page.goto(f"{live_server.url}/dataset/")
+    page.wait_for_function("() => window.htmx !== undefined")
+    assert page.evaluate("() => htmx.config.includeIndicatorStyles") is False
+    assert page.evaluate("() => document.querySelectorAll('style').length") == 0
+    opacity = """html => {
+        const box = document.createElement("div");
+        box.innerHTML = html;
+        document.body.append(box);
+        return getComputedStyle(box.querySelector(".htmx-indicator")).opacity;
+    }"""
+    assert page.evaluate(opacity, '<span class="htmx-indicator">…</span>') == "0"
+    shown = '<div class="htmx-request"><span class="htmx-indicator">…</span></div>'
+    page.wait_for_function(f"() => ({opacity})({shown!r}) === '1'")
+    assert violations == []
 
 
 def test_every_role_s_main_pages_run_under_the_policy(

@@ -46,7 +46,9 @@ def test_a_reader_sorts_and_filters_the_board(live_server, page: Page, board: No
     expect(names).to_have_text(["alpha-small"])
     page.fill("#id_q", "gamma")
     expect(page.locator("table.board")).to_have_count(0)
-    expect(page.get_by_text("No model matches these filters yet.")).to_be_visible()
+    expect(
+        page.get_by_text("No model on the real tables' board matches these filters yet.")
+    ).to_be_visible()
 
 
 def test_the_vision_board_is_separate(live_server, page: Page, board: None) -> None:
@@ -79,7 +81,9 @@ def test_a_reader_chooses_the_question_set_and_the_rules_version(
     )
     expect(page.locator("tr.reported-row")).to_contain_text("reported in paper · 2025-05")
 
-    # The 2025-10 rules: the same question set, its own figures, and no paper rows.
+    # The 2025-10 rules: the same question set, its own figures, and no paper rows. On a
+    # phone the filters open from their one control.
+    page.locator("#board-filters-box > summary").click()
     page.select_option("#id_rules", "2025-10")
     expect(shows).to_contain_text("scored with the 2025-10 rules")
     expect(shows).to_contain_text("The paper's rows are 2025-05 figures")

@@ -63,7 +63,7 @@ def test_the_board_marks_own_rows_compares_two_and_keeps_columns_in_the_url(
     expect(paper.locator(".pick")).to_contain_text("the paper gives no per-question answers")
     assert page.evaluate("() => Boolean(window.Chart && Chart.getChart('size-chart'))")
     expect(page.locator("#size-chart-table tbody tr")).to_have_count(4)
-    check_page(page, "board", tmp_path, controls=("#compare-button", "#size-chart", "#id_q"))
+    check_page(page, "board", tmp_path, controls=("#compare-button", "#size-chart"))
 
     # Columns: hiding one drops it from the table and keeps the choice in the URL.
     page.locator("#columns-chooser summary").click()
@@ -88,6 +88,36 @@ def test_the_board_marks_own_rows_compares_two_and_keeps_columns_in_the_url(
     )
     expect(page.locator("#comparison-table")).to_contain_text("Recall")
     check_page(page, "compare", tmp_path, controls=("#comparison-table",))
+
+
+def test_on_a_phone_the_board_opens_on_its_rows_with_name_and_recall_in_view(
+    live_server, page: Page, board: dict[str, Submission], tmp_path
+) -> None:
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(f"{live_server.url}/leaderboard/")
+    first = page.locator("table.board tbody tr").first
+    # The first row starts on the first screen: the filters are folded behind one control.
+    box = first.bounding_box()
+    assert box is not None and box["y"] < 844, box
+    search = page.locator("#id_q")
+    expect(search).to_be_hidden()
+    # Its model name and its recall (the board's main score) without scrolling sideways.
+    for cell in (first.locator("td.model-cell a"), first.locator("td.main-score")):
+        expect(cell).to_be_visible()
+        box = cell.bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, box
+    expect(first.locator("td.main-score")).to_have_text(re.compile(r"^0\.\d\d"))
+    # One control opens the filters; they work as on a wide screen.
+    page.locator("#board-filters-box > summary").click()
+    expect(search).to_be_visible()
+    search.fill("olaf")
+    expect(page.locator("table.board tbody tr")).to_have_count(1)
+    check_page(page, "board-phone-filters", tmp_path, widths=(390,), controls=("#id_q",))
+    # On a wide screen the filters are simply there.
+    page.set_viewport_size({"width": 1440, "height": 900})
+    page.goto(f"{live_server.url}/leaderboard/")
+    expect(page.locator("#id_q")).to_be_visible()
+    expect(page.locator("#board-filters-box > summary")).to_be_hidden()
 
 
 def test_a_model_page_charts_its_groups_beside_the_boards_median(

@@ -21,19 +21,10 @@ from annotation.models import (
 )
 from tests.browser.pagecheck import check_page
 from tests.browser.test_annotation_tools import log_in
+from tests.factories import LOOKUP_PROPERTIES as LOOKUP
 from tests.factories import ModelQuestionFactory, QuestionFactory, TableFactory, UserFactory
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
-
-LOOKUP = {
-    "row_filter": True,
-    "row_filter_lookup": True,
-    "row_filter_single_column": True,
-    "row_filter_single_row": True,
-    "returned_columns": True,
-    "returned_columns_plain": True,
-    "returned_columns_outputs": 1,
-}
 
 
 @pytest.fixture(autouse=True)
@@ -351,3 +342,29 @@ def test_the_dataset_list_numbers_its_pages_and_shows_each_hit(
     check_page(page, "dataset-search", tmp_path, controls=(".search-hit",))
     page.goto(f"{live_server.url}/tables/arxiv--2--2/")
     check_page(page, "table", tmp_path, controls=(".table-scroll",))
+
+
+def test_a_flag_sent_without_its_note_comes_back_open_with_the_reason_kept(
+    live_server, page: Page
+) -> None:
+    ann = UserFactory(username="ann", role="annotator")
+    TableFactory(id="psa--1--1")
+    log_in(page, live_server.url, "ann")
+    page.goto(f"{live_server.url}/annotate/properties/psa--1--1/")
+    page.get_by_text("Flag a problem").click()
+    page.get_by_role("radio", name="Other").check()
+    page.get_by_role("button", name="Send the flag").click()
+    # Refused (Other needs a note): the form is open, Other still chosen, the reason shown.
+    expect(page).to_have_url(re.compile("/annotate/properties/psa--1--1/"))
+    note = page.get_by_role("textbox", name="Note")
+    expect(note).to_be_visible()
+    expect(page.get_by_role("radio", name="Other")).to_be_checked()
+    expect(page.locator("#flag-note-error")).to_have_text("Say what is wrong in the note.")
+    expect(note).to_have_attribute("aria-invalid", "true")
+    note.fill("The totals row is cut off.")
+    page.get_by_role("button", name="Send the flag").click()
+    expect(page.locator(".messages")).to_contain_text("Flagged psa--1--1")
+    assert Flag.objects.filter(raised_by=ann, reason="other").exists()
+    # Another page of the same tool starts with a closed, empty form.
+    page.reload()
+    expect(note).to_be_hidden()

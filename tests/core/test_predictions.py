@@ -109,6 +109,20 @@ def test_unknown_ids_are_refused_with_the_count_and_the_first_few() -> None:
     assert str(info.value) == "7 unknown question ids, e.g. x0, x1, x2, x3, x4"
 
 
+def test_an_unknown_id_given_twice_is_one_unknown_id() -> None:
+    data = jsonl(
+        {"id": "x1", "response": "a"},
+        {"id": "x1", "response": "b"},
+        {"id": "x2", "response": "c"},
+        {"id": "x2", "response": "d"},
+        {"id": "x2", "response": "e"},
+    )
+    with pytest.raises(PredictionsError) as info:
+        parse_predictions(data, known_ids={"q1"})
+    assert str(info.value) == "2 unknown question ids, e.g. x1, x2"
+    assert len(info.value.problems) == 5  # each line is still listed
+
+
 def test_an_empty_file_is_refused() -> None:
     assert refused(b"") == "The file is empty"
     assert refused(b"\n  \n") == "The file is empty"

@@ -3,11 +3,16 @@ sends and what it never keeps."""
 
 from __future__ import annotations
 
+import contextlib
+import gzip
+import re
 import socket
 import threading
 import time
 
-from endpoints.client import ChatPool, ChatRequest, ChatTarget, RetryPolicy
+import pytest
+
+from endpoints.client import ChatClient, ChatPool, ChatRequest, ChatTarget, RetryPolicy
 from tests.fake_openai import FakeOpenAI, Reply
 
 REPLY = (
@@ -96,3 +101,94 @@ def test_the_key_never_appears_in_a_stored_error() -> None:
             [result] = collect(pool, 1)
     assert result.outcome == "rejected"
     assert "sk-SECRET-99" not in result.error and "Bearer ***" in result.error
+
+
+def _raw_server(reply: bytes) -> tuple[socket.socket, str]:
+    """A server that answers every connection's first request with ``reply``, as bytes."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            with conn, contextlib.suppress(OSError):
+                request = b""
+                while b"\r\n\r\n" not in request:
+                    request += conn.recv(65536)
+                head, _, body = request.partition(b"\r\n\r\n")
+                length = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1))
+                while len(body) < length:
+                    body += conn.recv(65536)
+                conn.sendall(reply)
+                conn.recv(1)  # until the client hangs up
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listener, f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+
+
+def one(target: ChatTarget, policy: RetryPolicy | None = None):
+    with ChatClient(target, policy=policy or RetryPolicy(max_attempts=1)) as client:
+        return client.complete(ChatRequest("a", [{"role": "user", "content": "?"}]))
+
+
+@pytest.mark.parametrize("key", ["", "sk-own-1"])
+def test_nothing_from_the_workers_environment_goes_with_a_request(monkeypatch, key) -> None:
+    """The openai SDK reads OPENAI_* variables; none of them reaches an endpoint."""
+    for name, value in {
+        "OPENAI_API_KEY": "sk-platform-secret",
+        "OPENAI_ADMIN_KEY": "sk-admin-secret",
+        "OPENAI_ORG_ID": "org-platform",
+        "OPENAI_PROJECT_ID": "proj-platform",
+        "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
+        "OPENAI_CUSTOM_HEADERS": "Authorization: Bearer sk-custom-secret\nX-Internal: 1",
+    }.items():
+        monkeypatch.setenv(name, value)
+    with FakeOpenAI(lambda body: Reply("42")) as server:
+        result = one(endpoint(server.base_url, api_key=key))
+    assert result.outcome == "answered" and result.content == "42"
+    [headers] = server.headers
+    assert headers.get("authorization", "") == (f"Bearer {key}" if key else "")
+    sent = " ".join(f"{k}: {v}" for k, v in headers.items())
+    for leak in ("secret", "platform", "x-internal", "stainless"):
+        assert leak not in sent.lower()
+    assert set(headers) <= {
+        "host", "content-type", "content-length", "accept", "accept-encoding", "user-agent",
+        "connection", "authorization",
+    }  # fmt: skip
+    # The body is the chat completion the endpoint expects.
+    [body] = server.requests
+    assert (body["model"], body["temperature"], body["max_tokens"]) == ("m", 0, 8)
+    assert body["messages"] == [{"role": "user", "content": "?"}]
+
+
+def test_the_retry_policy_is_the_only_retry_loop() -> None:
+    # The SDK would try a 500 three times on its own; the policy's attempts are all there are.
+    with FakeOpenAI(lambda body: Reply(status=500)) as server:
+        result = one(endpoint(server.base_url), RetryPolicy(max_attempts=2, base_seconds=0.01))
+    assert result.outcome == "failed" and result.attempts == 2
+    assert len(server.requests) == 2
+
+
+def test_a_compressed_reply_is_not_inflated() -> None:
+    # A chat completion and 64 MB of spaces in 64 kB of gzip: inflated, it would be read as
+    # an answer; read as sent, it is not a chat completion.
+    bomb = gzip.compress(REPLY + b" " * (64 * 1024 * 1024))
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
+    listener, url = _raw_server(head + b"Content-Length: %d\r\n\r\n" % len(bomb) + bomb)
+    result = one(endpoint(url))
+    listener.close()
+    assert result.outcome == "failed" and "not a chat completion" in result.error
+
+
+def test_a_reply_without_a_length_is_cut_at_the_limit() -> None:
+    chunk = b"x" * 65536
+    body = b"".join(b"%x\r\n%s\r\n" % (len(chunk), chunk) for _ in range(40)) + b"0\r\n\r\n"
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
+    listener, url = _raw_server(head + b"\r\n" + body)
+    result = one(endpoint(url))
+    listener.close()
+    assert result.outcome == "rejected" and "larger than 1024 KiB" in result.error

@@ -101,6 +101,35 @@ def test_an_own_endpoints_error_message_is_cut_short_and_printable() -> None:
     assert registered.error.startswith("HTTP 400: bad") and len(registered.error) > 500
 
 
+HIDDEN = [
+    "\u202e",  # right-to-left override: the probe's replay (issue 23, item 6)
+    "\u2066",  # left-to-right isolate
+    "\u200b",  # zero-width space
+    "\u200d",  # zero-width joiner
+    "\u00ad",  # soft hyphen
+    "\ufeff",  # byte-order mark
+    "\u0085",  # next line (C1 control)
+    "\u2028",  # line separator
+    "\u2029",  # paragraph separator
+    "\ufff9",  # interlinear annotation anchor
+    "\ue000",  # private use
+    "\U000e0041",  # tag latin capital letter A
+    "\U000f0000",  # supplementary private use
+    "\u0378",  # unassigned
+]
+
+
+@pytest.mark.parametrize("detail", [False, True])
+def test_an_error_message_keeps_no_invisible_or_reordering_characters(detail: bool) -> None:
+    message = "key " + "".join(f"{c}x" for c in HIDDEN) + " invalid: 𝟙 ☃ café"
+    with FakeOpenAI(lambda body: Reply(status=400, error=message)) as server:
+        chosen = target(server.base_url, error_detail=detail)
+        with ChatClient(chosen, policy=RetryPolicy(max_attempts=1)) as client:
+            result = client.complete(QUESTION)
+    assert not [c for c in result.error if c in HIDDEN], ascii(result.error)
+    assert "key x" in result.error and "invalid: 𝟙 ☃ café" in result.error
+
+
 def test_a_reply_larger_than_the_limit_is_refused_not_read() -> None:
     huge = "x" * (MAX_REPLY_BYTES + 10)
     policy = RetryPolicy(max_attempts=3)

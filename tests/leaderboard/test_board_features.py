@@ -158,3 +158,34 @@ def test_the_board_stays_at_constant_queries_with_everything_on(client: Client) 
 def test_a_submission_made_by_upload_records_its_tables(dataset, researcher) -> None:
     submission = scored(researcher, dataset, split="test")
     assert submission.question_set_tables == 1  # the test split holds one table here
+
+
+def test_comparing_a_vision_row_with_a_text_row_says_recall_differs(
+    client: Client, dataset, researcher
+) -> None:
+    text = scored(researcher, dataset, model_name="reader")
+    vision = scored(researcher, dataset, model_name="seer", modality="vision", table_format="image")
+    page = client.get(f"/leaderboard/compare/?a={text.pk}&b={vision.pk}").content.decode()
+    warning = re.search(r'<p class="notice" id="modality-warning">(.*?)</p>', page, re.S)
+    assert warning is not None
+    assert "reader is a text row and seer a vision row" in " ".join(warning.group(1).split())
+    assert "a gold value counts when it occurs anywhere in the answer" in warning.group(1)
+    same = scored(researcher, dataset, model_name="reader-2")
+    page = client.get(f"/leaderboard/compare/?a={text.pk}&b={same.pk}").content.decode()
+    assert 'id="modality-warning"' not in page
+
+
+def test_the_pickers_list_the_demo_rows_only_to_compare_demo_rows(client: Client) -> None:
+    SubmissionFactory(model_name="real-row")
+    SubmissionFactory(model_name="synthetic-row", data_scope="synthetic")
+    demos = [SubmissionFactory(model_name=f"demo-row-{n}", data_scope="demo") for n in (1, 2)]
+
+    def offered(url: str) -> list[str]:
+        page = client.get(url).content.decode()
+        select = page.split('<select name="a"')[1].split("</select>")[0]
+        return re.findall(r"#\d+ ([\w-]+) \(", select)
+
+    assert offered("/leaderboard/compare/") == ["real-row", "synthetic-row"]
+    # Two demo rows ticked on the demo board: the pickers offer the demo rows.
+    ticked = f"/leaderboard/compare/?pick={demos[0].pk}&pick={demos[1].pk}"
+    assert offered(ticked) == ["demo-row-1", "demo-row-2"]

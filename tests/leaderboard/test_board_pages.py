@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from pathlib import Path
 
 import pytest
@@ -142,12 +143,13 @@ def scored(owner, gold, *, right: int = 4, **fields) -> Submission:
 
 
 def property_tables(n: int = 30) -> dict[str, str]:
-    """``n`` real tables, every second one with row-group labels, one question each: enough
-    for the table-property regression. Question id → gold answer."""
+    """``n`` real tables, every second one with row-group labels, one question each (its
+    answer of its own): enough for the table-property regression. Question id → gold."""
     gold = {}
     for i in range(n):
         table = TableFactory(id=f"psa--4--{i}", table_properties={"row_group_label": i % 2 == 0})
-        gold[QuestionFactory(table=table, id=f"{table.id}--M0", gold_answer="{x}").id] = "{x}"
+        answer = f"{{{i * 7}}}"
+        gold[QuestionFactory(table=table, id=f"{table.id}--M0", gold_answer=answer).id] = answer
     return gold
 
 
@@ -244,7 +246,7 @@ def test_owners_rescore_and_delete_from_the_page(
     client.force_login(researcher)
     with django_capture_on_commit_callbacks() as queued:
         response = client.post(f"/leaderboard/submissions/{submission.pk}/rescore/", follow=True)
-    assert b"Queued for scoring again." in response.content and len(queued) == 1
+    assert b"Sent for scoring again." in response.content and len(queued) == 1
     other = UserFactory(role="researcher")
     client.force_login(other)
     assert client.post(f"/leaderboard/submissions/{submission.pk}/delete/").status_code == 403
@@ -403,6 +405,36 @@ def test_the_regression_page(client: Client, researcher) -> None:
     assert "Row group label" in html and "From 1 submission over 30 tables" in html
 
 
+def test_rows_below_the_coverage_or_sanity_rule_stay_out_of_the_regression(
+    client: Client, researcher
+) -> None:
+    gold = property_tables()
+    scored(researcher, gold, model_name="real-model", right=12)
+    # A junk row: "{1}" to every question. Another answers a third of the questions.
+    junk = scored(researcher, gold, model_name="junk", right=0)
+    junk.results.update(prediction="{1}")
+    few = dict(list(answers(gold, right=8).items())[:10])
+    data = services.SubmissionInput(
+        model_name="few", weights="open", parameters_billions=7, modality="text",
+        table_format="paper", split="all", data_scope="real",
+    )  # fmt: skip
+    partial = services.submission_create(owner=researcher, data=data, predictions=upload(few))
+    services.submission_score(submission_id=partial.pk)
+    regression = services.property_regression_refresh()
+    assert regression.submissions == 1
+    assert [(row["model_name"], row["why"]) for row in regression.left_out] == [
+        ("few", "answered 33% of its questions"),
+        ("junk", "gave one answer, “{1}”, to 100% of its questions"),
+    ]
+    page = client.get("/leaderboard/regression/").content.decode()
+    page = " ".join(re.sub(r"<[^>]+>", "", page).split())
+    assert (
+        "A row enters when it answered at least 90% of its questions and no one answer makes "
+        "up more than half of its answers" in page
+    )
+    assert "Left out: few (answered 33% of its questions)" in page
+
+
 def test_paper_rows_import_idempotently(data_dir: Path) -> None:
     out = io.StringIO()
     call_command("import_paper_results", str(data_dir / "paper-table1.csv"), stdout=out)
@@ -421,3 +453,26 @@ def test_paper_rows_import_idempotently(data_dir: Path) -> None:
     assert not Score.objects.filter(submission__kind=Kind.REPORTED, rules="2025-10").exists()
     call_command("import_paper_results", str(data_dir / "paper-table1.csv"), stdout=out)
     assert "54 reported rows: 0 created, 1 updated, 53 unchanged." in out.getvalue()
+
+
+def test_an_empty_board_links_to_the_boards_that_have_rows(client: Client) -> None:
+    # A fresh platform: only the demo rows, on the demo tables' board.
+    for name in ("demo-oracle", "demo-lookup-only"):
+        SubmissionFactory(model_name=name, data_scope="demo")
+    SubmissionFactory(model_name="demo-vision", data_scope="demo", modality="vision")
+
+    def empty_note(url: str) -> str:
+        page = client.get(url).content.decode()
+        return page.split('<div class="empty">')[1].split("</div>")[0]
+
+    note = empty_note("/leaderboard/")
+    assert "No model is on the real tables' board yet." in note
+    assert '<a href="?data_scope=demo">The demo tables\' board has 2 rows</a>' in note
+    assert "synthetic" not in note.lower()  # no row there
+    # Filters are kept on the way to the other board.
+    note = empty_note("/leaderboard/?weights=open")
+    assert "No model on the real tables' board matches these filters yet." in note
+    assert '<a href="?weights=open&amp;data_scope=demo">' in note
+    assert '<a href="?data_scope=demo">The demo tables\' board has 1 row</a>' in empty_note(
+        "/leaderboard/vision/"
+    )

@@ -6,9 +6,9 @@ import pytest
 from django.test import Client
 from rest_framework.authtoken.models import Token
 
-from leaderboard.models import InferenceResponse, InferenceRun, RunStatus
+from leaderboard.models import InferenceResponse, InferenceRun, RunStatus, Submission
 from leaderboard.services import inference_run_execute, submission_score
-from tests.factories import UserFactory
+from tests.factories import SubmissionFactory, UserFactory
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.leaderboard.inference_helpers import (
     KEY_ENV,
@@ -79,6 +79,8 @@ def test_a_researcher_starts_a_run_from_the_form_without_javascript(
     assert run.endpoint.name == "gpu-host" and run.base_url == GPU_HOST
     detail = logged_in.get(response["Location"]).content.decode()
     assert "waiting for the inference worker" in detail and "Cancel the run" in detail
+    # The status line says how the run goes, live; no banner saying "queued" outlives it.
+    assert "queued for the inference worker" not in detail
     assert "gpu-host" in detail and GPU_HOST not in detail and KEY_ENV not in detail
 
 
@@ -151,9 +153,26 @@ def test_the_progress_fragment_polls_while_running_and_refreshes_when_done(
     html = fragment.content.decode()
     assert "<html" not in html and 'hx-trigger="every 1s"' in html
     assert 'value="25"' in html and "1 of 4 answered (1 from the cache)" in html
+    assert "running=1" in html  # the page was drawn while the run ran
     InferenceRun.objects.filter(pk=run.pk).update(status="done")
-    done = logged_in.get(f"/leaderboard/inference/{run.pk}/?part=progress", HTTP_HX_REQUEST="true")
-    assert done.headers["HX-Refresh"] == "true"
+    done = logged_in.get(
+        f"/leaderboard/inference/{run.pk}/?part=progress&running=1", HTTP_HX_REQUEST="true"
+    )
+    assert done.headers["HX-Refresh"] == "true"  # once: the page has more to show now
+    # Drawn again, it follows the board entry until it is scored, then stops asking.
+    entry = SubmissionFactory(owner=researcher, status="scoring", recall=None)
+    InferenceRun.objects.filter(pk=run.pk).update(submission=entry)
+    page = logged_in.get(f"/leaderboard/inference/{run.pk}/").content.decode()
+    assert 'hx-trigger="every 1s"' in page and "running=1" not in page
+    scoring = logged_in.get(
+        f"/leaderboard/inference/{run.pk}/?part=progress", HTTP_HX_REQUEST="true"
+    ).content.decode()
+    assert "(scoring)" in scoring and 'hx-trigger="every 1s"' in scoring
+    Submission.objects.filter(pk=entry.pk).update(status="scored")
+    scored = logged_in.get(
+        f"/leaderboard/inference/{run.pk}/?part=progress", HTTP_HX_REQUEST="true"
+    ).content.decode()
+    assert "(scored)" in scored and "hx-trigger" not in scored
 
 
 def test_the_list_refreshes_its_rows_while_a_run_is_active(logged_in: Client, researcher) -> None:
@@ -180,7 +199,7 @@ def test_resuming_from_the_page_queues_the_run_again(logged_in: Client, research
     run = start(researcher, GPU_HOST)
     InferenceRun.objects.filter(pk=run.pk).update(status="failed", error="it broke")
     response = logged_in.post(f"/leaderboard/inference/{run.pk}/resume/", follow=True)
-    assert "Queued again" in response.content.decode()
+    assert "Resumed: the answers already saved are kept." in response.content.decode()
     run.refresh_from_db()
     assert run.status == RunStatus.QUEUED and run.error == ""
 
@@ -252,8 +271,6 @@ def test_the_api_starts_a_run_with_defaults(api: Client) -> None:
         {
             "model_name": "fake-7b",
             "endpoint": "gpu-host",
-            "modality": "text",
-            "table_format": "paper",
             "split": "test",
             "weights": "closed",
         },
@@ -262,6 +279,8 @@ def test_the_api_starts_a_run_with_defaults(api: Client) -> None:
     assert response.status_code == 201, response.content
     body = response.json()
     assert body["status"] == "queued" and body["endpoint"] == "gpu-host"
+    # The form's defaults: a text model, the tables as the paper gives them.
+    assert (body["modality"], body["table_format"]) == ("text", "paper")
     # A researcher sees the registered endpoint's name, not where it is or what holds its key.
     assert body["base_url"] is None and KEY_ENV not in response.content.decode()
     assert (body["temperature"], body["max_tokens"], body["concurrency"]) == (0.0, 128, 8)

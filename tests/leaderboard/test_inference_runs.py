@@ -43,7 +43,7 @@ from leaderboard.services import (
     inference_run_sweep,
     submission_score,
 )
-from leaderboard.services.inference import CHUNK
+from leaderboard.services.inference.execution import CHUNK
 from tests.factories import SIMPLE_CSV, QuestionFactory, TableFactory, UserFactory
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.leaderboard.inference_helpers import (
@@ -396,7 +396,7 @@ def test_a_task_time_limit_pauses_the_run_instead_of_failing_it(
 ) -> None:
     from celery.exceptions import SoftTimeLimitExceeded
 
-    from leaderboard.services import inference
+    from leaderboard.services.inference import execution
 
     make_questions(3)
     run = start(researcher, server.base_url)
@@ -404,13 +404,13 @@ def test_a_task_time_limit_pauses_the_run_instead_of_failing_it(
     def out_of_time(self, pool, prompts, pending):
         raise SoftTimeLimitExceeded()
 
-    real_loop = inference._Execution._loop
-    monkeypatch.setattr(inference._Execution, "_loop", out_of_time)
+    real_loop = execution._Execution._loop
+    monkeypatch.setattr(execution._Execution, "_loop", out_of_time)
     with django_capture_on_commit_callbacks() as callbacks:
         assert inference_run_execute(run_id=run.pk) == "paused"
     run.refresh_from_db()
     assert run.status == RunStatus.QUEUED and run.error == "" and len(callbacks) == 1
-    monkeypatch.setattr(inference._Execution, "_loop", real_loop)
+    monkeypatch.setattr(execution._Execution, "_loop", real_loop)
     assert execute(run).status == RunStatus.DONE
 
 

@@ -20,28 +20,9 @@ from leaderboard.models import (
     Submission,
 )
 from tests.factories import QuestionFactory, TableFactory, UserFactory
-from tests.leaderboard.conftest import answers, upload
+from tests.leaderboard.conftest import answers, submit, upload
 
 pytestmark = pytest.mark.django_db
-
-
-def submit(owner, gold, *, right=None, predictions=None, **fields) -> Submission:
-    """Answers to every question of ``gold`` (the first ``right`` right), or ``predictions``."""
-    data = services.SubmissionInput(
-        **{
-            "model_name": "m",
-            "weights": "open",
-            "parameters_billions": 7,
-            "modality": "text",
-            "table_format": "paper",
-            "split": "all",
-            "data_scope": "real",
-            **fields,
-        }
-    )
-    if predictions is None:
-        predictions = answers(gold, right=right)
-    return services.submission_create(owner=owner, data=data, predictions=upload(predictions))
 
 
 def test_scoring_stores_every_question_and_the_reference_scores(public_dataset, researcher) -> None:
@@ -231,10 +212,11 @@ def test_the_regression_is_kept_current(researcher) -> None:
     for i in range(40):
         props = {"row_group_label": i % 2 == 0, "split_header_cell": i % 3 == 0}
         table = TableFactory(id=f"psa--3--{i}", table_properties=props)
-        q = QuestionFactory(table=table, id=f"{table.id}--M0", gold_answer="{x}")
-        gold[q.id] = "{x}"
+        q = QuestionFactory(table=table, id=f"{table.id}--M0", gold_answer=f"{{x{i}}}")
+        gold[q.id] = f"{{x{i}}}"
     # Row-group-label tables answered wrongly: a strong negative effect.
-    predictions = {qid: ("y" if int(qid.split("--")[2]) % 2 == 0 else "x") for qid in gold}
+    number = {qid: int(qid.split("--")[2]) for qid in gold}
+    predictions = {qid: f"{'y' if n % 2 == 0 else 'x'}{n}" for qid, n in number.items()}
     data = services.SubmissionInput(
         model_name="m",
         weights="open",

@@ -55,7 +55,7 @@ def test_the_upload_form_refuses_an_unapproved_researcher(
     )
     assert response.status_code == 400
     text = response.content.decode()
-    assert WHY in text and "ask the platform&#x27;s admins to approve it" in text
+    assert WHY in text and "ask for approval on your account page (one button)" in text
     assert not Submission.objects.exists() and not DailyLimitEntry.objects.exists()
 
 
@@ -188,7 +188,9 @@ def test_the_account_page_tells_an_unapproved_researcher_what_to_do(
     client.force_login(newcomer)
     text = client.get("/accounts/").text
     assert "Test-split submissions await approval" in text
-    assert "write to the platform's admins" in text and "<strong>eve</strong>" in text
+    # One button and a note, not "write to the platform's admins" with no address.
+    assert "write to the platform" not in text
+    assert 'action="/accounts/approval/"' in text and ">Ask for approval</button>" in text
     assert "Validation and train submissions are open to you now" in text
 
 
@@ -206,3 +208,20 @@ def test_an_approver_without_a_time_is_refused_by_the_database(newcomer) -> None
     admin = UserFactory(role="admin")
     with pytest.raises(IntegrityError):
         Account.objects.filter(user=newcomer).update(test_split_approved_by=admin)
+
+
+@pytest.mark.parametrize("path", ["/leaderboard/submit/", "/leaderboard/inference/new/"])
+def test_the_forms_start_on_the_split_the_account_may_use(
+    client: Client, newcomer, path: str
+) -> None:
+    chosen = re.compile(r'<option value="(\w+)" selected>')
+
+    def split_shown() -> str:
+        page = client.get(path).content.decode()
+        select = page.split('name="split"')[1].split("</select>")[0]
+        return chosen.search(select).group(1)
+
+    client.force_login(newcomer)
+    assert split_shown() == "validation"  # the test split would be refused
+    account_approve_for_test_split(user=newcomer, approved_by=UserFactory(role="admin"))
+    assert split_shown() == "test"

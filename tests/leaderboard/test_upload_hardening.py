@@ -17,6 +17,7 @@ from leaderboard import services
 from leaderboard.models import QuestionResult, Status, Submission
 from tests.factories import UserFactory
 from tests.leaderboard.conftest import answers, upload
+from tests.leaderboard.conftest import submit as submit_predictions
 
 pytestmark = pytest.mark.django_db
 
@@ -30,19 +31,7 @@ def jsonl(*records: dict) -> bytes:
 
 
 def submit(owner, records: bytes, **fields) -> Submission:
-    data = services.SubmissionInput(
-        **{
-            "model_name": "m",
-            "weights": "open",
-            "parameters_billions": 7,
-            "modality": "text",
-            "table_format": "paper",
-            "split": "all",
-            "data_scope": "real",
-            **fields,
-        }
-    )
-    return services.submission_create(owner=owner, data=data, predictions=upload(records))
+    return submit_predictions(owner, {}, predictions=records, **fields)
 
 
 # --- Item 2: answers too long to score ------------------------------------------------------

@@ -172,6 +172,7 @@ def test_the_web_form_starts_a_build_and_shows_its_progress(
     assert len(callbacks) == 1
     page = client.get(response["Location"]).content.decode()
     assert "Queued" in page and 'hx-trigger="every 1s"' in page
+    assert "is being built" not in page  # the status line follows the build; no banner
     fragment = client.get(response["Location"], HTTP_HX_REQUEST="true").content.decode()
     assert fragment.lstrip().startswith('<section id="build-progress"')
     refused = client.post("/releases/cut/", {"version": "2026.12", "title": "Too soon"})

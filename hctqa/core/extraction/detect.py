@@ -78,8 +78,9 @@ def _is_table_line(line: Line, text_width: float, em: float) -> bool:
 
 
 def _components(rules: Sequence[Rule], tolerance: float = 2.0) -> list[list[Rule]]:
-    """Rules that touch one another, as groups."""
-    parent = list(range(len(rules)))
+    """Rules that touch one another, as groups (swept top to bottom)."""
+    ordered = sorted(rules, key=lambda r: r.top)
+    parent = list(range(len(ordered)))
 
     def find(i: int) -> int:
         while parent[i] != i:
@@ -87,18 +88,15 @@ def _components(rules: Sequence[Rule], tolerance: float = 2.0) -> list[list[Rule
             i = parent[i]
         return i
 
-    for i, a in enumerate(rules):
-        for j in range(i + 1, len(rules)):
-            b = rules[j]
-            if (
-                a.x0 - tolerance <= b.x1
-                and b.x0 - tolerance <= a.x1
-                and a.top - tolerance <= b.bottom
-                and b.top - tolerance <= a.bottom
-            ):
+    for i, a in enumerate(ordered):
+        for j in range(i + 1, len(ordered)):
+            b = ordered[j]
+            if b.top - tolerance > a.bottom:
+                break  # every later rule starts lower still
+            if a.x0 - tolerance <= b.x1 and b.x0 - tolerance <= a.x1:
                 parent[find(i)] = find(j)
     groups: dict[int, list[Rule]] = {}
-    for i, rule in enumerate(rules):
+    for i, rule in enumerate(ordered):
         groups.setdefault(find(i), []).append(rule)
     return list(groups.values())
 
@@ -465,6 +463,9 @@ def _notes_below(
         if not taken and not note:
             break
         if taken and kinds[k] == "table" and not note:
+            break
+        # Past a note's full stop only another note follows; the next paragraph does not.
+        if taken and not note and taken[-1].text.rstrip().endswith((".", ";")):
             break
         taken.append(line)
         k += 1

@@ -6,7 +6,12 @@ the review page's "extract this box again" alike:
 
 Both read a ``PageLayout`` (``layout``): words, characters when the page has a text layer,
 and ruling segments, whether they came from a PDF or from OCR. Both give ``Table`` values
-(``table``). ``DEFAULT_STRATEGY`` is the app's own choice.
+(``table``). ``read_tables`` is the one path from a pdfplumber page to them.
+
+Strategies for a box: ``auto`` (``DEFAULT_STRATEGY``, the app's own choice: rules that draw
+every cell give the grid, otherwise text alignment with the rules where they are), ``lines``
+(columns and rows from the rules alone), ``text`` (the rules ignored) and ``manual`` (an
+empty grid to type into).
 """
 
 from __future__ import annotations
@@ -99,7 +104,7 @@ def extract_page(layout: PageLayout) -> list[Table]:
     tables = []
     for region in find_regions(layout):
         words = layout.words_in(region.bbox, margin=BOX_TEXT_MARGIN)
-        rules = layout.rules_near(region.bbox, margin=BOX_RULE_MARGIN)
+        rules = layout.rules_near(_frame_of(layout, region.bbox), margin=1.0)
         table = read_structure(words, rules, region.bbox, layout.number, find_title=False)
         if table is not None and _worth_keeping(table):
             tables.append(replace(table, title=region.title, notes=region.notes))

@@ -22,7 +22,6 @@ from typing import Any
 
 from hctqa.core.extraction import extract
 from hctqa.core.extraction.grid import Box, Grid
-from hctqa.core.extraction.layout import layout_from_pdfplumber
 from hctqa.core.extraction.table import (
     STRATEGY_LINES,
     STRATEGY_MANUAL,
@@ -77,10 +76,8 @@ class PageExtraction:
 
 def find_candidates(page: Any, page_number: int) -> tuple[bool, list[Candidate]]:
     """``(has_text, candidates)`` of a pdfplumber page: every table ``extract_page`` finds."""
-    layout = layout_from_pdfplumber(page, page_number)
-    if not layout.has_text:
-        return False, []
-    return True, [Candidate.of(t) for t in extract.extract_page(layout)]
+    found = extract.read_tables(page, page_number)
+    return found.has_text, [Candidate.of(t) for t in found.tables]
 
 
 def region_candidate(
@@ -88,8 +85,8 @@ def region_candidate(
 ) -> Candidate:
     """The table inside ``bbox`` (``extract_box``) with the given strategy. A region with no
     table gives an empty 2 × 2 grid to type the table into."""
-    layout = layout_from_pdfplumber(page, page_number)
-    return Candidate.of(extract.extract_box(layout, bbox, strategy))
+    (table,) = extract.read_tables(page, page_number, [bbox], strategy).tables
+    return Candidate.of(table)
 
 
 # --- Images --------------------------------------------------------------------------------------

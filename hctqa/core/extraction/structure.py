@@ -4,24 +4,30 @@ The rules read a region the way a person reads a table, from evidence on the pag
 distance is in ems (the region's median text height), so they hold at any font size and for
 OCR words as for a text layer.
 
-- **Decoration.** Leader dots ("Burglary . . . . .") are dropped; a superscript footnote
-  marker stays with the word before it; a decimal or a thousands group split from its number
-  ("11,062" ".6", "100" "000") is joined back.
+- **Decoration.** Leader dots ("Burglary . . . . .") are dropped (a lone dot only on the
+  pitch of the table's other leaders); a superscript footnote marker stays with the word
+  before it; a decimal or a thousands group split from its number ("11,062" ".6", "100"
+  "000") is joined back.
 - **Lines and phrases.** Words sharing a baseline band are a line; words of a line closer than a
   word space (and not two numbers) are a phrase, the text of one cell.
-- **Columns** are the gaps that the phrases of the lines holding several phrases leave open,
-  allowing a few lines to cross them (spanning headers), and the vertical ruling lines that
-  separate text. A gap must be open in at least two lines.
+- **Rules that draw every cell** (enclosing the text, cutting none of it, not grouping
+  several rows in one cell) give the grid outright; a missing rule is a merged cell.
+- Otherwise, **columns** are the gaps that the body's lines of several phrases leave open,
+  allowing a few lines to cross them, and the vertical rules that separate text; a boundary
+  sits where the fewest header labels are, and a column where no body phrase starts is none.
 - **Header and body.** The body starts at the first line that holds values (numbers, or the
-  signs for none) beside a label, or below the first full-width rule under the top lines.
-- **Header rows.** Header lines stack into one header row while each phrase stands over the
-  columns of the phrase above it; a phrase over several columns (or between vertical rules
-  around them) spans them, and a label centred over empty cells with labels below spans
-  them too. A header label with nothing above it reaches up to the first header row.
+  signs for none; not a line of years) beside a label, or below the first rule across the
+  table under the top lines; a lone label right above the values is a row-group label.
+- **Header rows.** Header phrases stacked in the same columns (closer than 0.4 em, no rule
+  between) are one cell; a phrase spans the columns between vertical rules around it, over
+  a rule drawn under it, or that it is centred over (split labels below it); the header rows
+  are the fewest cuts between stacked cells; a cell reaches up and down where its columns
+  are free.
 - **Body rows.** Each line is a row, unless it continues the row above: a wrapped label
   (starting in lower case, or after "and", a comma or a hyphen), a label line without values
-  whose values are on the next line, or text in a row's cells with the row's label cell empty;
-  a horizontal rule always ends a row, and two numbers never share a cell.
+  whose values are on the next line, or text in a row's cells with the row's label cell empty.
+  Where two rules or more cross the body, the lines between two rules are one row; two
+  numbers never share a cell.
 - **Row labels.** A label alone in a body row stays in the label column (a row-group label); a
   label with blank label cells below it, beside labels of a second label column, covers those
   rows. Indentation gives each row's level.

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0015_one_active_run_per_request'),
+        ('annotation', '0016_assignments'),
     ]
 
     operations = [

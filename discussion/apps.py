@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class DiscussionConfig(AppConfig):
+    name = "discussion"
+    verbose_name = "Discussion of tables and questions"

@@ -1,0 +1,1 @@
+"""The cache of anonymous visitors' public pages (``pages.public_page``)."""
