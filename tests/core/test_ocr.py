@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import subprocess
 import sys
 from dataclasses import replace
@@ -318,3 +319,85 @@ def test_a_word_ocr_was_unsure_of_marks_its_cell_for_review(page_png: Path) -> N
     assert flagged == {"Aldrin"}
     cell = next(c for c in table.as_json()["cells"] if c["text"] == "Aldrin")
     assert cell["flags"] == [FLAG_LOW_CONFIDENCE]  # in the command's output too
+
+
+# --- Points and commas between digits ---------------------------------------------------------
+
+
+def _number_picture(
+    marks: dict[int, str], digits: int = 3, broken_foot: int | None = None
+) -> tuple[np.ndarray, np.ndarray, ocr.OcrWord]:
+    """Digits 20 px tall and 10 wide, 6 px apart on a baseline at y = 30, as ink and grey;
+    ``marks`` puts a point or a comma (with a faint tail) in the gap after digit i;
+    ``broken_foot`` draws digit i as a body and a detached foot (as a thin stroke binarises).
+    The word is read without any mark, each digit a glyph."""
+    ink = np.zeros((50, 120), dtype=bool)
+    gray = np.full(ink.shape, 255, dtype=np.uint8)
+    glyphs = []
+    for i in range(digits):
+        x = 4 + 16 * i
+        if i == broken_foot:
+            ink[10:26, x : x + 10] = True
+            ink[27:30, x : x + 5] = True
+        else:
+            ink[10:30, x : x + 10] = True
+        glyphs.append((float(x), 10.0, float(x + 10), 30.0))
+        if i in marks:
+            ink[27:30, x + 12 : x + 15] = True
+            if marks[i] == ",":
+                gray[31:34, x + 12 : x + 14] = 160  # the tail: too faint to be ink
+    gray[ink] = 0
+    word = ocr.OcrWord("1" * digits, 4, 6, 4 + 16 * digits - 4, 33, 0.9, tuple(glyphs))
+    return ink, gray, word
+
+
+def test_a_point_ocr_left_out_between_digits_is_put_back() -> None:
+    ink, gray, word = _number_picture({1: "."})
+    assert ocr.restore_points(word, ink, gray).text == "11.1"
+    ink, gray, word = _number_picture({0: "."}, digits=2)
+    assert ocr.restore_points(word, ink, gray).text == "1.1"
+
+
+def test_a_comma_is_told_from_a_point_by_its_tail() -> None:
+    ink, gray, word = _number_picture({0: ",", 2: "."}, digits=4)
+    assert ocr.restore_points(word, ink, gray).text == "1,11.1"
+    # Read as a point, corrected; a comma read as such is left alone.
+    ink, gray, word = _number_picture({0: ","}, digits=2)
+    read = replace(word, text="1.1", glyphs=(word.glyphs[0], (16, 27, 19, 30), word.glyphs[1]))
+    assert ocr.restore_points(read, ink, gray).text == "1,1"
+    ink, gray, word = _number_picture({0: "."}, digits=2)
+    read = replace(word, text="1,1", glyphs=(word.glyphs[0], (16, 27, 19, 30), word.glyphs[1]))
+    assert ocr.restore_points(read, ink, gray).text == "1,1"
+
+
+def test_the_foot_of_a_broken_digit_and_words_are_no_points() -> None:
+    ink, gray, word = _number_picture({}, broken_foot=1)
+    assert ocr.restore_points(word, ink, gray).text == "111"
+    ink, gray, word = _number_picture({1: "."})
+    for text in ("abc", "1a1", "Q12"):
+        assert ocr.restore_points(replace(word, text=text), ink, gray).text == text
+    # Glyphs that do not match the text's characters one to one: nothing to place a point by.
+    assert ocr.restore_points(replace(word, glyphs=word.glyphs[:2]), ink, gray).text == "111"
+
+
+def test_decimal_points_of_a_real_200_dpi_scan_are_read() -> None:
+    """eu-012 page 4 at 200 dpi: Tesseract alone drops about one point in six ("9.8" read
+    "98"); with the picture's points put back, nearly every decimal of both tables is right."""
+    import pypdfium2 as pdfium
+
+    document = pdfium.PdfDocument(str(ICDAR / "eu-012.pdf"))
+    picture = document[3].render(scale=200 / 72).to_pil().convert("L")
+    document.close()
+    layout = ocr.layout_from_image(picture, 200)
+    decimals = right = 0
+    for truth in read_document(ICDAR / "eu-012.pdf"):
+        if truth.regions[0].page != 4:
+            continue
+        box = [v * 200 / 72 for v in truth.regions[0].bbox]
+        (table,) = tables_of(layout, [box]).tables
+        read = [c.text for c in table.cells]
+        wanted = [c.text for c in truth.grid.cells if re.fullmatch(r"\d+\.\d", c.text)]
+        decimals += len(wanted)
+        right += sum(text in read for text in wanted)
+    assert decimals == 68
+    assert right >= 62  # 57 without the points put back

@@ -62,6 +62,8 @@ class OcrWord:
     x1: float
     bottom: float
     confidence: float
+    # Each character's box (x0, top, x1, bottom), as the engine placed it; () when unknown.
+    glyphs: tuple[tuple[float, float, float, float], ...] = ()
 
 
 def tessdata_dir() -> Path | None:
@@ -169,19 +171,31 @@ def recognise(gray: Any, *, dpi: float, language: str = DEFAULT_LANGUAGE) -> lis
     api.SetImageBytes(gray.tobytes(), gray.width, gray.height, 1, gray.width)
     api.SetSourceResolution(max(70, round(dpi)))
     api.Recognize()
-    word, line = tesserocr.RIL.WORD, tesserocr.RIL.TEXTLINE
+    symbol, word, line = tesserocr.RIL.SYMBOL, tesserocr.RIL.WORD, tesserocr.RIL.TEXTLINE
     words = []
     band = None
-    for item in tesserocr.iterate_level(api.GetIterator(), word):
+    current: OcrWord | None = None
+    glyphs: list[tuple[float, float, float, float]] = []
+    # Symbol by symbol: a word's characters keep their boxes (``restore_points`` reads them).
+    for item in tesserocr.iterate_level(api.GetIterator(), symbol):
         if item.IsAtBeginningOf(line):
             band = _row_band(item, line)
-        text = " ".join((item.GetUTF8Text(word) or "").split())
-        box = item.BoundingBox(word)
-        if not text or box is None:
-            continue
-        x0, _top, x1, _bottom = box
-        top, bottom = _band(item, line, band, box)
-        words.append(OcrWord(text, x0, top, x1, bottom, max(0.0, item.Confidence(word)) / 100))
+        if item.IsAtBeginningOf(word):
+            if current is not None:
+                words.append(replace(current, glyphs=tuple(glyphs)))
+            current, glyphs = None, []
+            text = " ".join((item.GetUTF8Text(word) or "").split())
+            box = item.BoundingBox(word)
+            if text and box is not None:
+                x0, _top, x1, _bottom = box
+                top, bottom = _band(item, line, band, box)
+                confidence = max(0.0, item.Confidence(word)) / 100
+                current = OcrWord(text, x0, top, x1, bottom, confidence)
+        glyph = item.BoundingBox(symbol)
+        if current is not None and glyph is not None:
+            glyphs.append(tuple(float(v) for v in glyph))  # type: ignore[arg-type]
+    if current is not None:
+        words.append(replace(current, glyphs=tuple(glyphs)))
     api.Clear()
     return words
 
@@ -257,7 +271,95 @@ def _scaled(word: OcrWord, factor: float) -> OcrWord:
         word.x1 * factor,
         word.bottom * factor,
         word.confidence,
+        tuple(tuple(v * factor for v in g) for g in word.glyphs),  # type: ignore[misc]
     )
+
+
+# A number as OCR reads it: digits, perhaps grouped or split by points and commas, with a
+# sign, a bracket or a percent sign around them.
+_NUMBER = re.compile(r"^[(\-\u2013\u2014+]?\d[\d,.]*\d[%)]?$")
+
+
+def _points_seen(word: OcrWord, ink: Any, gray: Any) -> list[tuple[float, float, str]]:
+    """The points and commas the picture shows between a number's digits: ``(x0, x1, "."
+    or ",")`` in the picture's pixels. A point is a small solid blot on the digits'
+    baseline, alone in a gap between them; a comma is one with a tail below the baseline
+    (often too faint to be ink, hence read from the grey picture)."""
+    import numpy as np
+    from scipy import ndimage
+
+    x0, top = max(0, int(word.x0) - 1), max(0, int(word.top))
+    x1, bottom = int(word.x1) + 2, int(word.bottom) + 1
+    height = bottom - top
+    crop = ink[top : bottom + height // 3, x0:x1]
+    if crop.size == 0:
+        return []
+    labels, _count = ndimage.label(crop)
+    boxes = [(p[1].start, p[0].start, p[1].stop, p[0].stop) for p in ndimage.find_objects(labels)]
+    tallest = max((b[3] - b[1] for b in boxes), default=0)
+    digits = [b for b in boxes if b[3] - b[1] >= 0.6 * tallest]
+    if tallest < 8 or len(digits) < 2:
+        return []
+    size = float(np.median([b[3] - b[1] for b in digits]))
+    baseline = float(max(b[3] for b in digits))
+    paper, darkest = int(gray[top:bottom, x0:x1].max()), int(gray[top:bottom, x0:x1].min())
+    found = []
+    for index, (bx0, btop, bx1, bbottom) in enumerate(boxes, 1):
+        width, tall = bx1 - bx0, bbottom - btop
+        middle = (bx0 + bx1) / 2
+        if not (2 <= width <= 0.4 * size and 2 <= tall <= 0.5 * size):
+            continue
+        if not baseline - 0.2 * size <= bbottom <= baseline + 0.3 * size:
+            continue
+        if btop < baseline - 0.45 * size:
+            continue
+        if np.count_nonzero(labels[btop:bbottom, bx0:bx1] == index) < 0.5 * width * tall:
+            continue
+        # Alone in a gap between digits (not the foot of a digit broken in two), with digits
+        # on both sides.
+        if any(b[0] < bx1 and bx0 < b[2] and b[3] <= btop + 1 for b in boxes):
+            continue
+        if any(d[0] <= middle < d[2] for d in digits):
+            continue
+        if not any(d[2] <= middle for d in digits) or not any(d[0] > middle for d in digits):
+            continue
+        # Past the blot's own soft edge, a comma's tail is still dark.
+        start = top + bbottom + 1
+        below = gray[start : start + max(2, round(0.25 * size)), x0 + bx0 : x0 + bx1]
+        dark = below.size and int(below.min()) < paper - 0.25 * (paper - darkest)
+        comma = dark or bbottom > baseline + 0.12 * size
+        found.append((x0 + bx0, x0 + bx1, "," if comma else "."))
+    return found
+
+
+def restore_points(word: OcrWord, ink: Any, gray: Any) -> OcrWord:
+    """``word`` with the points and commas between its digits as the picture shows them
+    (``_points_seen``): one OCR left out is put in, and a comma it read as a point is
+    corrected. Any other word stays as it is."""
+    text = word.text
+    if not _NUMBER.match(text) or len(word.glyphs) != len(text):
+        return word
+    chars = list(text)
+    inserts: list[tuple[int, str]] = []
+    for bx0, bx1, mark in _points_seen(word, ink, gray):
+        read = [
+            i
+            for i, (c, g) in enumerate(zip(text, word.glyphs, strict=True))
+            if c in ",." and g[0] < bx1 + 1 and bx0 - 1 < g[2]
+        ]
+        if read:
+            # A comma's tail is the surer sign: a comma read as a point is corrected, never
+            # the other way round.
+            if mark == ",":
+                chars[read[0]] = mark
+            continue
+        at = sum((g[0] + g[2]) / 2 < (bx0 + bx1) / 2 for g in word.glyphs)
+        if 0 < at < len(text) and text[at - 1].isdigit() and text[at].isdigit():
+            inserts.append((at, mark))
+    for at, mark in sorted(set(inserts), reverse=True):
+        chars.insert(at, mark)
+    fixed = "".join(chars)
+    return word if fixed == text else replace(word, text=fixed)
 
 
 def read_picture(
@@ -283,18 +385,20 @@ def read_picture(
         scale /= shrink
     pixels = np.asarray(gray)
     found = find_rules(pixels, dpi)
-    clean = erase_rules(pixels, found.mask)
+    erased = erase_rules(pixels, found.mask)
     # Light shading behind cells becomes paper: Tesseract takes its edges for text.
+    clean = erased.copy()
     clean[clean > found.threshold] = 255
     # Small print (a screenshot, a coarse scan) is enlarged for Tesseract; the rules were
     # found at the picture's own size, and the words are measured back to it.
-    enlarge = _enlargement(clean <= found.threshold, gray.width * gray.height)
+    ink = clean <= found.threshold
+    enlarge = _enlargement(ink, gray.width * gray.height)
     picture = Image.fromarray(clean)
     if enlarge > 1:
         size = (round(gray.width * enlarge), round(gray.height * enlarge))
         picture = picture.resize(size, Image.Resampling.LANCZOS)
     words = [
-        _scaled(w, 1 / enlarge)
+        restore_points(_scaled(w, 1 / enlarge), ink, erased)
         for w in recognise(picture, dpi=dpi * enlarge, language=language)
         if _keep(w)
     ]
