@@ -7,7 +7,9 @@ A scanned PDF page is rendered at ``OCR_DPI``; an image file is read at its own 
 2. Tesseract (Debian's ``tesseract-ocr`` and a language package such as
    ``tesseract-ocr-eng``) reads the words, each with its box and its confidence, as one block
    of text (page segmentation mode 6: table rows are lines across the page);
-3. the words and the rules, in the page's own units (points for a PDF page, pixels for an
+3. points and commas between a number's digits that Tesseract left out are put back from
+   the picture (``restore_points``);
+4. the words and the rules, in the page's own units (points for a PDF page, pixels for an
    image file), make a ``PageLayout`` with ``source="ocr"``, which the table rules read as they
    read a text page.
 
