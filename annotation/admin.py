@@ -47,7 +47,7 @@ class CollectionAdmin(admin.ModelAdmin):
 class TableAdmin(admin.ModelAdmin):
     list_display = ("id", "source", "split", "updated_at")
     list_filter = ("source", "split")
-    search_fields = ("id",)
+    search_fields = ("id", "title")
     inlines = [QuestionInline]
 
 

@@ -145,6 +145,8 @@ class TableDetailOutput(serializers.ModelSerializer):
             "source",
             "split",
             "canonical_csv",
+            "title",
+            "notes",
             "image",
             "image_url",
             "table_properties",

@@ -9,6 +9,8 @@ from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Q
+from django.db.models.functions import Length
+from django.db.models.lookups import LessThanOrEqual
 from django.urls import reverse
 from django.utils import timezone
 
@@ -37,6 +39,9 @@ SOURCE_CODE_MAX_LENGTH = 16
 OCR_LANGUAGE_HELP = "Tesseract language codes joined by +, such as eng, ara or eng+ara"
 # Sources that are no collection's: their tables are generated, not real.
 NOT_COLLECTIONS = (Source.SYNTHETIC.value, Source.DEMO.value)
+# A table's caption (with its units line) and its footnotes and source lines.
+TABLE_TITLE_MAX_CHARS = 1_000
+TABLE_NOTES_MAX_CHARS = 10_000
 
 
 class Collection(models.Model):
@@ -112,6 +117,19 @@ class Table(models.Model):
         max_length=500, blank=True, help_text="Where the release says the source image lives."
     )
     table_properties = models.JSONField(default=dict, blank=True)
+    # Shown with the table and carried in releases; never part of a prompt.
+    title = models.CharField(
+        max_length=TABLE_TITLE_MAX_CHARS,
+        blank=True,
+        default="",
+        help_text="The caption above the table and its units line.",
+    )
+    notes = models.TextField(
+        max_length=TABLE_NOTES_MAX_CHARS,
+        blank=True,
+        default="",
+        help_text="The footnotes and source lines below the table.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -123,6 +141,15 @@ class Table(models.Model):
             ),
             models.CheckConstraint(condition=Q(split__in=Split.values), name="table_split_valid"),
             models.CheckConstraint(condition=~Q(canonical_csv=""), name="table_csv_not_empty"),
+            # SQLite keeps no varchar length; TextField has none anywhere.
+            models.CheckConstraint(
+                condition=LessThanOrEqual(Length("title"), TABLE_TITLE_MAX_CHARS),
+                name="table_title_length",
+            ),
+            models.CheckConstraint(
+                condition=LessThanOrEqual(Length("notes"), TABLE_NOTES_MAX_CHARS),
+                name="table_notes_length",
+            ),
         ]
         permissions = [
             ("annotate_table", "Can annotate table properties"),

@@ -19,6 +19,7 @@ from rest_framework.views import APIView
 
 from annotation.models import Collection
 from hctqa.core.extraction.grid import Grid
+from hctqa.core.extraction.table import FLAGS
 from hctqa.core.tables import parse_table
 from hctqa.parsers import BoundedJSONParser
 from hctqa.throttles import seconds_to_wait
@@ -125,7 +126,14 @@ def candidate_payload(review: selectors.Review) -> dict[str, Any]:
     candidate = review.candidate
     machine = Grid.from_json(candidate.machine_grid)
     rows, cols = _marks(candidate.machine_csv)
-    state = {**machine.as_json(), "header_rows": rows, "header_columns": cols}
+    state = {
+        **machine.as_json(),
+        "header_rows": rows,
+        "header_columns": cols,
+        "title": candidate.title,
+        "notes": candidate.notes,
+        "flags": candidate.cell_flags,
+    }
     if candidate.status == "accepted" and candidate.accepted_csv:
         from hctqa.core.extraction.grid import grid_from_canonical
 
@@ -134,6 +142,8 @@ def candidate_payload(review: selectors.Review) -> dict[str, Any]:
             **accepted.as_json(),
             "header_rows": candidate.header_rows,
             "header_columns": candidate.header_columns,
+            "title": candidate.table.title if candidate.table else "",
+            "notes": candidate.table.notes if candidate.table else "",
         }
     draft = review.draft
     page = review.page
@@ -147,6 +157,11 @@ def candidate_payload(review: selectors.Review) -> dict[str, Any]:
             "url": document.get_absolute_url(),
         },
         "version": candidate.version,
+        # As extracted; the reviewer's title and notes are the state's.
+        "title": candidate.title,
+        "notes": candidate.notes,
+        "flags": candidate.cell_flags,
+        "flag_labels": FLAGS,
         "reject_reason": candidate.reject_reason,
         "decided_by": str(candidate.decided_by or ""),
         "machine": state if candidate.status != "accepted" else None,

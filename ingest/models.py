@@ -12,9 +12,11 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
+from django.db.models.functions import Length
+from django.db.models.lookups import LessThanOrEqual
 from django.urls import reverse
 
-from annotation.models import Collection, Table
+from annotation.models import TABLE_NOTES_MAX_CHARS, TABLE_TITLE_MAX_CHARS, Collection, Table
 
 
 class DocumentKind(models.TextChoices):
@@ -186,6 +188,11 @@ class Candidate(models.Model):
     cell_boxes = models.JSONField(default=list, blank=True)
     machine_grid = models.JSONField()
     machine_csv = models.TextField()
+    # What the extractor read around the grid, and why it was unsure of cells: [row, col,
+    # [flag, …]] at the cell's anchor in machine_grid (hctqa.core.extraction.table.FLAGS).
+    title = models.CharField(max_length=TABLE_TITLE_MAX_CHARS, blank=True, default="")
+    notes = models.TextField(max_length=TABLE_NOTES_MAX_CHARS, blank=True, default="")
+    cell_flags = models.JSONField(default=list, blank=True)
     box_adjusted = models.BooleanField(
         default=False, help_text="Its box was drawn or moved by a person before extraction."
     )
@@ -250,6 +257,14 @@ class Candidate(models.Model):
                 condition=~Q(status="rejected")
                 | (~Q(reject_reason="") & Q(decided_at__isnull=False)),
                 name="candidate_rejection_has_a_reason",
+            ),
+            models.CheckConstraint(
+                condition=LessThanOrEqual(Length("title"), TABLE_TITLE_MAX_CHARS),
+                name="candidate_title_length",
+            ),
+            models.CheckConstraint(
+                condition=LessThanOrEqual(Length("notes"), TABLE_NOTES_MAX_CHARS),
+                name="candidate_notes_length",
             ),
         ]
         indexes = [models.Index(fields=["status", "decided_at"])]

@@ -11,6 +11,7 @@ from django.db.models.functions import TruncMonth
 from django.shortcuts import get_object_or_404
 
 from annotation.models import Collection
+from hctqa.core.extraction.table import FLAGS
 from hctqa.core.render import to_html
 from hctqa.core.tables import TableFormatError, parse_table
 from ingest.models import (
@@ -124,6 +125,24 @@ def candidate_review(*, candidate_id: int, editor: Any) -> Review:
         .first()
     )
     return Review(candidate, page, boxes, draft, next_pending)
+
+
+@dataclass(frozen=True)
+class FlaggedCell:
+    row: int  # 1-based, in the extracted grid
+    col: int
+    text: str
+    reasons: list[str]
+
+
+def flagged_cells(candidate: Candidate) -> list[FlaggedCell]:
+    """The cells the extractor was least sure of, where the reviewer looks first."""
+    texts = {(c[0], c[1]): c[4] for c in (candidate.machine_grid or {}).get("cells", [])}
+    return [
+        FlaggedCell(row + 1, col + 1, texts.get((row, col), ""), [FLAGS[f] for f in flags])
+        for row, col, flags in candidate.cell_flags
+        if all(f in FLAGS for f in flags)
+    ]
 
 
 # --- Quality ----------------------------------------------------------------------------------

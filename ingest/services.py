@@ -24,12 +24,20 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Max, Q
 from django.utils import timezone
 
-from annotation.models import NOT_COLLECTIONS, OCR_DEFAULT_LANGUAGE, Collection, Table
+from annotation.models import (
+    NOT_COLLECTIONS,
+    OCR_DEFAULT_LANGUAGE,
+    TABLE_NOTES_MAX_CHARS,
+    TABLE_TITLE_MAX_CHARS,
+    Collection,
+    Table,
+)
 from hctqa.core.extraction import documents as docs
 from hctqa.core.extraction.grid import Grid, GridCell, clean_text
 from hctqa.core.extraction.images import PNG, image_format
 from hctqa.core.extraction.metrics import compare
 from hctqa.core.extraction.pdf import STRATEGY_LINES, STRATEGY_MANUAL, STRATEGY_TEXT
+from hctqa.core.extraction.table import FLAGS
 from hctqa.core.extraction.worker import PageError, PageRunner, PageTimeout, WorkerFailed
 from hctqa.core.splits import split_for_table
 from hctqa.core.tables import TableFormatError, parse_table
@@ -352,6 +360,22 @@ def _grid_json(grid: Grid) -> dict[str, Any]:
     return grid.as_json()
 
 
+def _extracted(found: Any) -> dict[str, Any]:
+    """A candidate's fields from what extraction found (``pdf.Candidate`` or a web page's
+    table): grid, boxes, title, notes and the cells' flags. A runaway title or notes (a
+    whole page of text read as a caption) is cut to what a table keeps."""
+    return {
+        "strategy": found.strategy,
+        "bbox": list(found.bbox) if found.bbox else None,
+        "cell_boxes": [list(b) for b in found.cell_boxes],
+        "machine_grid": _grid_json(found.grid),
+        "machine_csv": found.grid.to_canonical(),
+        "title": clean_text(found.title)[:TABLE_TITLE_MAX_CHARS],
+        "notes": found.notes.strip()[:TABLE_NOTES_MAX_CHARS],
+        "cell_flags": [[row, col, list(flags)] for row, col, flags in found.cell_flags],
+    }
+
+
 def _new_candidates(
     document: Document,
     page: int | None,
@@ -371,12 +395,8 @@ def _new_candidates(
             document=document,
             number=number,
             page=page,
-            strategy=candidate.strategy,
-            bbox=list(candidate.bbox) if candidate.bbox else None,
-            cell_boxes=[list(b) for b in candidate.cell_boxes],
-            machine_grid=_grid_json(candidate.grid),
-            machine_csv=candidate.grid.to_canonical(),
             crop_path=crop_path,
+            **_extracted(candidate),
             ocr_text=ocr_text,
         )
     return len(found)
@@ -600,6 +620,9 @@ class _HtmlCandidate:
     strategy: str = Strategy.HTML
     bbox: tuple[float, ...] | None = None
     cell_boxes: tuple[tuple[float, ...], ...] = ()
+    title: str = ""
+    notes: str = ""
+    cell_flags: tuple[tuple[int, int, tuple[str, ...]], ...] = ()
 
 
 def _beat(document_id: int) -> int:
@@ -716,11 +739,13 @@ def documents_sweep() -> int:
 
 @dataclass(frozen=True)
 class EditState:
-    """What the review page edits: the grid, the header marks and the box."""
+    """What the review page edits: the grid, the header marks, the title and the notes."""
 
     grid: Grid
     header_rows: int
     header_columns: int
+    title: str = ""
+    notes: str = ""
 
 
 def _whole(value: Any, name: str, low: int, high: int) -> int:
@@ -757,11 +782,48 @@ def edit_state(data: Mapping[str, Any]) -> EditState:
             raise ApplicationError(f"cells overlap at row {row + 1}, column {col + 1}")
         taken |= spots
         cells.append(cell)
+    _check_flags(data.get("flags", []), n_rows, n_cols)
     return EditState(
         grid=Grid.build(n_rows, n_cols, cells),
         header_rows=_whole(data.get("header_rows", 1), "header_rows", 0, n_rows),
         header_columns=_whole(data.get("header_columns", 1), "header_columns", 0, n_cols),
+        title=_text(data.get("title", ""), "title", TABLE_TITLE_MAX_CHARS, one_line=True),
+        notes=_text(data.get("notes", ""), "notes", TABLE_NOTES_MAX_CHARS, one_line=False),
     )
+
+
+def _text(value: Any, name: str, limit: int, *, one_line: bool) -> str:
+    """The title (one line) or the notes (lines kept, each trimmed), at most ``limit``
+    characters once cleaned."""
+    if not isinstance(value, str):
+        raise ApplicationError(f"the {name} should be text", field=name)
+    if one_line:
+        text = clean_text(value)
+    else:
+        lines = (" ".join(line.split()) for line in value.splitlines())
+        text = "\n".join(lines).strip()
+    if len(text) > limit:
+        raise ApplicationError(
+            f"the {name} has {len(text):,} characters; at most {limit:,} are kept: shorten it",
+            field=name,
+        )
+    return text
+
+
+def _check_flags(value: Any, n_rows: int, n_cols: int) -> None:
+    """The marks the review page keeps with its draft: [row, col, [flag, …]] in the grid."""
+    if not isinstance(value, list) or len(value) > n_rows * n_cols:
+        raise ApplicationError("flags should be a list of [row, col, [flag, …]]")
+    for item in value:
+        if not (
+            isinstance(item, list)
+            and len(item) == 3
+            and isinstance(item[2], list)
+            and all(isinstance(flag, str) and flag in FLAGS for flag in item[2])
+        ):
+            raise ApplicationError(f"each flag should be [row, col, [one of {', '.join(FLAGS)}]]")
+        _whole(item[0], "a flag's row", 0, n_rows - 1)
+        _whole(item[1], "a flag's column", 0, n_cols - 1)
 
 
 def _pending(candidate: Candidate) -> None:
@@ -891,6 +953,8 @@ def candidate_accept(
         source=locked.document.collection.code,
         split=split_for_table(table_id),
         canonical_csv=canonical,
+        title=edit.title,
+        notes=edit.notes,
     )
     if locked.crop_path:
         table.image.save(f"{table_id}.png", ContentFile(files.read(locked.crop_path)), save=False)
@@ -1012,11 +1076,8 @@ def candidate_reextract(
         _pending(locked)
         crop_path = f"crops/{locked.document_id}/{locked.number}-{locked.version + 1}.png"
         files.write(crop_path, crop)
-        locked.strategy = found.strategy
-        locked.bbox = list(found.bbox)
-        locked.cell_boxes = [list(b) for b in found.cell_boxes]
-        locked.machine_grid = _grid_json(found.grid)
-        locked.machine_csv = found.grid.to_canonical()
+        for name, value in _extracted(found).items():
+            setattr(locked, name, value)
         locked.crop_path = crop_path
         locked.ocr_text = ocr_text
         locked.box_adjusted = True

@@ -10,6 +10,7 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from annotation.models import TABLE_NOTES_MAX_CHARS, TABLE_TITLE_MAX_CHARS
 from hctqa.errors import ApplicationError
 from hctqa.throttles import seconds_to_wait
 from ingest import api, files, selectors, services
@@ -139,6 +140,9 @@ def candidate(request: HttpRequest, candidate_id: int) -> HttpResponse:
         "candidate": review.candidate,
         "payload": payload,
         "preview": preview,
+        "flagged": selectors.flagged_cells(review.candidate),
+        "title_max": TABLE_TITLE_MAX_CHARS,
+        "notes_max": TABLE_NOTES_MAX_CHARS,
     }
     return render(request, "ingest/candidate.html", context)
 

@@ -154,9 +154,13 @@ def _load() -> _Loaded:
     rows = (
         release_tables()
         .order_by("id")
-        .values_list("id", "source", "split", "canonical_csv", "image", "table_properties")
+        .values_list(
+            "id", "source", "split", "canonical_csv", "image", "table_properties", "title", "notes"
+        )
     )
-    for tid, source, split, csv_text, image, properties in rows.iterator(chunk_size=2000):
+    for tid, source, split, csv_text, image, properties, title, notes in rows.iterator(
+        chunk_size=2000
+    ):
         family, relational = synthetic.get(tid, ("", ""))
         stem = _stem(tid)
         if image:
@@ -172,6 +176,8 @@ def _load() -> _Loaded:
                 relational_csv=relational,
                 image=_image_path(stem, image) if image else "",
                 stem=stem,
+                title=title,
+                notes=notes,
             )
         )
     known = {t.id for t in tables}

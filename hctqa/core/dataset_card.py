@@ -69,6 +69,16 @@ _TABLE_BODY = (
         description="The canonical CSV: `__` marks a cell merged into its left or upper "
         "neighbour; a row-group label is a row with only its first cell filled.",
     ),
+    Feature(
+        "table_title",
+        description="The table's caption and units line, as printed above it; empty when it "
+        "has none. Not part of the prompt.",
+    ),
+    Feature(
+        "table_notes",
+        description="The footnotes and source lines printed below the table; empty when it "
+        "has none. Not part of the prompt.",
+    ),
     _property_struct(
         "table_properties",
         taxonomy.TABLE_PROPERTIES,

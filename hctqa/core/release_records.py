@@ -78,6 +78,9 @@ class TableRow:
     relational_csv: str = ""
     image: str = ""  # the image's path in the Hugging Face folder, or ""
     stem: str = ""  # the table's file name in the archive (its id when that is safe)
+    # Shown beside the table; never in a prompt, which stays the paper's byte for byte.
+    title: str = ""
+    notes: str = ""
 
     @property
     def is_synthetic(self) -> bool:
@@ -135,6 +138,8 @@ def question_record(
         "sql": "" if withheld else q.sql,
         "query_properties": properties_record(taxonomy.QUERY_PROPERTIES, q.query_properties),
         "table": t.canonical_csv,
+        "table_title": t.title,
+        "table_notes": t.notes,
         "table_properties": table_properties,
         "image": t.image,
     }
@@ -149,6 +154,8 @@ def table_record(
         "collection": t.collection or t.source,
         "split": t.split,
         "table": t.canonical_csv,
+        "table_title": t.title,
+        "table_notes": t.notes,
         "table_properties": table_properties,
         "image": t.image,
         "relational_table": "" if withheld else t.relational_csv,

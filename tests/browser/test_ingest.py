@@ -14,6 +14,7 @@ from ingest import services
 from ingest.models import Candidate, Document
 from tests.browser.pagecheck import check_page
 from tests.browser.test_annotation_tools import log_in
+from tests.conftest import DATA_DIR
 from tests.factories import CollectionFactory, UserFactory
 from tests.ingest.pdfs import TOTAL_ROWS, table_pdf
 
@@ -81,10 +82,19 @@ def test_ingest_correct_and_accept_with_the_keyboard(
     expect(page.locator("#edit-grid tr")).to_have_count(4)
     expect(page.locator("#save-status")).to_have_text("Draft kept")
 
+    # Title and notes: typed in, kept in the draft, accepted with the table.
+    page.locator("#table-title").fill("Table 7. Population by region <2020>")
+    page.locator("#table-notes").fill("Source: Planning Council.\nFigures in thousands.")
+    expect(page.locator("#save-status")).to_have_text("Draft kept")
+    draft = candidate.drafts.get()
+    assert draft.state["title"] == "Table 7. Population by region <2020>"
+
     page.keyboard.press("Control+Enter")
     expect(page).to_have_url(re.compile(rf"/ingest/documents/{document.pk}/$"))
     table = Table.objects.get(pk=f"census--{document.number}--1")
     assert table.canonical_csv == TOTAL_ROWS.replace("North,", "North Qatar,")
+    assert table.title == "Table 7. Population by region <2020>"
+    assert table.notes == "Source: Planning Council.\nFigures in thousands."
     assert table.image
     candidate.refresh_from_db()
     assert candidate.status == "accepted" and candidate.exact is False
@@ -125,3 +135,46 @@ def test_an_image_upload_becomes_an_accepted_table(
     assert table.canonical_csv == TOTAL_ROWS
     assert table.image
     assert Candidate.objects.get().exact is True
+
+
+def test_the_review_grid_marks_where_to_look_on_a_real_page(
+    live_server, page: Page, settings, tmp_path: Path
+) -> None:
+    """Table 324 of the US Statistical Abstract, read by the ingest worker: its flagged cells
+    are marked in the grid (not by colour alone: a badge, and why in words), with a legend,
+    at 390 px too; a cell once edited loses its mark."""
+    settings.INGEST_FILES_ROOT = tmp_path / "ingest"
+    settings.MEDIA_ROOT = tmp_path / "media"
+    adjudicator = UserFactory(username="adj", role="adjudicator")
+    collection = CollectionFactory(code="census", name="US Census")
+    data = (DATA_DIR / "real-pdfs" / "12s0324.pdf").read_bytes()
+    document = services.document_upload(
+        user=adjudicator, collection=collection, file_name="12s0324.pdf", chunks=[data]
+    )
+    services.document_extract(document_id=document.pk)
+    candidate = document.candidates.get(number=1)
+    flagged = len(candidate.cell_flags)
+    assert flagged >= 3
+
+    log_in(page, live_server.url, "adj")
+    page.goto(f"{live_server.url}{candidate.get_absolute_url()}")
+    marks = page.locator("#edit-grid td.flagged")
+    expect(marks).to_have_count(flagged)
+    murder = page.locator("#edit-grid td.flagged", has_text="Murder and nonnegligent")
+    expect(murder).to_have_attribute("title", "Check: text joined from several lines")
+    expect(murder).to_have_attribute(
+        "aria-label", "Murder and nonnegligent manslaughter (check: text joined from several lines)"
+    )
+    badge = murder.evaluate("td => getComputedStyle(td, '::after').content")
+    assert badge == '"?"'
+    expect(page.locator("#flag-legend")).to_be_visible()
+    expect(page.locator("#flag-legend summary")).to_have_text(f"{flagged} cells to check")
+    expect(page.locator("#table-title")).to_have_value(candidate.title)
+    check_page(page, "review-flags", tmp_path, controls=("#table-title", "#flag-legend", "#accept"))
+
+    murder.dblclick()
+    page.keyboard.press("Control+a")
+    page.keyboard.type("Murder")
+    page.keyboard.press("Enter")
+    expect(marks).to_have_count(flagged - 1)
+    expect(page.locator("#flag-legend summary")).to_have_text(f"{flagged - 1} cells to check")

@@ -166,3 +166,26 @@ def test_demo_tables_are_never_released() -> None:
     demo = TableRow("synthetic--demo-students", "demo", "train", "a,b\n1,2\n", {})
     with pytest.raises(RecordError, match="demo tables are never released"):
         render_chunk([(TRAIN_TABLE, [OPEN]), (demo, [])], archive_mtime=0)
+
+
+def test_a_tables_title_and_notes_are_in_its_records_and_never_in_a_prompt(chunk: dict) -> None:
+    from dataclasses import replace
+
+    titled = replace(
+        TRAIN_TABLE,
+        title="Table 3. Population by sex: 2020 In thousands",
+        notes="Source: Planning Council.",
+    )
+    got = render_chunk([(TEST_TABLE, [HIDDEN]), (titled, [OPEN])], archive_mtime=0)
+    (question,) = lines(got[("full", "hf/data/train.jsonl")])
+    (table,) = lines(got[("full", "hf/tables/train.jsonl")])
+    for record in (question, table):
+        assert record["table_title"] == "Table 3. Population by sex: 2020 In thousands"
+        assert record["table_notes"] == "Source: Planning Council."
+    (untitled,) = lines(chunk[("full", "hf/data/train.jsonl")])
+    assert (untitled["table_title"], untitled["table_notes"]) == ("", "")
+    # The prompts stay the paper's byte for byte: every prompt and alpaca file is unchanged.
+    assert question["prompt"] == untitled["prompt"]
+    for key in chunk:
+        if key[1].startswith(("prompts/", "alpaca/")):
+            assert got[key] == chunk[key], key

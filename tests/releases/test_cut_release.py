@@ -98,6 +98,29 @@ def test_the_command_builds_both_editions_and_prints_the_public_folder_last(
     assert sum(n.startswith("tables/html/") for n in names) == 15
 
 
+def test_a_tables_title_and_notes_are_columns_of_both_configurations(
+    dataset: dict, cut, releases_root: Path
+) -> None:
+    import pyarrow.parquet as pq
+
+    Table.objects.filter(pk="psa--1--102").update(
+        title="Table 12. Births <by> sex", notes="Source: Planning & Statistics Authority."
+    )
+    cut("2026.11")
+    hf = releases_root / "2026.11" / "public" / "hf"
+    for config in ("data", "tables"):
+        records = [r for r in jsonl(hf / f"{config}/train.jsonl") if r["table_id"] == "psa--1--102"]
+        assert records
+        for record in records:
+            assert record["table_title"] == "Table 12. Births <by> sex"
+            assert record["table_notes"] == "Source: Planning & Statistics Authority."
+        others = [r for r in jsonl(hf / f"{config}/train.jsonl") if r["table_id"] != "psa--1--102"]
+        assert {(r["table_title"], r["table_notes"]) for r in others} == {("", "")}
+        columns = pq.read_table(hf / f"{config}/train.parquet").column_names
+        assert {"table_title", "table_notes"} <= set(columns)
+    assert "| `table_title` |" in (hf / "README.md").read_text()
+
+
 def test_the_public_edition_shares_every_file_without_test_gold(
     dataset: dict, cut, releases_root: Path
 ) -> None:

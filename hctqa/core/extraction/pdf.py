@@ -53,6 +53,34 @@ class Candidate:
     def canonical_csv(self) -> str:
         return self.grid.to_canonical()
 
+    @property
+    def title(self) -> str:
+        return self.table.title if self.table else ""
+
+    @property
+    def notes(self) -> str:
+        return self.table.notes if self.table else ""
+
+    @property
+    def cell_flags(self) -> tuple[tuple[int, int, tuple[str, ...]], ...]:
+        """``(row, col, flags)`` of each flagged cell, at its anchor in ``grid`` (the nested
+        grid, whose row labels may have moved right: ``nest_rows``)."""
+        if self.table is None:
+            return ()
+        extra = self.grid.n_cols - self.table.cols
+        anchors = {(c.row, c.col) for c in self.grid.cells}
+        # A row's label moves from column 0 to its depth; the other cells move right by
+        # ``extra``; rows stay.
+        labels = {c.row: c.col for c in self.grid.cells if c.col <= extra}
+        out = []
+        for cell in sorted(self.table.cells, key=lambda c: (c.row, c.col)):
+            if not cell.flags:
+                continue
+            col = cell.col + extra if cell.col else labels.get(cell.row, 0)
+            if (cell.row, col) in anchors:
+                out.append((cell.row, col, cell.flags))
+        return tuple(out)
+
     @classmethod
     def of(cls, table: Table) -> Candidate:
         return cls(

@@ -199,14 +199,20 @@ document.getElementById("reextract")?.addEventListener("click", reextract);
 
 // --- The table editor ------------------------------------------------------------------------
 
-// A grid of anchor cells with spans; every position is covered by exactly one cell.
+// A grid of anchor cells with spans; every position is covered by exactly one cell. A cell's
+// flags say why the extractor was unsure of it; they move with the cell and go when it is
+// edited. The title and notes travel with the grid, so undo and drafts keep them too.
 class Table {
   constructor(state) {
     this.nRows = state.n_rows;
     this.nCols = state.n_cols;
-    this.cells = state.cells.map(([row, col, rowspan, colspan, text]) => ({ row, col, rowspan, colspan, text }));
+    this.cells = state.cells.map(([row, col, rowspan, colspan, text]) => ({ row, col, rowspan, colspan, text, flags: [] }));
     this.headerRows = Math.min(state.header_rows ?? 1, this.nRows);
     this.headerCols = Math.min(state.header_columns ?? 1, this.nCols);
+    this.title = state.title ?? "";
+    this.notes = state.notes ?? "";
+    const flagged = new Map((state.flags || []).map(([row, col, flags]) => [`${row},${col}`, flags]));
+    for (const cell of this.cells) cell.flags = flagged.get(`${cell.row},${cell.col}`) || [];
     this.fill();
   }
 
@@ -217,6 +223,9 @@ class Table {
       cells: this.cells.map((c) => [c.row, c.col, c.rowspan, c.colspan, c.text]),
       header_rows: this.headerRows,
       header_columns: this.headerCols,
+      title: this.title,
+      notes: this.notes,
+      flags: this.cells.filter((c) => c.flags.length).map((c) => [c.row, c.col, c.flags]),
     };
   }
 
@@ -235,7 +244,7 @@ class Table {
     const grid = this.owners();
     for (let r = 0; r < this.nRows; r++) {
       for (let c = 0; c < this.nCols; c++) {
-        if (!grid[r][c]) this.cells.push({ row: r, col: c, rowspan: 1, colspan: 1, text: "" });
+        if (!grid[r][c]) this.cells.push({ row: r, col: c, rowspan: 1, colspan: 1, text: "", flags: [] });
       }
     }
     this.cells.sort((a, b) => a.row - b.row || a.col - b.col);
@@ -317,7 +326,7 @@ class Table {
     const inside = (c) => c.row >= r0 && c.row <= r1 && c.col >= c0 && c.col <= c1;
     const text = this.cells.filter(inside).map((c) => c.text.trim()).filter(Boolean).join(" ");
     this.cells = this.cells.filter((c) => !inside(c));
-    this.cells.push({ row: r0, col: c0, rowspan: r1 - r0 + 1, colspan: c1 - c0 + 1, text });
+    this.cells.push({ row: r0, col: c0, rowspan: r1 - r0 + 1, colspan: c1 - c0 + 1, text, flags: [] });
     this.fill();
     return true;
   }
@@ -337,6 +346,10 @@ const previewElement = document.getElementById("preview");
 const previewNote = document.getElementById("preview-note");
 const marksElement = document.getElementById("marks");
 const problems = document.getElementById("problems");
+const titleField = document.getElementById("table-title");
+const notesField = document.getElementById("table-notes");
+const flagLegend = document.getElementById("flag-legend");
+const FLAG_LABELS = data.flag_labels || {};
 const conflictBox = document.getElementById("conflict");
 
 // Undo and redo survive a reload on this device: extracting again replaces the grid, and
@@ -396,16 +409,25 @@ const editor = {
   change(action) {
     const before = this.snapshot();
     if (action() === false) return;
-    this.undo.push(before);
-    if (this.undo.length > 200) this.undo.shift();
-    this.redo = [];
+    this.step(before);
     this.changed();
   },
 
-  changed() {
+  step(before) {
+    this.undo.push(before);
+    if (this.undo.length > 200) this.undo.shift();
+    this.redo = [];
+  },
+
+  // Kept on this device and sent as a draft.
+  keep() {
     history.save({ version: this.version, saved_ms: Date.now(), ...historyToKeep(this.undo, this.redo) });
-    this.render();
     sync.changed();
+  },
+
+  changed() {
+    this.keep();
+    this.render();
     schedulePreview();
   },
 
@@ -442,13 +464,39 @@ const editor = {
       td.tabIndex = cell.row === this.at[0] && cell.col === this.at[1] ? 0 : -1;
       td.setAttribute("role", "gridcell");
       td.textContent = cell.text;
+      if (cell.flags.length) {
+        const why = cell.flags.map((f) => FLAG_LABELS[f] || f).join("; ");
+        td.classList.add("flagged");
+        td.title = `Check: ${why}`;
+        td.setAttribute("aria-label", `${cell.text} (check: ${why})`);
+      }
       const selected = cell.row <= r1 && cell.row + cell.rowspan - 1 >= r0 && cell.col <= c1 && cell.col + cell.colspan - 1 >= c0;
       td.classList.toggle("sel", selected && (r0 !== r1 || c0 !== c1));
       td.classList.toggle("hdr", cell.row < t.headerRows || cell.col < t.headerCols);
       rows[cell.row].append(td);
     }
     gridElement.replaceChildren(...rows);
-    marksElement.textContent = `${t.nRows} rows × ${t.nCols} columns · header rows: ${t.headerRows} · header columns: ${t.headerCols}`;
+    const flagged = t.cells.filter((c) => c.flags.length).length;
+    marksElement.textContent = `${t.nRows} rows × ${t.nCols} columns · header rows: ${t.headerRows} · header columns: ${t.headerCols}${flagged ? ` · ${flagged} marked to check` : ""}`;
+    if (document.activeElement !== titleField) titleField.value = t.title;
+    if (document.activeElement !== notesField) notesField.value = t.notes;
+    this.renderLegend();
+  },
+
+  // The legend lists the marks the grid has now (the page lists them as extracted).
+  renderLegend() {
+    if (!flagLegend) return;
+    const items = this.table.cells
+      .filter((c) => c.flags.length)
+      .map((c) => {
+        const li = document.createElement("li");
+        const text = c.text.length > 60 ? `${c.text.slice(0, 59)}…` : c.text;
+        li.textContent = `Row ${c.row + 1}, column ${c.col + 1}${text ? ` (“${text}”)` : ""}: ${c.flags.map((f) => FLAG_LABELS[f] || f).join("; ")}`;
+        return li;
+      });
+    flagLegend.hidden = !items.length;
+    flagLegend.querySelector("ul").replaceChildren(...items);
+    flagLegend.querySelector("summary").textContent = `${items.length} cell${items.length === 1 ? "" : "s"} to check`;
   },
 
   owner(row, col) {
@@ -512,6 +560,7 @@ const editor = {
     if (keep && value !== editing.cell.text) {
       this.change(() => {
         editing.cell.text = value;
+        editing.cell.flags = [];
       });
     } else {
       this.render();
@@ -539,7 +588,7 @@ const editor = {
       },
       clear: () => {
         for (const c of t.cells) {
-          if (c.row >= r0 && c.row <= r1 && c.col >= c0 && c.col <= c1) c.text = "";
+          if (c.row >= r0 && c.row <= r1 && c.col >= c0 && c.col <= c1) Object.assign(c, { text: "", flags: [] });
         }
       },
     };
@@ -708,6 +757,20 @@ if (editorRoot && data.id && data.status === "pending") {
     editor.focus();
   });
   gridElement.addEventListener("dblclick", () => editor.startEdit());
+  // Typing in the title or notes is one undo step from focus to leaving the field; each key
+  // is kept as a draft like a grid edit.
+  for (const [field, key] of [[titleField, "title"], [notesField, "notes"]]) {
+    let before = null;
+    field.addEventListener("focus", () => {
+      before = editor.snapshot();
+    });
+    field.addEventListener("input", () => {
+      if (before !== null) editor.step(before);
+      before = null;
+      editor.table[key] = field.value;
+      editor.keep();
+    });
+  }
   for (const button of editorRoot.querySelectorAll("[data-action]")) {
     button.addEventListener("click", () => editor.act(button.dataset.action));
   }

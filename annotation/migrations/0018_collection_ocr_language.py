@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0016_assignments'),
+        ('annotation', '0017_table_title_and_notes'),
     ]
 
     operations = [

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('ingest', '0002_uploads_opened_by_the_worker'),
+        ('ingest', '0003_candidate_title_notes_and_flags'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
