@@ -150,7 +150,7 @@ def test_mentions_tell_who_may_read_and_say_who_was_not_told(ann, bob, boss, tab
         {"body": "@BOB and @boss, see row 2. @rita @nobody @ann."},
         follow=True,
     )
-    assert "Told: bob, boss." in response.text
+    assert "Told: BOB, boss." in response.text
     assert "Not told (no such account, or this thread is not open to them): rita, nobody." in (
         response.text
     )
@@ -162,6 +162,59 @@ def test_mentions_tell_who_may_read_and_say_who_was_not_told(ann, bob, boss, tab
     email = OutgoingEmail.objects.get()
     assert email.to_address == "bob@example.org"
     assert "ann wrote on table psa--1--1:\n\n@BOB and @boss, see row 2." in email.body
+
+
+def test_mentioned_names_come_back_as_typed_whoever_exists(ann, table) -> None:
+    """The answer tells no more than the author wrote: no account's real spelling, and the
+    same words for a name no one has as for someone who may not read the thread."""
+    UserFactory(username="Admin7", role="admin")
+    UserFactory(username="res7", role="researcher")
+    posted = comment_post(
+        author=ann, table=table, question=None, body="hi @ADMIN7 @nosuch7 @RES7 @Ann"
+    )
+    assert (posted.told, posted.not_told) == (["ADMIN7"], ["nosuch7", "RES7"])
+    page = _client(ann).post(
+        "/discussion/tables/psa--1--1/", {"body": "again @admin7 @NOSUCH7 @Res7"}, follow=True
+    )
+    assert "Told: admin7. Not told (no such account, or this thread is not open to them): " in (
+        page.text
+    )
+    assert "NOSUCH7, Res7." in page.text and "Admin7" not in page.text
+
+
+def test_a_thread_mentions_a_person_once_until_they_read(ann, bob, boss, table) -> None:
+    Account.objects.filter(user=bob).update(email_on_mention=True)
+    question = QuestionFactory(table=table)
+    posted = [
+        comment_post(author=a, table=table, question=None, body=f"@bob look #{n}")
+        for n, a in enumerate([ann, boss, ann, ann])
+    ]
+    told = Notification.objects.get(recipient=bob)
+    assert told.read_at is None and told.text.endswith("“@bob look #3”")
+    assert told.url == f"/discussion/tables/psa--1--1/#c-{posted[-1].comment.pk}"
+    assert OutgoingEmail.objects.count() == 1
+    # Another thread is another mention.
+    comment_post(author=ann, table=table, question=question, body="@bob here too")
+    assert Notification.objects.filter(recipient=bob).count() == 2
+    # Once read, the next mention is new, and emailed again.
+    Notification.objects.filter(recipient=bob).update(read_at=timezone.now())
+    comment_post(author=ann, table=table, question=None, body="@bob and now?")
+    assert Notification.objects.filter(recipient=bob, read_at__isnull=True).count() == 1
+    assert OutgoingEmail.objects.count() == 3
+
+
+@pytest.mark.parametrize("hidden", ["\x00", "\u202e", "\u200b", "\x1b[31m", "\ufeff"], ids=repr)
+def test_hidden_characters_in_a_comment_are_refused(ann, bob, table, hidden) -> None:
+    client = _client(ann)
+    response = client.post("/discussion/tables/psa--1--1/", {"body": f"@bob ok{hidden}gnp"})
+    assert response.status_code == 400
+    assert "invisible or direction-changing characters (U+" in response.text
+    assert not Comment.objects.exists() and not Notification.objects.exists()
+
+
+def test_line_breaks_and_tabs_stay_in_a_comment(ann, table) -> None:
+    posted = comment_post(author=ann, table=table, question=None, body="a\r\n\tb\nc")
+    assert posted.comment.body == "a\r\n\tb\nc"
 
 
 def test_at_most_ten_mentions(ann, table) -> None:
