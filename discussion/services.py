@@ -16,6 +16,7 @@ from annotation.models import Question, Table
 from discussion.models import COMMENT_MAX, Comment
 from discussion.selectors import (
     can_discuss,
+    comment_url,
     may_read_question_thread,
     mentioned_names,
     require_discussant,
@@ -131,14 +132,17 @@ def _tell_mentioned(comment: Comment, names: list[str]) -> tuple[list[str], list
     unread = {
         n.recipient_id: n
         for n in Notification.objects.filter(
-            recipient__in=readers, read_at__isnull=True, url__startswith=f"{url}#c-"
+            Q(url__startswith=f"{url}?page=") | Q(url__startswith=f"{url}#c-"),
+            recipient__in=readers,
+            read_at__isnull=True,
         ).order_by("recipient_id", "created_at")  # the latest last, kept
     }
+    link = comment_url(comment) if readers else ""
     told_ids = set()
     for user in readers:
         told_ids.add(user.pk)
         if (pending := unread.get(user.pk)) is not None:
-            pending.text, pending.url = one_line(text, 400), f"{url}#c-{comment.pk}"
+            pending.text, pending.url = one_line(text, 400), link
             pending.created_at = timezone.now()
             pending.save(update_fields=["text", "url", "created_at"])
             continue
@@ -146,7 +150,7 @@ def _tell_mentioned(comment: Comment, names: list[str]) -> tuple[list[str], list
         notify(
             recipient=user,
             text=text,
-            url=f"{url}#c-{comment.pk}",
+            url=link,
             email=bool(account and account.email_on_mention),
             body=f"{author.username} wrote on {where}:\n\n{comment.body}",
         )

@@ -53,7 +53,7 @@ def test_an_annotator_posts_on_a_tables_thread_with_a_plain_form(ann, bob, table
     )
     comment = Comment.objects.get()
     assert response.status_code == 302
-    assert response["Location"] == f"/discussion/tables/psa--1--1/#c-{comment.pk}"
+    assert response["Location"] == f"/discussion/tables/psa--1--1/?page=1#c-{comment.pk}"
     assert comment.author == ann and comment.question is None
     page = client.get("/discussion/tables/psa--1--1/").text
     assert PAYLOAD not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
@@ -61,7 +61,7 @@ def test_an_annotator_posts_on_a_tables_thread_with_a_plain_form(ann, bob, table
     # Bob is told, with a link to the comment.
     told = Notification.objects.get(recipient=bob)
     assert told.text.startswith("ann mentioned you on table psa--1--1: “Row 3 looks merged")
-    assert told.url == f"/discussion/tables/psa--1--1/#c-{comment.pk}"
+    assert told.url == f"/discussion/tables/psa--1--1/?page=1#c-{comment.pk}"
 
 
 def test_posting_through_htmx_swaps_the_thread_in_place(ann, table) -> None:
@@ -191,7 +191,7 @@ def test_a_thread_mentions_a_person_once_until_they_read(ann, bob, boss, table) 
     ]
     told = Notification.objects.get(recipient=bob)
     assert told.read_at is None and told.text.endswith("“@bob look #3”")
-    assert told.url == f"/discussion/tables/psa--1--1/#c-{posted[-1].comment.pk}"
+    assert told.url == f"/discussion/tables/psa--1--1/?page=1#c-{posted[-1].comment.pk}"
     assert OutgoingEmail.objects.count() == 1
     # Another thread is another mention.
     comment_post(author=ann, table=table, question=question, body="@bob here too")
@@ -269,9 +269,36 @@ def test_a_thread_costs_the_same_queries_however_many_comments(ann, bob, table) 
 
     comment_post(author=bob, table=table, question=question, body="one")
     one = queries()
-    for n in range(15):
+    for n in range(80):
         comment_post(author=ann if n % 2 else bob, table=table, question=question, body=f"#{n}")
     assert queries() == one
+
+
+def test_a_long_thread_comes_in_pages_the_newest_last(ann, bob, table, settings) -> None:
+    settings.COMMENTS_PER_HOUR = 0
+    Comment.objects.bulk_create(
+        Comment(table=table, author=ann, body=f"note {n:03}") for n in range(120)
+    )
+    client = _client(bob)
+    url = "/discussion/tables/psa--1--1/"
+    last = client.get(url).text
+    assert 'Comments <span class="count">(120)</span>' in last
+    assert "note 119" in last and "note 100" in last and "note 099" not in last
+    assert "Page 3 of 3" in last and 'href="?page=2#thread" rel="prev"' in last
+    first = client.get(f"{url}?page=1").text
+    assert "note 000" in first and "note 049" in first and "note 050" not in first
+    assert 'href="?page=2#thread" rel="next"' in first
+    assert "note 119" in client.get(f"{url}?page=99").text  # past the end: the last
+    # A mention leads to the comment's own page, which keeps it as the thread grows.
+    posted = comment_post(author=ann, table=table, question=None, body="@bob see this")
+    told = Notification.objects.get(recipient=bob)
+    assert told.url == f"{url}?page=3#c-{posted.comment.pk}"
+    Comment.objects.bulk_create(Comment(table=table, author=ann, body="more") for _ in range(40))
+    assert f'id="c-{posted.comment.pk}"' in client.get(told.url.split("#")[0]).text
+    # The plain form's post leads there too.
+    response = client.post(url, {"body": "and one more"})
+    newest = Comment.objects.order_by("-pk").first()
+    assert response["Location"] == f"{url}?page=4#c-{newest.pk}"
 
 
 def test_annotation_never_imports_discussion() -> None:
