@@ -163,6 +163,29 @@ def comment_counts(*, table: Table, viewer: Any) -> tuple[int, int]:
     return found["own"], found["questions"]
 
 
+def mentions_withdrawn(user: Any, notifications: list[Any]) -> set[int]:
+    """The notifications that lead to a thread this person may no longer read (a question
+    made admins', a role taken away): their excerpt of the comment is not shown. One query."""
+    tables = reverse("discussion:table", args=["x"])[: -len("x/")]
+    questions = reverse("discussion:question", args=["x"])[: -len("x/")]
+    asked: dict[int, str] = {}
+    withdrawn: set[int] = set()
+    for item in notifications:
+        path = item.url.partition("#")[0].partition("?")[0]
+        if path.startswith(questions):
+            asked[item.pk] = path[len(questions) :].strip("/")
+        elif path.startswith(tables) and not can_discuss(user):
+            withdrawn.add(item.pk)
+    if asked:
+        readable = set(
+            questions_discussable(user=user)
+            .filter(pk__in=set(asked.values()))
+            .values_list("pk", flat=True)
+        )
+        withdrawn |= {pk for pk, question in asked.items() if question not in readable}
+    return withdrawn
+
+
 def thread_url(*, table_id: str, question_id: str | None) -> str:
     if question_id:
         return reverse("discussion:question", args=[question_id])

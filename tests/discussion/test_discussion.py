@@ -274,6 +274,22 @@ def test_a_thread_costs_the_same_queries_however_many_comments(ann, bob, table) 
     assert queries() == one
 
 
+def test_a_mention_shows_no_excerpt_once_its_thread_is_closed_to_the_reader(
+    ann, bob, boss, table
+) -> None:
+    question = QuestionFactory(table=table)
+    comment_post(author=boss, table=table, question=question, body="@bob SECRET-4411 here")
+    comment_post(author=boss, table=table, question=None, body="@bob the table's own")
+    client = _client(bob)
+    page = client.get("/accounts/notifications/").text
+    assert page.count("SECRET-4411") == 1 and "the table&#x27;s own" in page
+    Question.objects.filter(pk=question.pk).update(in_gold_pool=True)  # admins' from now on
+    page = client.get("/accounts/notifications/").text
+    assert "SECRET-4411" not in page and "About a page no longer open to you." in page
+    assert "the table&#x27;s own" in page
+    assert "SECRET-4411" in _client(boss).get(f"/discussion/questions/{question.pk}/").text
+
+
 def test_a_long_thread_comes_in_pages_the_newest_last(ann, bob, table, settings) -> None:
     settings.COMMENTS_PER_HOUR = 0
     Comment.objects.bulk_create(
