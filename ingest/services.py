@@ -11,7 +11,7 @@ import hashlib
 import os
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,7 @@ from hctqa.core.extraction.metrics import compare
 from hctqa.core.extraction.pdf import STRATEGY_LINES, STRATEGY_MANUAL, STRATEGY_TEXT
 from hctqa.core.extraction.table import FLAGS
 from hctqa.core.extraction.worker import PageError, PageRunner, PageTimeout, WorkerFailed
+from hctqa.core.hidden_text import CONTROL_SPACES, without_hidden
 from hctqa.core.splits import split_for_table
 from hctqa.core.tables import TableFormatError, parse_table
 from hctqa.errors import ApplicationError, ConflictError
@@ -297,7 +298,7 @@ def document_upload(
         _remembered_refusal(received.sha256)
         _duplicate(received.sha256)
         kind = _kind_of(received)
-        name = Path(file_name or "document").name[:255] or "document"
+        name = without_hidden(Path(file_name or "document").name)[:255] or "document"
         stored = f"documents/{received.sha256}.{_suffix(kind, received.head)}"
         target = files.path_of(stored)
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -363,15 +364,26 @@ def _grid_json(grid: Grid) -> dict[str, Any]:
 def _extracted(found: Any) -> dict[str, Any]:
     """A candidate's fields from what extraction found (``pdf.Candidate`` or a web page's
     table): grid, boxes, title, notes and the cells' flags. A runaway title or notes (a
-    whole page of text read as a caption) is cut to what a table keeps."""
+    whole page of text read as a caption) is cut to what a table keeps. Hidden characters
+    (a NUL, a right-to-left override) are dropped, here as in what an editor types."""
+    grid = Grid(
+        found.grid.n_rows,
+        found.grid.n_cols,
+        tuple(
+            replace(c, text=without_hidden(c.text, allowed=CONTROL_SPACES))
+            for c in found.grid.cells
+        ),
+    )
     return {
         "strategy": found.strategy,
         "bbox": list(found.bbox) if found.bbox else None,
         "cell_boxes": [list(b) for b in found.cell_boxes],
-        "machine_grid": _grid_json(found.grid),
-        "machine_csv": found.grid.to_canonical(),
-        "title": clean_text(found.title)[:TABLE_TITLE_MAX_CHARS],
-        "notes": found.notes.strip()[:TABLE_NOTES_MAX_CHARS],
+        "machine_grid": _grid_json(grid),
+        "machine_csv": grid.to_canonical(),
+        "title": _plain(found.title)[:TABLE_TITLE_MAX_CHARS],
+        "notes": without_hidden(found.notes, allowed=CONTROL_SPACES).strip()[
+            :TABLE_NOTES_MAX_CHARS
+        ],
         "cell_flags": [[row, col, list(flags)] for row, col, flags in found.cell_flags],
     }
 
@@ -397,7 +409,7 @@ def _new_candidates(
             page=page,
             crop_path=crop_path,
             **_extracted(candidate),
-            ocr_text=ocr_text,
+            ocr_text=without_hidden(ocr_text, allowed=CONTROL_SPACES),
         )
     return len(found)
 
@@ -776,7 +788,7 @@ def edit_state(data: Mapping[str, Any]) -> EditState:
         colspan = _whole(item[3], "a cell's colspan", 1, n_cols - col)
         if len(item[4]) > MAX_CELL_CHARS:
             raise ApplicationError(f"a cell holds at most {MAX_CELL_CHARS:,} characters")
-        cell = GridCell(row, col, rowspan, colspan, clean_text(item[4]))
+        cell = GridCell(row, col, rowspan, colspan, _plain(item[4]))
         spots = set(cell.positions())
         if spots & taken:
             raise ApplicationError(f"cells overlap at row {row + 1}, column {col + 1}")
@@ -797,17 +809,37 @@ def _text(value: Any, name: str, limit: int, *, one_line: bool) -> str:
     characters once cleaned."""
     if not isinstance(value, str):
         raise ApplicationError(f"the {name} should be text", field=name)
-    if one_line:
-        text = clean_text(value)
-    else:
-        lines = (" ".join(line.split()) for line in value.splitlines())
-        text = "\n".join(lines).strip()
+    text = _plain(value) if one_line else _notes(value)
     if len(text) > limit:
         raise ApplicationError(
             f"the {name} has {len(text):,} characters; at most {limit:,} are kept: shorten it",
             field=name,
         )
     return text
+
+
+def _plain(text: str) -> str:
+    """One line of visible text: a cell or a title."""
+    return clean_text(without_hidden(text, allowed=CONTROL_SPACES))
+
+
+def _notes(text: str) -> str:
+    """Lines of visible text, each trimmed."""
+    lines = (
+        " ".join(line.split()) for line in without_hidden(text, allowed=CONTROL_SPACES).splitlines()
+    )
+    return "\n".join(lines).strip()
+
+
+def _visible_json(value: Any) -> Any:
+    """A draft as the editor sent it, but for hidden characters in its texts."""
+    if isinstance(value, str):
+        return without_hidden(value, allowed=CONTROL_SPACES)
+    if isinstance(value, list):
+        return [_visible_json(v) for v in value]
+    if isinstance(value, dict):
+        return {without_hidden(str(k)): _visible_json(v) for k, v in value.items()}
+    return value
 
 
 def _check_flags(value: Any, n_rows: int, n_cols: int) -> None:
@@ -896,13 +928,13 @@ def candidate_draft_save(
         CandidateDraft.objects.create(
             candidate=locked,
             editor=editor,
-            state=dict(state),
+            state=_visible_json(dict(state)),
             base_version=base_version,
             client_ms=client_ms,
             seconds_spent=seconds,
         )
     else:
-        draft.state = dict(state)
+        draft.state = _visible_json(dict(state))
         draft.base_version = base_version
         draft.client_ms = client_ms
         draft.seconds_spent += seconds
@@ -989,7 +1021,7 @@ def candidate_accept(
 @transaction.atomic
 def candidate_reject(*, editor: Any, candidate: Candidate, reason: str) -> Candidate:
     _require(editor)
-    reason = " ".join(reason.split())[:1000]
+    reason = _plain(reason)[:1000]
     if not reason:
         raise ApplicationError("say why the candidate is rejected", field="reason")
     locked = _locked(candidate)
@@ -1079,7 +1111,7 @@ def candidate_reextract(
         for name, value in _extracted(found).items():
             setattr(locked, name, value)
         locked.crop_path = crop_path
-        locked.ocr_text = ocr_text
+        locked.ocr_text = without_hidden(ocr_text, allowed=CONTROL_SPACES)
         locked.box_adjusted = True
         locked.version += 1
         locked.save()
