@@ -58,7 +58,7 @@ CORE_MODULES = [
     "hctqa.core.extraction.ocr",
     "hctqa.core.extraction.rules_image",
     "hctqa.core.extraction.scanned",
-    "hctqa.core.extraction.detect",
+    "hctqa.core.hidden_text",
 ]
 
 
