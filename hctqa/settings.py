@@ -209,6 +209,9 @@ PRIVATE_FILES_ROOT = Path(env_str("PRIVATE_FILES_ROOT", str(VAR_DIR / "private")
 INGEST_FILES_ROOT = Path(env_str("INGEST_FILES_ROOT", str(PRIVATE_FILES_ROOT / "ingest")))
 INGEST_MAX_BYTES = env_int("INGEST_MAX_BYTES", 50 * 1024 * 1024)
 INGEST_MAX_PAGES = env_int("INGEST_MAX_PAGES", 500)
+# An uploaded PNG or JPEG with more pixels is refused (Pillow's decompression-bomb guard, set to
+# this): an A4 page scanned at 600 dpi has 35 million.
+INGEST_MAX_IMAGE_PIXELS = env_int("INGEST_MAX_IMAGE_PIXELS", 40_000_000)
 # A page (or a region re-extracted from the review page) that takes longer is stopped: its
 # child process is killed and the page says so; the other pages go on.
 INGEST_PAGE_SECONDS = env_int("INGEST_PAGE_SECONDS", 30)
