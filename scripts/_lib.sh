@@ -50,7 +50,7 @@ ensure_chromium() {
 
 # The OCR language data for pages without a text layer and for images: Debian's Tesseract
 # English (the engine itself comes with tesserocr from PyPI). Nothing is downloaded at run time.
-# Another language is one more package, e.g. tesseract-ocr-ara (see README, "OCR languages").
+# Another language is one more package, e.g. tesseract-ocr-ara (README, "OCR languages").
 ensure_ocr() {
   local data="${TESSDATA_PREFIX:-/usr/share/tesseract-ocr/5/tessdata}"
   [ -f "$data/eng.traineddata" ] && return 0
