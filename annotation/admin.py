@@ -35,7 +35,7 @@ class QuestionInline(admin.TabularInline):
 
 @admin.register(Collection)
 class CollectionAdmin(admin.ModelAdmin):
-    list_display = ("code", "name", "publisher", "licence", "created_at")
+    list_display = ("code", "name", "publisher", "licence", "ocr_language", "created_at")
     search_fields = ("code", "name", "publisher")
 
     def get_readonly_fields(self, request: HttpRequest, obj: Collection | None = None) -> tuple:

@@ -14,6 +14,9 @@ from django.db.models.lookups import LessThanOrEqual
 from django.urls import reverse
 from django.utils import timezone
 
+from hctqa.core.extraction.ocr import DEFAULT_LANGUAGE as OCR_DEFAULT_LANGUAGE
+from hctqa.core.extraction.ocr import LANGUAGE_PATTERN as OCR_LANGUAGE_PATTERN
+
 
 class Source(models.TextChoices):
     """The release's four sources, the synthetic tables and the demo tables. A table's
@@ -33,6 +36,7 @@ class Source(models.TextChoices):
 # "--" and no character a URL or a file name would need to escape.
 SOURCE_CODE_PATTERN = r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$"
 SOURCE_CODE_MAX_LENGTH = 16
+OCR_LANGUAGE_HELP = "Tesseract language codes joined by +, such as eng, ara or eng+ara"
 # Sources that are no collection's: their tables are generated, not real.
 NOT_COLLECTIONS = (Source.SYNTHETIC.value, Source.DEMO.value)
 # A table's caption (with its units line) and its footnotes and source lines.
@@ -60,6 +64,14 @@ class Collection(models.Model):
     publisher = models.CharField(max_length=200, blank=True)
     url = models.URLField("URL", max_length=500, blank=True)
     licence = models.CharField(max_length=200, blank=True)
+    ocr_language = models.CharField(
+        "OCR language",
+        max_length=40,
+        default=OCR_DEFAULT_LANGUAGE,
+        validators=[RegexValidator(OCR_LANGUAGE_PATTERN.pattern, OCR_LANGUAGE_HELP)],
+        help_text="Tesseract's code for scans and images: eng, ara, or eng+ara for both. "
+        "Each language needs its data package on the ingest worker (tesseract-ocr-ara, …).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -68,6 +80,10 @@ class Collection(models.Model):
             models.CheckConstraint(
                 condition=Q(code__regex=SOURCE_CODE_PATTERN) & ~Q(code__in=NOT_COLLECTIONS),
                 name="collection_code_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(ocr_language__regex=OCR_LANGUAGE_PATTERN.pattern),
+                name="collection_ocr_language_valid",
             ),
         ]
 

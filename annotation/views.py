@@ -22,7 +22,7 @@ _DOWNLOAD_TYPES = {
 }
 
 
-@public_page
+@public_page(form=TableFilterForm)
 def dataset(request: HttpRequest) -> HttpResponse:
     form = TableFilterForm(request.GET)
     status = 200
@@ -59,7 +59,7 @@ def dataset(request: HttpRequest) -> HttpResponse:
     return render(request, template, context, status=status)
 
 
-@public_page
+@public_page(form=TableFormatForm)
 def table_detail(request: HttpRequest, table_id: str) -> HttpResponse:
     table = selectors.table_get(table_id=table_id)
     form = TableFormatForm(request.GET)

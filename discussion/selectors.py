@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from django.core.paginator import Page
 from django.db.models import Count, Q, QuerySet
 from django.http import Http404
 from django.urls import reverse
@@ -20,9 +21,12 @@ from annotation.models import Question, Split, Table
 from annotation.selectors import can_see_test_gold, question_list_for_table, questions_visible
 from discussion.models import Comment
 from hctqa.errors import Forbidden
+from hctqa.pagination import page_with_count
 
 # @name: a username as Django allows it (letters, digits, @ . + - _), after a space or at the
 # start; a full stop ending a sentence is not part of it.
+# Comments on a page of a thread.
+THREAD_PAGE_SIZE = 50
 MENTION = re.compile(r"(?<![\w@.+-])@([\w.@+-]+)")
 
 
@@ -95,16 +99,33 @@ def mentioned_names(body: str) -> list[str]:
     return list(dict.fromkeys(m.group(1).rstrip(".") for m in MENTION.finditer(body)))
 
 
-def thread(*, table: Table, question: Question | None) -> list[Comment]:
-    """A thread's comments, oldest first, each with ``parts``. One query."""
-    comments = list(
-        Comment.objects.filter(table=table, question=question)
-        .select_related("author")
-        .order_by("created_at", "pk")
+def _thread_comments(*, table_id: str, question_id: str | None) -> QuerySet[Comment]:
+    return Comment.objects.filter(table_id=table_id, question_id=question_id).order_by(
+        "created_at", "pk"
     )
-    for comment in comments:
+
+
+def thread(*, table: Table, question: Question | None, number: int | None = None) -> Page:
+    """A page of a thread's comments, oldest first, each with ``parts``: page ``number``, or
+    the last (the newest comments, next to the form). Two queries at most."""
+    comments = _thread_comments(table_id=table.pk, question_id=question.pk if question else None)
+    if number is None:
+        number = max(1, -(-comments.count() // THREAD_PAGE_SIZE))
+    page = page_with_count(comments.select_related("author"), number=number, size=THREAD_PAGE_SIZE)
+    for comment in page.object_list:
         comment.parts = parts(comment.body)  # type: ignore[attr-defined]
-    return comments
+    return page
+
+
+def comment_url(comment: Comment) -> str:
+    """Where a comment is: its thread's page, at the comment. One query."""
+    before = _thread_comments(table_id=comment.table_id, question_id=comment.question_id)
+    position = before.filter(
+        Q(created_at__lt=comment.created_at) | Q(created_at=comment.created_at, pk__lte=comment.pk)
+    ).count()
+    number = max(1, -(-position // THREAD_PAGE_SIZE))
+    url = thread_url(table_id=comment.table_id, question_id=comment.question_id)
+    return f"{url}?page={number}#c-{comment.pk}"
 
 
 @dataclass(frozen=True)
@@ -140,6 +161,29 @@ def comment_counts(*, table: Table, viewer: Any) -> tuple[int, int]:
         ),
     )
     return found["own"], found["questions"]
+
+
+def mentions_withdrawn(user: Any, notifications: list[Any]) -> set[int]:
+    """The notifications that lead to a thread this person may no longer read (a question
+    made admins', a role taken away): their excerpt of the comment is not shown. One query."""
+    tables = reverse("discussion:table", args=["x"])[: -len("x/")]
+    questions = reverse("discussion:question", args=["x"])[: -len("x/")]
+    asked: dict[int, str] = {}
+    withdrawn: set[int] = set()
+    for item in notifications:
+        path = item.url.partition("#")[0].partition("?")[0]
+        if path.startswith(questions):
+            asked[item.pk] = path[len(questions) :].strip("/")
+        elif path.startswith(tables) and not can_discuss(user):
+            withdrawn.add(item.pk)
+    if asked:
+        readable = set(
+            questions_discussable(user=user)
+            .filter(pk__in=set(asked.values()))
+            .values_list("pk", flat=True)
+        )
+        withdrawn |= {pk for pk, question in asked.items() if question not in readable}
+    return withdrawn
 
 
 def thread_url(*, table_id: str, question_id: str | None) -> str:

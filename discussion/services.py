@@ -16,13 +16,16 @@ from annotation.models import Question, Table
 from discussion.models import COMMENT_MAX, Comment
 from discussion.selectors import (
     can_discuss,
+    comment_url,
     may_read_question_thread,
     mentioned_names,
     require_discussant,
     thread_url,
 )
 from hctqa.accounts.mail import one_line
+from hctqa.accounts.models import Notification
 from hctqa.accounts.services import lock_user, notify
+from hctqa.core.hidden_text import LINE_BREAKS, hidden_problem
 from hctqa.core.wording import counted
 from hctqa.errors import ApplicationError
 
@@ -80,6 +83,8 @@ def comment_post(*, author: Any, table: Table, question: Question | None, body: 
     body = body.strip()
     if not body:
         raise ApplicationError("Write something first", field="body")
+    if wrong := hidden_problem("The comment", body, allowed=LINE_BREAKS):
+        raise ApplicationError(wrong, field="body")
     if len(body) > COMMENT_MAX:
         raise ApplicationError(
             f"A comment is at most {COMMENT_MAX:,} characters; this one has {len(body):,}",
@@ -98,6 +103,11 @@ def comment_post(*, author: Any, table: Table, question: Question | None, body: 
 
 
 def _tell_mentioned(comment: Comment, names: list[str]) -> tuple[list[str], list[str]]:
+    """Tell those mentioned who may read the thread. Each name is echoed as the author typed
+    it, and one not told is one not told whether the account does not exist or may not read
+    the thread: the answer tells no more than the author wrote. Someone who has not read
+    their last mention on this thread has it brought up to date instead of getting another
+    (nor another email): a thread mentions a person once until they look."""
     author = comment.author
     wanted = {name.casefold(): name for name in names}
     if not wanted:
@@ -113,23 +123,41 @@ def _tell_mentioned(comment: Comment, names: list[str]) -> tuple[list[str], list
         f"question {comment.question_id}" if comment.question_id else f"table {comment.table_id}"
     )
     url = thread_url(table_id=comment.table_id, question_id=comment.question_id)
-    told, not_told = [], []
-    for key, name in wanted.items():
-        user = users.get(key)
-        if user is None or user.pk == author.pk:
-            if user is None:
-                not_told.append(name)
-            continue
-        if not _may_read(user, comment.question):
-            not_told.append(user.username)
+    text = f"{author.username} mentioned you on {where}: “{one_line(comment.body, 120)}”"
+    readers = [
+        user
+        for user in users.values()
+        if user.pk != author.pk and _may_read(user, comment.question)
+    ]
+    unread = {
+        n.recipient_id: n
+        for n in Notification.objects.filter(
+            Q(url__startswith=f"{url}?page=") | Q(url__startswith=f"{url}#c-"),
+            recipient__in=readers,
+            read_at__isnull=True,
+        ).order_by("recipient_id", "created_at")  # the latest last, kept
+    }
+    link = comment_url(comment) if readers else ""
+    told_ids = set()
+    for user in readers:
+        told_ids.add(user.pk)
+        if (pending := unread.get(user.pk)) is not None:
+            pending.text, pending.url = one_line(text, 400), link
+            pending.created_at = timezone.now()
+            pending.save(update_fields=["text", "url", "created_at"])
             continue
         account = getattr(user, "account", None)
         notify(
             recipient=user,
-            text=f"{author.username} mentioned you on {where}: “{one_line(comment.body, 120)}”",
-            url=f"{url}#c-{comment.pk}",
+            text=text,
+            url=link,
             email=bool(account and account.email_on_mention),
             body=f"{author.username} wrote on {where}:\n\n{comment.body}",
         )
-        told.append(user.username)
+    told, not_told = [], []
+    for key, name in wanted.items():
+        user = users.get(key)
+        if user is not None and user.pk == author.pk:
+            continue
+        (told if user is not None and user.pk in told_ids else not_told).append(name)
     return told, not_told

@@ -37,12 +37,12 @@ def _thread_page(
             note = _posted_note(posted)
             if not request.htmx:
                 messages.success(request, note)
-                return redirect(f"{request.path}#c-{posted.comment.pk}")
+                return redirect(selectors.comment_url(posted.comment))
             body, extra["posted_note"] = "", note
     context = {
         "table": table,
         "question": question,
-        "comments": selectors.thread(table=table, question=question),
+        "page": selectors.thread(table=table, question=question, number=_page_number(request)),
         "body": body,
         "error": error,
         "comment_max": COMMENT_MAX,
@@ -54,6 +54,14 @@ def _thread_page(
         # reason and the text kept, as a 200.
         return render(request, "discussion/partials/_thread.html", context)
     return render(request, template, context, status=status)
+
+
+def _page_number(request: HttpRequest) -> int | None:
+    """The page asked for; none (the last) after a post, which shows the new comment."""
+    number = request.GET.get("page", "")
+    if request.method == "POST" or not number.isdigit():
+        return None
+    return max(1, min(int(number), 10**9))
 
 
 def _posted_note(posted: services.Posted) -> str:

@@ -209,6 +209,9 @@ PRIVATE_FILES_ROOT = Path(env_str("PRIVATE_FILES_ROOT", str(VAR_DIR / "private")
 INGEST_FILES_ROOT = Path(env_str("INGEST_FILES_ROOT", str(PRIVATE_FILES_ROOT / "ingest")))
 INGEST_MAX_BYTES = env_int("INGEST_MAX_BYTES", 50 * 1024 * 1024)
 INGEST_MAX_PAGES = env_int("INGEST_MAX_PAGES", 500)
+# An uploaded PNG or JPEG with more pixels is refused (Pillow's decompression-bomb guard, set to
+# this): an A4 page scanned at 600 dpi has 35 million.
+INGEST_MAX_IMAGE_PIXELS = env_int("INGEST_MAX_IMAGE_PIXELS", 40_000_000)
 # A page (or a region re-extracted from the review page) that takes longer is stopped: its
 # child process is killed and the page says so; the other pages go on.
 INGEST_PAGE_SECONDS = env_int("INGEST_PAGE_SECONDS", 30)
@@ -439,33 +442,57 @@ CONTENT_SECURITY_POLICY = {
 }
 
 # Throttle counters (DRF) live in the default cache; anonymous visitors' public pages in
-# "pages" (hctqa/pagecache), apart, so that pages pushed out never take counters with them.
-# Both must be shared by every process that serves or writes (web processes and workers),
+# "pages" (hctqa/pagecache), apart, so that pages pushed out never take counters with them,
+# and the tokens that say which pages are current in "page_tokens", which pages never cull.
+# All must be shared by every process that serves or writes (web processes and workers),
 # or a page would outlive the change that a worker made: files under var/cache by default,
-# shared on one host; with several hosts set CACHE_URL=redis://...
+# shared on one host; with several hosts set CACHE_URL=redis://... PAGE_CACHE_URL puts the
+# pages and their tokens in a Redis of their own, whose maxmemory bounds them alone.
 CACHE_URL = env_str("CACHE_URL", "")
-_PAGES_FILES = {
-    "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-    "LOCATION": str(VAR_DIR / "cache" / "pages"),
-    "OPTIONS": {"MAX_ENTRIES": 3000},
-}
-if CACHE_URL.startswith(("redis://", "rediss://")):
-    _redis = {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
-    CACHES = {"default": _redis, "pages": {**_redis, "KEY_PREFIX": "pages"}}
+_REDIS = ("redis://", "rediss://")
+PAGE_CACHE_URL = env_str("PAGE_CACHE_URL", CACHE_URL if CACHE_URL.startswith(_REDIS) else "")
+if PAGE_CACHE_URL.startswith(_REDIS):
+    _pages_redis = {"BACKEND": "django.core.cache.backends.redis.RedisCache"}
+    _PAGES = {
+        "pages": {**_pages_redis, "LOCATION": PAGE_CACHE_URL, "KEY_PREFIX": "pages"},
+        "page_tokens": {**_pages_redis, "LOCATION": PAGE_CACHE_URL, "KEY_PREFIX": "page-tokens"},
+    }
+elif PAGE_CACHE_URL == "":
+    _files = "django.core.cache.backends.filebased.FileBasedCache"
+    _PAGES = {
+        "pages": {
+            "BACKEND": _files,
+            "LOCATION": str(VAR_DIR / "cache" / "pages"),
+            "OPTIONS": {"MAX_ENTRIES": 3000},
+        },
+        # One token per database table (about a hundred): never culled.
+        "page_tokens": {
+            "BACKEND": _files,
+            "LOCATION": str(VAR_DIR / "cache" / "page-tokens"),
+            "OPTIONS": {"MAX_ENTRIES": 100_000},
+        },
+    }
+else:
+    raise ImproperlyConfigured(f"PAGE_CACHE_URL should be redis://..., not {PAGE_CACHE_URL!r}")
+if CACHE_URL.startswith(_REDIS):
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": CACHE_URL,
+        },
+        **_PAGES,
+    }
 elif CACHE_URL == "":
     CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
             "LOCATION": str(VAR_DIR / "cache"),
         },
-        "pages": _PAGES_FILES,
+        **_PAGES,
     }
 elif CACHE_URL == "locmem://":
     # One process's counters; the pages stay in files, which the workers share.
-    CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
-        "pages": _PAGES_FILES,
-    }
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}, **_PAGES}
 else:
     raise ImproperlyConfigured(f"CACHE_URL should be redis://... or locmem://, not {CACHE_URL!r}")
 # How long a public page is kept at most (0: never kept). A page is rendered again as soon as

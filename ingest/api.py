@@ -59,6 +59,7 @@ def collection_payload(collection: Collection) -> dict[str, Any]:
         "publisher": collection.publisher,
         "url": collection.url,
         "licence": collection.licence,
+        "ocr_language": collection.ocr_language,
     }
 
 
@@ -95,6 +96,7 @@ def page_payload(document: Document, page: DocumentPage) -> dict[str, Any]:
         "width": page.width,
         "height": page.height,
         "seconds": page.seconds,
+        "ocr_language": page.ocr_language or None,
         "image": reverse("ingest:page_image", args=[document.pk, page.number])
         if page.image_path
         else None,
@@ -169,6 +171,8 @@ def candidate_payload(review: selectors.Review) -> dict[str, Any]:
         "page_size": [page.width, page.height] if page and page.width else None,
         "page_image": page_payload(document, page)["image"] if page else None,
         "crop": reverse("ingest:crop", args=[candidate.pk]) if candidate.crop_path else None,
+        "ocr_text": candidate.ocr_text,
+        "ocr_language": page.ocr_language if page else "",
         "boxes": review.boxes,
         "api": reverse("api-ingest-candidate", args=[candidate.pk]),
         "draw": reverse("api-ingest-draw", args=[document.pk]),
@@ -207,6 +211,7 @@ class CollectionsApi(_IngestApi):
         publisher = serializers.CharField(max_length=200, required=False, allow_blank=True)
         url = serializers.CharField(max_length=500, required=False, allow_blank=True)
         licence = serializers.CharField(max_length=200, required=False, allow_blank=True)
+        ocr_language = serializers.CharField(max_length=40, required=False, allow_blank=True)
 
     @extend_schema(summary="Collections new tables can join")
     def get(self, request: Request) -> Response:
@@ -228,7 +233,8 @@ class DocumentsApi(_IngestApi):
         return Response([document_payload(d) for d in selectors.documents_recent(limit=100)])
 
     @extend_schema(
-        summary="Upload PDFs or saved web pages (multipart: collection, one or more file)",
+        summary="Upload PDFs, saved web pages or PNG/JPEG images (multipart: collection, one "
+        "or more file)",
         request={"multipart/form-data": {"type": "object"}},
     )
     def post(self, request: Request) -> Response:

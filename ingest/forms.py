@@ -19,3 +19,11 @@ class CollectionForm(forms.Form):
     publisher = forms.CharField(max_length=200, required=False)
     url = forms.URLField(max_length=500, required=False, label="URL", assume_scheme="https")
     licence = forms.CharField(max_length=200, required=False)
+    ocr_language = forms.CharField(
+        max_length=40,
+        required=False,
+        label="OCR language",
+        initial="eng",
+        help_text="For scans and images: Tesseract's code, such as eng, ara, or eng+ara for "
+        "bilingual tables (blank: eng). Its data package must be installed on the ingest worker.",
+    )

@@ -22,6 +22,7 @@ from annotation.models import TABLE_NOTES_MAX_CHARS, TABLE_TITLE_MAX_CHARS, Coll
 class DocumentKind(models.TextChoices):
     PDF = "pdf", "PDF"
     HTML = "html", "Web page"
+    IMAGE = "image", "Image"  # PNG or JPEG, one page, read through OCR
 
 
 class DocumentStatus(models.TextChoices):
@@ -38,7 +39,7 @@ class DocumentStatus(models.TextChoices):
 class Document(models.Model):
     collection = models.ForeignKey(Collection, on_delete=models.PROTECT, related_name="documents")
     number = models.PositiveIntegerField(help_text="Its number in the collection's table ids.")
-    kind = models.CharField(max_length=4, choices=DocumentKind.choices)
+    kind = models.CharField(max_length=5, choices=DocumentKind.choices)
     file_name = models.CharField(max_length=255)
     sha256 = models.CharField(max_length=64, db_index=True)
     size_bytes = models.BigIntegerField()
@@ -132,10 +133,16 @@ class DocumentPage(models.Model):
     number = models.PositiveIntegerField()  # 1-based
     status = models.CharField(max_length=8, choices=PageStatus.choices, default=PageStatus.PENDING)
     message = models.TextField(blank=True)
-    width = models.FloatField(null=True, blank=True)  # PDF points
+    width = models.FloatField(null=True, blank=True)  # PDF points; pixels for an image
     height = models.FloatField(null=True, blank=True)
     seconds = models.FloatField(null=True, blank=True)
     image_path = models.CharField(max_length=300, blank=True)
+    ocr_language = models.CharField(
+        "OCR language",
+        max_length=40,
+        blank=True,
+        help_text="Read through OCR in this language (no usable text layer); blank: its text.",
+    )
 
     class Meta:
         ordering = ["document", "number"]
@@ -175,7 +182,9 @@ class Candidate(models.Model):
     number = models.PositiveIntegerField(help_text="Its number in the table id.")
     page = models.PositiveIntegerField(null=True, blank=True)
     strategy = models.CharField(max_length=6, choices=Strategy.choices)
-    bbox = models.JSONField(null=True, blank=True, help_text="[x0, top, x1, bottom] in points.")
+    bbox = models.JSONField(
+        null=True, blank=True, help_text="[x0, top, x1, bottom] in points (pixels for an image)."
+    )
     cell_boxes = models.JSONField(default=list, blank=True)
     machine_grid = models.JSONField()
     machine_csv = models.TextField()
@@ -188,6 +197,9 @@ class Candidate(models.Model):
         default=False, help_text="Its box was drawn or moved by a person before extraction."
     )
     crop_path = models.CharField(max_length=300, blank=True)
+    ocr_text = models.TextField(
+        blank=True, help_text="The words OCR read in its box, when its page was read so."
+    )
     version = models.PositiveIntegerField(default=1)
     status = models.CharField(
         max_length=8, choices=CandidateStatus.choices, default=CandidateStatus.PENDING

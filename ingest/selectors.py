@@ -51,6 +51,11 @@ class DocumentView:
     pages: list[DocumentPage]
     candidates: list[Candidate]
 
+    @property
+    def ocr_pages(self) -> list[int]:
+        """The pages read through OCR (no usable text layer, or an image)."""
+        return [p.number for p in self.pages if p.ocr_language]
+
 
 def document_view(*, document_id: int) -> DocumentView:
     document = document_get(document_id=document_id)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from annotation.models import (
     NOT_COLLECTIONS,
+    OCR_DEFAULT_LANGUAGE,
     TABLE_NOTES_MAX_CHARS,
     TABLE_TITLE_MAX_CHARS,
     Collection,
@@ -33,10 +34,12 @@ from annotation.models import (
 )
 from hctqa.core.extraction import documents as docs
 from hctqa.core.extraction.grid import Grid, GridCell, clean_text
+from hctqa.core.extraction.images import PNG, image_format
 from hctqa.core.extraction.metrics import compare
 from hctqa.core.extraction.pdf import STRATEGY_LINES, STRATEGY_MANUAL, STRATEGY_TEXT
 from hctqa.core.extraction.table import FLAGS
 from hctqa.core.extraction.worker import PageError, PageRunner, PageTimeout, WorkerFailed
+from hctqa.core.hidden_text import CONTROL_SPACES, without_hidden
 from hctqa.core.splits import split_for_table
 from hctqa.core.tables import TableFormatError, parse_table
 from hctqa.errors import ApplicationError, ConflictError
@@ -63,6 +66,10 @@ NO_TABLE_MESSAGE = (
 NO_TEXT_MESSAGE = (
     "This page has no text layer (it is a scanned image), so nothing can be read from it. "
     "Draw a box around the table on the page image and type the table in the editor."
+)
+NO_TEXT_READ_MESSAGE = (
+    "OCR ({language}) found no text on this page. If it holds a table in another language, "
+    "set the collection's OCR language; or draw a box around the table and type it."
 )
 # What the review page may send: a grid of this size at most, cells of this length.
 MAX_EDIT_POSITIONS = 100_000
@@ -97,7 +104,14 @@ def _runner() -> PageRunner:
 
 @transaction.atomic
 def collection_create(
-    *, user: Any, code: str, name: str, publisher: str = "", url: str = "", licence: str = ""
+    *,
+    user: Any,
+    code: str,
+    name: str,
+    publisher: str = "",
+    url: str = "",
+    licence: str = "",
+    ocr_language: str = "",
 ) -> Collection:
     if not user.has_perm("annotation.add_collection"):
         raise PermissionDenied("only admins create collections")
@@ -107,6 +121,7 @@ def collection_create(
         publisher=publisher.strip(),
         url=url.strip(),
         licence=licence.strip(),
+        ocr_language=ocr_language.strip() or OCR_DEFAULT_LANGUAGE,
     )
     if collection.code in NOT_COLLECTIONS:
         raise ApplicationError(
@@ -223,13 +238,20 @@ def _duplicate(sha256: str) -> None:
 
 
 def _kind_of(received: Received) -> str:
-    """PDF or HTML by the first bytes; a PDF must end with its end marker. No parsing."""
+    """PDF, HTML or a PNG/JPEG image by the first bytes; a PDF must end with its end marker.
+    No parsing: a picture is decoded by the ingest worker."""
     try:
         kind = docs.sniff(received.head)
         if kind == DocumentKind.PDF:
             docs.check_pdf_bytes_end(received.tail)
     except docs.DocumentError as exc:
         raise UploadRefused(exc.code, exc.message) from None
+    return kind
+
+
+def _suffix(kind: str, head: bytes) -> str:
+    if kind == DocumentKind.IMAGE:
+        return "png" if image_format(head) == PNG else "jpg"
     return kind
 
 
@@ -262,10 +284,11 @@ def document_upload(
     """Keep an uploaded file and queue it for the ingest worker; or refuse it, keeping nothing.
 
     Refused here, each with its own message (``UploadRefused.code``): over the byte limit,
-    empty, neither PDF nor HTML by content, a PDF cut short, a file already ingested (which
-    says which document it is), and a file the worker refused within
-    INGEST_REFUSED_MEMORY_SECONDS (with that refusal's reason). What needs the file opened
-    (encrypted, damaged, too many pages, a web page without a table) is refused by the
+    empty, neither PDF, HTML nor a PNG or JPEG image by content (another picture format is
+    named), a PDF cut short, a file already ingested (which says which document it is), and a
+    file the worker refused within INGEST_REFUSED_MEMORY_SECONDS (with that refusal's reason).
+    What needs the file opened (encrypted, damaged, too many pages, a web page without a
+    table, a picture over INGEST_MAX_IMAGE_PIXELS, truncated or damaged) is refused by the
     worker, on the document's page.
     """
     _require(user)
@@ -275,8 +298,8 @@ def document_upload(
         _remembered_refusal(received.sha256)
         _duplicate(received.sha256)
         kind = _kind_of(received)
-        name = Path(file_name or "document").name[:255] or "document"
-        stored = f"documents/{received.sha256}.{kind}"
+        name = without_hidden(Path(file_name or "document").name)[:255] or "document"
+        stored = f"documents/{received.sha256}.{_suffix(kind, received.head)}"
         target = files.path_of(stored)
         target.parent.mkdir(parents=True, exist_ok=True)
         os.replace(received.path, target)
@@ -341,23 +364,40 @@ def _grid_json(grid: Grid) -> dict[str, Any]:
 def _extracted(found: Any) -> dict[str, Any]:
     """A candidate's fields from what extraction found (``pdf.Candidate`` or a web page's
     table): grid, boxes, title, notes and the cells' flags. A runaway title or notes (a
-    whole page of text read as a caption) is cut to what a table keeps."""
+    whole page of text read as a caption) is cut to what a table keeps. Hidden characters
+    (a NUL, a right-to-left override) are dropped, here as in what an editor types."""
+    grid = Grid(
+        found.grid.n_rows,
+        found.grid.n_cols,
+        tuple(
+            replace(c, text=without_hidden(c.text, allowed=CONTROL_SPACES))
+            for c in found.grid.cells
+        ),
+    )
     return {
         "strategy": found.strategy,
         "bbox": list(found.bbox) if found.bbox else None,
         "cell_boxes": [list(b) for b in found.cell_boxes],
-        "machine_grid": _grid_json(found.grid),
-        "machine_csv": found.grid.to_canonical(),
-        "title": clean_text(found.title)[:TABLE_TITLE_MAX_CHARS],
-        "notes": found.notes.strip()[:TABLE_NOTES_MAX_CHARS],
+        "machine_grid": _grid_json(grid),
+        "machine_csv": grid.to_canonical(),
+        "title": _plain(found.title)[:TABLE_TITLE_MAX_CHARS],
+        "notes": without_hidden(found.notes, allowed=CONTROL_SPACES).strip()[
+            :TABLE_NOTES_MAX_CHARS
+        ],
         "cell_flags": [[row, col, list(flags)] for row, col, flags in found.cell_flags],
     }
 
 
-def _new_candidates(document: Document, page: int | None, found: list[tuple[Any, bytes]]) -> int:
+def _new_candidates(
+    document: Document,
+    page: int | None,
+    found: list[tuple[Any, bytes]],
+    ocr_texts: Sequence[str] = (),
+) -> int:
     """Create candidates numbered after the document's last (its row must be locked)."""
     last = document.candidates.aggregate(n=Max("number"))["n"] or 0
-    for k, (candidate, crop) in enumerate(found, start=1):
+    texts = list(ocr_texts) + [""] * (len(found) - len(ocr_texts))
+    for k, ((candidate, crop), ocr_text) in enumerate(zip(found, texts, strict=True), start=1):
         number = last + k
         crop_path = ""
         if crop:
@@ -369,6 +409,7 @@ def _new_candidates(document: Document, page: int | None, found: list[tuple[Any,
             page=page,
             crop_path=crop_path,
             **_extracted(candidate),
+            ocr_text=without_hidden(ocr_text, allowed=CONTROL_SPACES),
         )
     return len(found)
 
@@ -444,25 +485,75 @@ def _open_pdf(runner: PageRunner, document: Document) -> None:
         Document.objects.filter(pk=document.pk).update(page_count=pages)
 
 
-def _extract_pdf_page(runner: PageRunner, document: Document, page: DocumentPage) -> None:
-    started = time.monotonic()
+def _open_image(runner: PageRunner, document: Document) -> None:
+    """Decode the picture whole (the pixel limit, truncated and damaged files) and make its
+    one page row (once)."""
     path = str(files.path_of(document.stored_path))
+    _opened(
+        runner,
+        {"op": "image_open", "path": path, "max_pixels": settings.INGEST_MAX_IMAGE_PIXELS},
+    )
+    with transaction.atomic():
+        locked = Document.objects.select_for_update().get(pk=document.pk)
+        if locked.page_count is not None:
+            return
+        DocumentPage.objects.create(document=locked, number=1)
+        Document.objects.filter(pk=document.pk).update(page_count=1)
+
+
+def _call_page(runner: PageRunner, request: dict[str, Any], what: str) -> tuple[Any | None, str]:
+    """The child's reading of a page, or None and what went wrong, said for the page."""
     try:
-        result = runner.call({"op": "page", "path": path, "page": page.number})
+        return runner.call(request), ""
     except PageTimeout:
-        message = (
-            f"Page {page.number} took longer than {settings.INGEST_PAGE_SECONDS} s "
-            "(INGEST_PAGE_SECONDS) and was stopped; draw a box on it to extract a region."
+        return None, (
+            f"{what} took longer than {settings.INGEST_PAGE_SECONDS} s (INGEST_PAGE_SECONDS) "
+            "and was stopped; draw a box on it to extract a region."
         )
-        result = None
     except WorkerFailed as exc:
-        message = f"Page {page.number} stopped the PDF reader ({exc})."
-        result = None
+        return None, f"{what} stopped the reader ({exc})."
     except PageError as exc:
-        message = f"Page {page.number} could not be read: {exc.message}."
-        result = None
+        return None, f"{what} could not be done: {exc.message}"
+
+
+def _read_page(
+    runner: PageRunner, document: Document, page: DocumentPage
+) -> tuple[Any | None, Any | None, str]:
+    """(the page as read, what it shows when OCR failed on it, the problem). A PDF page
+    without usable text is read again through OCR in the collection's language, as is an
+    image file; a time limit reached by OCR says so."""
+    path = str(files.path_of(document.stored_path))
+    language = document.collection.ocr_language
+    if document.kind == DocumentKind.IMAGE:
+        request = {
+            "op": "image_page",
+            "path": path,
+            "ocr_language": language,
+            "max_pixels": settings.INGEST_MAX_IMAGE_PIXELS,
+        }
+        result, problem = _call_page(runner, request, f"Reading the image through OCR ({language})")
+        return result, None, problem
+    request = {"op": "page", "path": path, "page": page.number}
+    result, problem = _call_page(runner, request, f"Page {page.number}")
+    if result is None or not result.needs_ocr:
+        return result, None, problem
+    request = {"op": "scanned_page", "path": path, "page": page.number, "ocr_language": language}
+    what = f"Reading page {page.number} through OCR ({language})"
+    scanned, problem = _call_page(runner, request, what)
+    return scanned, (result if scanned is None else None), problem
+
+
+def _extract_pdf_page(runner: PageRunner, document: Document, page: DocumentPage) -> None:
+    """One page of a PDF or an image file: its candidates, crops and page image."""
+    started = time.monotonic()
+    result, shown, message = _read_page(runner, document, page)
     seconds = time.monotonic() - started
     if result is None:
+        fields: dict[str, Any] = {}
+        if shown is not None:  # OCR failed: the page can still be drawn on and typed in
+            fields = {"width": shown.width, "height": shown.height}
+            fields["image_path"] = f"pages/{document.pk}/{page.number}.jpg"
+            files.write(fields["image_path"], shown.page_image)
         with transaction.atomic():
             Document.objects.select_for_update().get(pk=document.pk)
             if DocumentPage.objects.filter(pk=page.pk, status=PageStatus.PENDING).exists():
@@ -472,6 +563,7 @@ def _extract_pdf_page(runner: PageRunner, document: Document, page: DocumentPage
                     status=PageStatus.FAILED,
                     message=message,
                     seconds=seconds,
+                    **fields,
                 )
         return
     image_path = f"pages/{document.pk}/{page.number}.jpg"
@@ -481,9 +573,11 @@ def _extract_pdf_page(runner: PageRunner, document: Document, page: DocumentPage
         if not DocumentPage.objects.filter(pk=page.pk, status=PageStatus.PENDING).exists():
             return  # done by an earlier attempt
         found = list(zip(result.candidates, result.crops, strict=True))
-        _new_candidates(locked, page.number, found)
+        _new_candidates(locked, page.number, found, result.ocr_texts)
         if not result.has_text:
             status, message = PageStatus.NO_TEXT, NO_TEXT_MESSAGE
+            if result.ocr_language:
+                message = NO_TEXT_READ_MESSAGE.format(language=result.ocr_language)
         else:
             status = PageStatus.DONE
             message = "" if found else "No table found on this page."
@@ -496,6 +590,7 @@ def _extract_pdf_page(runner: PageRunner, document: Document, page: DocumentPage
             height=result.height,
             seconds=seconds,
             image_path=image_path,
+            ocr_language=result.ocr_language,
         )
 
 
@@ -570,12 +665,14 @@ def document_extract(*, document_id: int) -> str:
         try:
             if document.kind == DocumentKind.HTML:
                 _extract_html(runner, document)
+            elif document.page_count is None and document.kind == DocumentKind.IMAGE:
+                _open_image(runner, document)
             elif document.page_count is None:
                 _open_pdf(runner, document)
         except UploadRefused as refusal:
             _refuse(document_id, refusal)
             return DocumentStatus.REFUSED
-        if document.kind == DocumentKind.PDF:
+        if document.kind != DocumentKind.HTML:
             for page in document.pages.filter(status=PageStatus.PENDING).order_by("number"):
                 _extract_pdf_page(runner, document, page)
     pages = list(document.pages.values_list("status", "message"))
@@ -691,7 +788,7 @@ def edit_state(data: Mapping[str, Any]) -> EditState:
         colspan = _whole(item[3], "a cell's colspan", 1, n_cols - col)
         if len(item[4]) > MAX_CELL_CHARS:
             raise ApplicationError(f"a cell holds at most {MAX_CELL_CHARS:,} characters")
-        cell = GridCell(row, col, rowspan, colspan, clean_text(item[4]))
+        cell = GridCell(row, col, rowspan, colspan, _plain(item[4]))
         spots = set(cell.positions())
         if spots & taken:
             raise ApplicationError(f"cells overlap at row {row + 1}, column {col + 1}")
@@ -712,17 +809,37 @@ def _text(value: Any, name: str, limit: int, *, one_line: bool) -> str:
     characters once cleaned."""
     if not isinstance(value, str):
         raise ApplicationError(f"the {name} should be text", field=name)
-    if one_line:
-        text = clean_text(value)
-    else:
-        lines = (" ".join(line.split()) for line in value.splitlines())
-        text = "\n".join(lines).strip()
+    text = _plain(value) if one_line else _notes(value)
     if len(text) > limit:
         raise ApplicationError(
             f"the {name} has {len(text):,} characters; at most {limit:,} are kept: shorten it",
             field=name,
         )
     return text
+
+
+def _plain(text: str) -> str:
+    """One line of visible text: a cell or a title."""
+    return clean_text(without_hidden(text, allowed=CONTROL_SPACES))
+
+
+def _notes(text: str) -> str:
+    """Lines of visible text, each trimmed."""
+    lines = (
+        " ".join(line.split()) for line in without_hidden(text, allowed=CONTROL_SPACES).splitlines()
+    )
+    return "\n".join(lines).strip()
+
+
+def _visible_json(value: Any) -> Any:
+    """A draft as the editor sent it, but for hidden characters in its texts."""
+    if isinstance(value, str):
+        return without_hidden(value, allowed=CONTROL_SPACES)
+    if isinstance(value, list):
+        return [_visible_json(v) for v in value]
+    if isinstance(value, dict):
+        return {without_hidden(str(k)): _visible_json(v) for k, v in value.items()}
+    return value
 
 
 def _check_flags(value: Any, n_rows: int, n_cols: int) -> None:
@@ -811,13 +928,13 @@ def candidate_draft_save(
         CandidateDraft.objects.create(
             candidate=locked,
             editor=editor,
-            state=dict(state),
+            state=_visible_json(dict(state)),
             base_version=base_version,
             client_ms=client_ms,
             seconds_spent=seconds,
         )
     else:
-        draft.state = dict(state)
+        draft.state = _visible_json(dict(state))
         draft.base_version = base_version
         draft.client_ms = client_ms
         draft.seconds_spent += seconds
@@ -904,7 +1021,7 @@ def candidate_accept(
 @transaction.atomic
 def candidate_reject(*, editor: Any, candidate: Candidate, reason: str) -> Candidate:
     _require(editor)
-    reason = " ".join(reason.split())[:1000]
+    reason = _plain(reason)[:1000]
     if not reason:
         raise ApplicationError("say why the candidate is rejected", field="reason")
     locked = _locked(candidate)
@@ -922,7 +1039,9 @@ def candidate_reject(*, editor: Any, candidate: Candidate, reason: str) -> Candi
 
 def _bbox(value: Any, page: DocumentPage) -> tuple[float, float, float, float]:
     if not (isinstance(value, list | tuple) and len(value) == 4):
-        raise ApplicationError("the box should be [x0, top, x1, bottom] in points")
+        raise ApplicationError(
+            "the box should be [x0, top, x1, bottom] in points (pixels for an image)"
+        )
     try:
         x0, top, x1, bottom = (float(v) for v in value)
     except (TypeError, ValueError):
@@ -938,24 +1057,31 @@ def _bbox(value: Any, page: DocumentPage) -> tuple[float, float, float, float]:
 _STRATEGIES = ("auto", STRATEGY_LINES, STRATEGY_TEXT, STRATEGY_MANUAL)
 
 
-def _region(document: Document, page: DocumentPage, bbox: Any, strategy: str) -> tuple[Any, bytes]:
-    if document.kind != DocumentKind.PDF:
-        raise ApplicationError("only PDF pages have regions to extract")
+def _region(
+    document: Document, page: DocumentPage, bbox: Any, strategy: str
+) -> tuple[Any, bytes, str]:
+    """The table in a box of a page: (candidate, crop, OCR text). A page read through OCR
+    (an image file, a scan) is read through OCR again, in the collection's language."""
+    if document.kind == DocumentKind.HTML:
+        raise ApplicationError("only PDF pages and images have regions to extract")
     if page.width is None or not page.image_path:
         raise ApplicationError(f"page {page.number} was not read, so it has no image to draw on")
     if strategy not in _STRATEGIES:
         raise ApplicationError(f"strategy should be one of {', '.join(_STRATEGIES)}")
     box = _bbox(bbox, page)
+    language = document.collection.ocr_language
     request = {
-        "op": "region",
+        "op": "image_region" if document.kind == DocumentKind.IMAGE else "region",
         "path": str(files.path_of(document.stored_path)),
         "page": page.number,
         "bbox": list(box),
         "strategy": "manual" if strategy == STRATEGY_MANUAL else strategy,
+        "ocr_language": language,
+        "max_pixels": settings.INGEST_MAX_IMAGE_PIXELS,
     }
     try:
         with _runner() as runner:
-            candidate, crop = runner.call(request)
+            candidate, crop, text = runner.call(request)
     except PageTimeout:
         raise ApplicationError(
             f"extracting this region took longer than {settings.INGEST_PAGE_SECONDS} s and "
@@ -963,7 +1089,7 @@ def _region(document: Document, page: DocumentPage, bbox: Any, strategy: str) ->
         ) from None
     except (WorkerFailed, PageError) as exc:
         raise ApplicationError(f"this region could not be read: {exc}") from None
-    return candidate, crop
+    return candidate, crop, text
 
 
 def candidate_reextract(
@@ -976,7 +1102,7 @@ def candidate_reextract(
     if candidate.page is None:
         raise ApplicationError("a web page's table has no box to extract again")
     page = candidate.document.pages.get(number=candidate.page)
-    found, crop = _region(candidate.document, page, bbox, strategy)
+    found, crop, ocr_text = _region(candidate.document, page, bbox, strategy)
     with transaction.atomic():
         locked = _locked(candidate)
         _pending(locked)
@@ -985,6 +1111,7 @@ def candidate_reextract(
         for name, value in _extracted(found).items():
             setattr(locked, name, value)
         locked.crop_path = crop_path
+        locked.ocr_text = without_hidden(ocr_text, allowed=CONTROL_SPACES)
         locked.box_adjusted = True
         locked.version += 1
         locked.save()
@@ -1000,10 +1127,10 @@ def candidate_draw(
     page = document.pages.filter(number=page_number).first()
     if page is None:
         raise ApplicationError(f"the document has no page {page_number}")
-    found, crop = _region(document, page, bbox, strategy)
+    found, crop, ocr_text = _region(document, page, bbox, strategy)
     with transaction.atomic():
         locked = Document.objects.select_for_update().get(pk=document.pk)
-        _new_candidates(locked, page_number, [(found, crop)])
+        _new_candidates(locked, page_number, [(found, crop)], [ocr_text])
         created = locked.candidates.order_by("-number").first()
         assert created is not None
         Candidate.objects.filter(pk=created.pk).update(box_adjusted=True)

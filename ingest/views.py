@@ -39,7 +39,7 @@ def home(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         uploads = request.FILES.getlist("files")
         if not uploads:
-            form.add_error(None, "Choose one or more PDF files or saved web pages.")
+            form.add_error(None, "Choose one or more PDF files, saved web pages or images.")
         created = []
         for index, upload in enumerate(uploads):
             if (wait := seconds_to_wait(request, api.INGEST_THROTTLE)) is not None:

@@ -51,7 +51,7 @@ def _recall_by_size(rows: list[Score]) -> dict:
     return chart
 
 
-@public_page
+@public_page(form=BoardFilterForm)
 def board(request: HttpRequest, modality: str = Modality.TEXT) -> HttpResponse:
     form = BoardFilterForm(request.GET, modality=modality)
     page, status, filters, being_rescored = None, 200, None, []
@@ -98,7 +98,7 @@ def board(request: HttpRequest, modality: str = Modality.TEXT) -> HttpResponse:
     return render(request, template, context, status=status)
 
 
-@public_page
+@public_page(form=BoardFilterForm)
 def board_export(request: HttpRequest, modality: str, fmt: str) -> HttpResponse:
     if modality not in Modality.values:
         raise Http404("The boards are text and vision")
@@ -210,7 +210,7 @@ def my_submissions(request: HttpRequest) -> HttpResponse:
     return render(request, "leaderboard/my_submissions.html", {"submissions": submissions})
 
 
-@public_page
+@public_page(form=RulesForm, params=("part",))
 def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
     submission = selectors.submission_for_viewer(submission_id=pk, user=request.user)
     form = RulesForm(request.GET, modality=submission.modality)

@@ -72,7 +72,9 @@ def _list_context(request: HttpRequest, form: dict[str, str] | None = None) -> d
 @public_page
 def release_list(request: HttpRequest) -> HttpResponse:
     if request.htmx and "build" in request.GET:
-        # The notice of a build under way asks how it goes.
+        # The notice of a build under way asks how it goes: admins' only, as the notice is.
+        if not selectors.can_cut_release(request.user):
+            raise PermissionDenied("Only admins follow release builds")
         active = selectors.active_build()
         if active is not None and str(active.pk) == request.GET["build"]:
             context = {"active_build": active}

@@ -48,6 +48,23 @@ ensure_chromium() {
   fi
 }
 
+# The OCR language data for pages without a text layer and for images: Debian's Tesseract
+# English (the engine itself comes with tesserocr from PyPI). Nothing is downloaded at run time.
+# Another language is one more package, e.g. tesseract-ocr-ara (README, "OCR languages").
+ensure_ocr() {
+  local data="${TESSDATA_PREFIX:-/usr/share/tesseract-ocr/5/tessdata}"
+  [ -f "$data/eng.traineddata" ] && return 0
+  echo "Installing Debian's tesseract-ocr-eng (OCR of scans and images)"
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends tesseract-ocr-eng >/dev/null
+  elif command -v sudo >/dev/null 2>&1; then
+    sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends tesseract-ocr-eng >/dev/null
+  else
+    echo "Reading scans and images needs Debian's tesseract-ocr-eng: apt-get install tesseract-ocr-eng (or set TESSDATA_PREFIX)" >&2
+    return 1
+  fi
+}
+
 # supervise NAME COMMAND...: run COMMAND in the background, appending its output to
 # var/log/NAME.log and its pid to var/run/NAME.pid, and start it again whenever it exits
 # (a killed worker comes back; the rest of the platform keeps running). A process that

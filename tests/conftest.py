@@ -51,6 +51,10 @@ def _test_settings() -> Iterator[None]:
                 "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
                 "LOCATION": "pages",
             },
+            "page_tokens": {
+                "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+                "LOCATION": "page_tokens",
+            },
         },
         API_THROTTLE_RATES={scope: None for scope in settings.API_THROTTLE_RATES},
     ):

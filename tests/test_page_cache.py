@@ -30,7 +30,7 @@ from django.utils import timezone
 from annotation import services as annotation_services
 from annotation.models import Table
 from hctqa.core.release import ReleaseQuestion, ReleaseTable
-from hctqa.pagecache.pages import CACHE, public_page, written_tables
+from hctqa.pagecache.pages import CACHE, TOKENS, public_page, written_tables
 from leaderboard import services
 from leaderboard.models import Submission
 from tests.conftest import celery_conf
@@ -347,6 +347,76 @@ def test_fragments_and_query_strings_are_kept_apart(client: Client, public: dict
     assert client.get("/dataset/", headers={"HX-Request": "true"}).content.decode() == fragment
     assert TABLE in client.get("/dataset/?q=North").content.decode()
     assert TABLE not in client.get("/dataset/?q=Nowhere").content.decode()
+
+
+def _kept() -> int:
+    """How many entries the pages cache holds (the test process's own locmem cache)."""
+    return len(caches[CACHE]._cache)
+
+
+def test_unknown_query_parameters_are_rendered_and_not_kept(client: Client, public: dict) -> None:
+    client.get("/leaderboard/")
+    before = _kept()
+    for i in range(20):
+        response, made = _queries(client, f"/leaderboard/?junk{i}={uuid.uuid4().hex}")
+        assert response.status_code == 200 and made > 0
+    assert _kept() == before
+    # Asked again, rendered again: nothing was kept for it.
+    assert _queries(client, "/leaderboard/?junk0=x")[1] > 0
+    assert _queries(client, "/leaderboard/?junk0=x")[1] > 0
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "q=North&q=South",  # a single parameter twice: which counts is the view's business
+        f"q={'x' * 201}",  # a value longer than any the forms take
+        "&".join(f"col=recall&split=all&q={'n' * 100}" for _ in range(10)),  # too long
+        "format=html",  # another view's parameter
+    ],
+)
+def test_odd_query_strings_are_not_kept(client: Client, public: dict, query: str) -> None:
+    before = _kept()
+    for _ in range(2):
+        assert _queries(client, f"/dataset/?{query}")[1] > 0
+    assert _kept() == before
+
+
+def test_the_same_parameters_in_another_order_are_one_kept_page(
+    client: Client, public: dict
+) -> None:
+    first = client.get("/leaderboard/?split=all&q=Kept&col=recall&col=cc&cols=1")
+    assert first.status_code == 200 and "Kept-Model-7B" in first.content.decode()
+    kept = _kept()
+    for again in (
+        "/leaderboard/?cols=1&col=cc&col=recall&q=Kept&split=all",
+        "/leaderboard/?col=cc&q=Kept&col=recall&col=cc&split=all&cols=1",
+    ):
+        response, made = _queries(client, again)
+        assert (response.status_code, made) == (200, 0), again
+    assert _kept() == kept
+    # Another value is another page.
+    assert _queries(client, "/leaderboard/?split=all&q=Fresh&col=recall&col=cc&cols=1")[1] > 0
+
+
+def test_the_tokens_are_kept_apart_from_the_pages(client: Client, public: dict) -> None:
+    for url in _urls(public):
+        client.get(url)
+    assert caches[TOKENS].get("table:annotation_table") is not None
+    # Culling the pages (a full cache) takes no token with it.
+    assert not [k for k in caches[CACHE]._cache if "table:" in k]
+
+
+def test_a_lost_token_never_serves_a_stale_page(client: Client, public: dict, settings) -> None:
+    url = f"/tables/{TABLE}/"
+    client.get(url)
+    caches[TOKENS].clear()  # evicted, as a full Redis may
+    assert _queries(client, url)[1] > 0
+    assert _queries(client, url)[1] == 0
+    Table.objects.filter(pk=TABLE).update(canonical_csv="Region,Men\nNorth,10\nEast,30\n")
+    caches[TOKENS].clear()  # the new token lost too
+    body = client.get(url).content.decode()
+    assert "East" in body and body == _fresh(url, settings)
 
 
 @pytest.mark.parametrize(

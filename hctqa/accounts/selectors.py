@@ -3,6 +3,7 @@ notifications, and who the admins are."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -68,8 +69,22 @@ def admins_to_tell() -> QuerySet[Any]:
     )
 
 
+# Checks that other apps add when they load (their AppConfig.ready): given a person and some
+# of their notifications, the ids of those about a page they may no longer open, whose text
+# (an excerpt of a comment, say) is then not shown. One query each, whatever the number.
+NOTIFICATION_CHECKS: list[Callable[[Any, list[Notification]], set[int]]] = []
+
+
 def notifications_of(*, user: Any, limit: int = 50) -> list[Notification]:
-    return list(Notification.objects.filter(recipient=user)[:limit])
+    """The person's latest notifications, each with ``withdrawn``: true when its page is no
+    longer open to them (a question's thread that became admins'), its text then unshown."""
+    items = list(Notification.objects.filter(recipient=user)[:limit])
+    withdrawn: set[int] = set()
+    for check in NOTIFICATION_CHECKS:
+        withdrawn |= check(user, items)
+    for item in items:
+        item.withdrawn = item.pk in withdrawn  # type: ignore[attr-defined]
+    return items
 
 
 def notifications_unread_count(*, user: Any) -> int:

@@ -10,6 +10,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 from rest_framework.authtoken.models import Token
 
@@ -211,11 +212,25 @@ def notifications(request: HttpRequest) -> HttpResponse:
     return render(request, "accounts/notifications.html", {"items": items})
 
 
+def _followed_here(request: HttpRequest) -> bool:
+    """The person followed a link on this site (or typed the address), not another site's
+    link or image: the browser says so (Sec-Fetch-Site), or an older one sends our Referer."""
+    site = request.headers.get("Sec-Fetch-Site")
+    if site is not None:
+        return site in ("same-origin", "none")
+    referer = request.headers.get("Referer", "")
+    return bool(referer) and url_has_allowed_host_and_scheme(
+        referer, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    )
+
+
 @login_required
 def notification_open(request: HttpRequest, notification_id: int) -> HttpResponse:
-    """Follow a notification's link, marking it read."""
+    """Follow a notification's link, marking it read when the person followed it here: a
+    GET another site makes marks nothing."""
     item = get_object_or_404(Notification, pk=notification_id, recipient=request.user)
-    services.notifications_mark_read(user=request.user, notification_id=item.pk)
+    if _followed_here(request):
+        services.notifications_mark_read(user=request.user, notification_id=item.pk)
     return redirect(local_url(request, item.url, reverse("accounts:notifications")))
 
 

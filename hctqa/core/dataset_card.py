@@ -300,7 +300,11 @@ def dataset_card(facts: CardFacts) -> str:
         "## Question fields\n\n| field | meaning |\n|---|---|\n"
         f"{_field_rows(QUESTION_FEATURES)}\n"
         "## Table fields (`tables`)\n\n| field | meaning |\n|---|---|\n"
-        f"{_field_rows(TABLE_FEATURES)}"
+        f"{_field_rows(TABLE_FEATURES)}\n"
+        "The tables are the benchmark's data as extracted, byte for byte: in the tables' CSV "
+        "(here and in `tables.tar.gz`) a cell may start with `=`, `+`, `-` or `@`, which a "
+        "spreadsheet would run as a formula. Read them with a CSV library, or import them as "
+        "text.\n"
         f"{notes}\n"
         "## Licence\n\nMIT, as the HCT-QA benchmark.\n"
     )

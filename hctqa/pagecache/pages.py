@@ -12,6 +12,13 @@ Only pages rendered for a visitor with no session, no messages and no CSRF token
 and only such visitors are served them: a logged-in user never gets a kept page, and no
 page made for one is kept. PAGE_CACHE_SECONDS bounds how long a page is kept at all, for
 changes made outside Django (psql by hand) or by a worker on a host that shares no cache.
+
+A page is kept only for a query string made of the parameters its view reads (``params``, or
+the fields of its ``form``), under a key built from them in one order: a stranger adding
+unknown parameters gets the page rendered, not a new entry, so they can neither fill the
+cache nor push the pages others read out of it. The tables' tokens live in a cache of their
+own ("page_tokens"), which pages never cull; a token lost all the same is replaced by a new
+one, which makes the pages that read its table out of date, never current again.
 """
 
 from __future__ import annotations
@@ -21,14 +28,17 @@ import re
 import uuid
 from collections.abc import Callable, Iterable
 from contextvars import ContextVar
+from dataclasses import dataclass
 from functools import wraps
 from typing import Any
+from urllib.parse import urlencode
 
 from django.apps import apps
 from django.conf import settings
 from django.contrib.messages import get_messages
 from django.core.cache import caches
 from django.db import connection, transaction
+from django.forms import Form
 from django.http import HttpRequest, HttpResponse
 from django.utils.cache import patch_vary_headers
 from django.utils.translation import get_language
@@ -36,10 +46,14 @@ from django.utils.translation import get_language
 from hctqa.commit import platform_commit
 
 CACHE = "pages"
+TOKENS = "page_tokens"
 # Every page depends on it: a TRUNCATE (a database flushed) renews it.
 EVERY_TABLE = "*"
 # A page larger than this is rendered each time rather than kept.
 MAX_PAGE_BYTES = 2 * 1024 * 1024
+# A query string longer than this, or holding a longer value, is rendered each time.
+MAX_QUERY_CHARS = 1000
+MAX_PARAM_CHARS = 200
 # The request headers a kept page varies on besides the URL: htmx asks for fragments of the
 # same URLs (HX-Request), and these say which.
 HTMX_HEADERS = ("HX-Request", "HX-Target", "HX-Boosted", "HX-History-Restore-Request")
@@ -90,13 +104,13 @@ def _token_key(table: str) -> str:
 
 def renew(tables: Iterable[str]) -> None:
     """New tokens for these tables: every kept page that read one of them is out of date."""
-    caches[CACHE].set_many({_token_key(t): uuid.uuid4().hex for t in tables}, timeout=None)
+    caches[TOKENS].set_many({_token_key(t): uuid.uuid4().hex for t in tables}, timeout=None)
 
 
 def _tokens(tables: Iterable[str]) -> dict[str, str]:
     """The tables' current tokens, given one if they have none (first use, or evicted: a new
     token only makes pages that read the table out of date)."""
-    cache = caches[CACHE]
+    cache = caches[TOKENS]
     keys = {_token_key(t): t for t in tables}
     found = cache.get_many(keys)
     missing = [k for k in keys if k not in found]
@@ -181,13 +195,49 @@ def _may_use_cache(request: HttpRequest) -> bool:
     )
 
 
-def _page_key(request: HttpRequest) -> str:
+@dataclass(frozen=True)
+class Params:
+    """The query parameters a view reads: ``multiple`` ones may be repeated (check boxes)."""
+
+    single: frozenset[str] = frozenset()
+    multiple: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, names: Iterable[str], form: type[Form] | None) -> Params:
+        single, multiple = set(names), set()
+        for name, field in (form.base_fields if form else {}).items():
+            (multiple if getattr(field.widget, "allow_multiple_selected", False) else single).add(
+                name
+            )
+        return cls(frozenset(single), frozenset(multiple))
+
+
+def canonical_query(request: HttpRequest, params: Params) -> str | None:
+    """The query string in one order (names sorted, a repeated parameter's values sorted and
+    each once), or None when the page should not be kept for it: a parameter the view does
+    not read, a single one repeated, or a value too long."""
+    raw = request.META.get("QUERY_STRING", "")
+    if len(raw) > MAX_QUERY_CHARS:
+        return None
+    pairs = []
+    for name, values in request.GET.lists():
+        if any(len(v) > MAX_PARAM_CHARS for v in values):
+            return None
+        if name in params.multiple:
+            values = sorted(set(values))
+        elif name not in params.single or len(values) > 1:
+            return None
+        pairs += [(name, v) for v in values]
+    return urlencode(sorted(pairs))
+
+
+def _page_key(request: HttpRequest, query: str) -> str:
     parts = [
         platform_commit(),
         request.scheme,
         request.get_host(),
         request.path,
-        request.META.get("QUERY_STRING", ""),
+        query,
         get_language() or "",
         *(request.headers.get(h, "") for h in HTMX_HEADERS),
     ]
@@ -210,25 +260,37 @@ def _may_keep(request: HttpRequest, response: HttpResponse, reads: _Reads) -> bo
     )
 
 
-def public_page(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Keep the view's pages for anonymous visitors until a table they read changes."""
-
-    @wraps(view)
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not _may_use_cache(request):
-            response = view(request, *args, **kwargs)
-        else:
-            response = _cached(request, lambda: view(request, *args, **kwargs))
-        # Kept or not, the page differs for a logged-in user (Cookie) and for htmx.
-        patch_vary_headers(response, ("Cookie", "HX-Request"))
-        return response
-
-    return wrapped
+View = Callable[..., HttpResponse]
 
 
-def _cached(request: HttpRequest, render: Callable[[], HttpResponse]) -> HttpResponse:
+def public_page(
+    view: View | None = None, *, params: Iterable[str] = (), form: type[Form] | None = None
+) -> Any:
+    """Keep the view's pages for anonymous visitors until a table they read changes: as
+    ``@public_page`` for a page read without a query string, as ``@public_page(form=...,
+    params=(...))`` for one that reads these parameters."""
+    declared = Params.of(params, form)
+
+    def decorate(view: View) -> View:
+        @wraps(view)
+        def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            query = canonical_query(request, declared) if _may_use_cache(request) else None
+            if query is None:
+                response = view(request, *args, **kwargs)
+            else:
+                response = _cached(request, query, lambda: view(request, *args, **kwargs))
+            # Kept or not, the page differs for a logged-in user (Cookie) and for htmx.
+            patch_vary_headers(response, ("Cookie", "HX-Request"))
+            return response
+
+        return wrapped
+
+    return decorate if view is None else decorate(view)
+
+
+def _cached(request: HttpRequest, query: str, render: Callable[[], HttpResponse]) -> HttpResponse:
     cache = caches[CACHE]
-    key = _page_key(request)
+    key = _page_key(request, query)
     kept = cache.get(key)
     if kept is not None:
         tokens, status, headers, content = kept

@@ -7,7 +7,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-import unicodedata
 import uuid
 from collections.abc import Collection, Mapping
 from dataclasses import asdict, dataclass
@@ -23,6 +22,7 @@ from django.db.models import Avg, Count
 from django.utils import timezone
 
 from hctqa.accounts.services import account_check_test_split_access, lock_user
+from hctqa.core.hidden_text import hidden_problem
 from hctqa.core.predictions import PredictionsError, PredictionsFile, read_predictions
 from hctqa.core.reported import ReportedResult
 from hctqa.core.scoring import EXCLUDED_PREFIXES, is_excluded
@@ -287,11 +287,7 @@ def _check_shown_name(label: str, value: str) -> str | None:
     reorder the text around them: a row could look like another or like the paper's."""
     if value != value.strip():
         return f"{label} should not start or end with spaces"
-    hidden = sorted({c for c in value if unicodedata.category(c) in ("Cc", "Cf")})
-    if hidden:
-        codes = ", ".join(f"U+{ord(c):04X}" for c in hidden)
-        return f"{label} has invisible or direction-changing characters ({codes}); type it plainly"
-    return None
+    return hidden_problem(label, value)
 
 
 def _check_metadata(data: SubmissionInput, problems: Problems) -> None:

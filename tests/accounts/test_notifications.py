@@ -35,12 +35,41 @@ def test_the_menu_counts_unread_and_opening_one_marks_it_read(client: Client) ->
     assert _menu_count(page) == "2"
     assert "bob mentioned you on psa--1--1" in page
     assert f'href="/accounts/notifications/{first.pk}/"' in page
-    response = client.get(f"/accounts/notifications/{first.pk}/")
+    response = client.get(
+        f"/accounts/notifications/{first.pk}/", headers={"Sec-Fetch-Site": "same-origin"}
+    )
     assert response.status_code == 302 and response["Location"] == "/tables/psa--1--1/"
     assert _menu_count(client.get("/accounts/notifications/").text) == "1"
     client.post("/accounts/notifications/read/")
     assert _menu_count(client.get("/accounts/notifications/").text) is None
     assert not Notification.objects.filter(read_at__isnull=True).exists()
+
+
+@pytest.mark.parametrize(
+    ("headers", "marked"),
+    [
+        ({"Sec-Fetch-Site": "same-origin"}, True),
+        ({"Sec-Fetch-Site": "none"}, True),  # typed or bookmarked
+        ({"Sec-Fetch-Site": "cross-site"}, False),
+        ({"Sec-Fetch-Site": "same-site"}, False),
+        ({"Sec-Fetch-Site": "cross-site", "Referer": "http://testserver/accounts/"}, False),
+        ({"Referer": "http://testserver/accounts/notifications/"}, True),  # an older browser
+        ({"Referer": "https://evil.example/page"}, False),
+        ({}, False),
+    ],
+    ids=repr,
+)
+def test_another_site_cannot_mark_a_notification_read(
+    client: Client, headers: dict, marked: bool
+) -> None:
+    ann = UserFactory(role="annotator")
+    item = notify(recipient=ann, text="bob mentioned you", url="/tables/psa--1--1/")
+    client.force_login(ann)
+    response = client.get(f"/accounts/notifications/{item.pk}/", headers=headers)
+    # The link is followed either way.
+    assert response.status_code == 302 and response["Location"] == "/tables/psa--1--1/"
+    item.refresh_from_db()
+    assert (item.read_at is not None) is marked
 
 
 def test_no_one_opens_or_clears_another_persons_notification(client: Client) -> None:

@@ -100,6 +100,43 @@ def test_ingest_correct_and_accept_with_the_keyboard(
     assert candidate.status == "accepted" and candidate.exact is False
 
 
+def test_an_image_upload_becomes_an_accepted_table(
+    live_server, page: Page, settings, tmp_path: Path
+) -> None:
+    """A screenshot of a table (PNG): uploaded with the form, read through OCR, checked
+    beside what OCR read, and accepted as it came."""
+    from hctqa.core.images import render_table_png
+
+    settings.INGEST_FILES_ROOT = tmp_path / "ingest"
+    settings.MEDIA_ROOT = tmp_path / "media"
+    UserFactory(username="adj", role="adjudicator")
+    CollectionFactory(code="scans", name="Scanned yearbooks")
+    picture = tmp_path / "screenshot.png"
+    picture.write_bytes(render_table_png(TOTAL_ROWS))
+
+    log_in(page, live_server.url, "adj")
+    page.goto(f"{live_server.url}/ingest/")
+    page.locator("#id_collection").select_option("scans")
+    page.locator("#files").set_input_files(str(picture))
+    page.get_by_role("button", name="Upload").click()
+    expect(page).to_have_url(re.compile(r"/ingest/documents/\d+/$"))
+    document = Document.objects.get()
+    assert document.kind == "image"
+    services.document_extract(document_id=document.pk)  # what the ingest worker does
+    expect(page.locator("#ocr-pages")).to_contain_text("Read through OCR")
+    page.get_by_role("link", name=re.compile(r"scans--\d+--1")).click()
+    expect(page.locator("#ocr-text")).to_contain_text("North 10 12 22")
+    expect(page.locator("#ocr-crop")).to_be_visible()
+    check_page(page, "ocr-review", tmp_path, controls=("#ocr-text", "#accept"))
+    expect(page.locator("#preview table.hct")).to_contain_text("Female")
+    page.get_by_role("button", name=re.compile("Accept into the dataset")).click()
+    expect(page).to_have_url(re.compile(rf"/ingest/documents/{document.pk}/$"))
+    table = Table.objects.get(pk=f"scans--{document.number}--1")
+    assert table.canonical_csv == TOTAL_ROWS
+    assert table.image
+    assert Candidate.objects.get().exact is True
+
+
 def test_the_review_grid_marks_where_to_look_on_a_real_page(
     live_server, page: Page, settings, tmp_path: Path
 ) -> None:

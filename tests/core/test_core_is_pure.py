@@ -54,6 +54,11 @@ CORE_MODULES = [
     "hctqa.core.extraction.icdar",
     "hctqa.core.extraction.detect",
     "hctqa.core.extraction.__main__",
+    "hctqa.core.extraction.images",
+    "hctqa.core.extraction.ocr",
+    "hctqa.core.extraction.rules_image",
+    "hctqa.core.extraction.scanned",
+    "hctqa.core.hidden_text",
 ]
 
 

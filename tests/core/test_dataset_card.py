@@ -74,6 +74,8 @@ def test_the_description_says_which_edition_and_gives_the_counts() -> None:
     assert "public edition" in public and "empty" in public
     assert "5 questions on 3 tables" in public and "Adds the QNPC 2024 tables." in public
     assert "full edition" in dataset_card(facts("full"))
+    # The tables are raw data: readers are told that a cell may look like a formula.
+    assert "may start with `=`, `+`, `-` or `@`" in public
 
 
 def test_a_title_cannot_break_the_header() -> None:

@@ -82,8 +82,8 @@ def test_a_page_gives_every_table_with_title_and_notes() -> None:
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        (b"just some text\n", "not a PDF"),
-        (b"\x89PNG\r\n\x1a\n" + b"\0" * 64, "needs OCR"),
+        (b"just some text\n", "neither a PDF nor a PNG or JPEG image"),
+        (b"\x89PNG\r\n\x1a\n" + b"\0" * 64, "This PNG image is damaged"),
         (b"%PDF-1.7\n1 0 obj << >> endobj\n", "truncated"),
         (b"%PDF-1.7\ngarbage garbage\n%%EOF\n", "damaged"),
     ],

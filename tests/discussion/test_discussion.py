@@ -53,7 +53,7 @@ def test_an_annotator_posts_on_a_tables_thread_with_a_plain_form(ann, bob, table
     )
     comment = Comment.objects.get()
     assert response.status_code == 302
-    assert response["Location"] == f"/discussion/tables/psa--1--1/#c-{comment.pk}"
+    assert response["Location"] == f"/discussion/tables/psa--1--1/?page=1#c-{comment.pk}"
     assert comment.author == ann and comment.question is None
     page = client.get("/discussion/tables/psa--1--1/").text
     assert PAYLOAD not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
@@ -61,7 +61,7 @@ def test_an_annotator_posts_on_a_tables_thread_with_a_plain_form(ann, bob, table
     # Bob is told, with a link to the comment.
     told = Notification.objects.get(recipient=bob)
     assert told.text.startswith("ann mentioned you on table psa--1--1: “Row 3 looks merged")
-    assert told.url == f"/discussion/tables/psa--1--1/#c-{comment.pk}"
+    assert told.url == f"/discussion/tables/psa--1--1/?page=1#c-{comment.pk}"
 
 
 def test_posting_through_htmx_swaps_the_thread_in_place(ann, table) -> None:
@@ -150,7 +150,7 @@ def test_mentions_tell_who_may_read_and_say_who_was_not_told(ann, bob, boss, tab
         {"body": "@BOB and @boss, see row 2. @rita @nobody @ann."},
         follow=True,
     )
-    assert "Told: bob, boss." in response.text
+    assert "Told: BOB, boss." in response.text
     assert "Not told (no such account, or this thread is not open to them): rita, nobody." in (
         response.text
     )
@@ -171,6 +171,59 @@ def test_no_mention_email_to_an_unconfirmed_address(ann, table) -> None:
     assert response.status_code == 302
     assert Notification.objects.filter(recipient__username="carl").count() == 1
     assert not OutgoingEmail.objects.exists()
+
+
+def test_mentioned_names_come_back_as_typed_whoever_exists(ann, table) -> None:
+    """The answer tells no more than the author wrote: no account's real spelling, and the
+    same words for a name no one has as for someone who may not read the thread."""
+    UserFactory(username="Admin7", role="admin")
+    UserFactory(username="res7", role="researcher")
+    posted = comment_post(
+        author=ann, table=table, question=None, body="hi @ADMIN7 @nosuch7 @RES7 @Ann"
+    )
+    assert (posted.told, posted.not_told) == (["ADMIN7"], ["nosuch7", "RES7"])
+    page = _client(ann).post(
+        "/discussion/tables/psa--1--1/", {"body": "again @admin7 @NOSUCH7 @Res7"}, follow=True
+    )
+    assert "Told: admin7. Not told (no such account, or this thread is not open to them): " in (
+        page.text
+    )
+    assert "NOSUCH7, Res7." in page.text and "Admin7" not in page.text
+
+
+def test_a_thread_mentions_a_person_once_until_they_read(ann, bob, boss, table) -> None:
+    Account.objects.filter(user=bob).update(email_on_mention=True)
+    question = QuestionFactory(table=table)
+    posted = [
+        comment_post(author=a, table=table, question=None, body=f"@bob look #{n}")
+        for n, a in enumerate([ann, boss, ann, ann])
+    ]
+    told = Notification.objects.get(recipient=bob)
+    assert told.read_at is None and told.text.endswith("“@bob look #3”")
+    assert told.url == f"/discussion/tables/psa--1--1/?page=1#c-{posted[-1].comment.pk}"
+    assert OutgoingEmail.objects.count() == 1
+    # Another thread is another mention.
+    comment_post(author=ann, table=table, question=question, body="@bob here too")
+    assert Notification.objects.filter(recipient=bob).count() == 2
+    # Once read, the next mention is new, and emailed again.
+    Notification.objects.filter(recipient=bob).update(read_at=timezone.now())
+    comment_post(author=ann, table=table, question=None, body="@bob and now?")
+    assert Notification.objects.filter(recipient=bob, read_at__isnull=True).count() == 1
+    assert OutgoingEmail.objects.count() == 3
+
+
+@pytest.mark.parametrize("hidden", ["\x00", "\u202e", "\u200b", "\x1b[31m", "\ufeff"], ids=repr)
+def test_hidden_characters_in_a_comment_are_refused(ann, bob, table, hidden) -> None:
+    client = _client(ann)
+    response = client.post("/discussion/tables/psa--1--1/", {"body": f"@bob ok{hidden}gnp"})
+    assert response.status_code == 400
+    assert "invisible or direction-changing characters (U+" in response.text
+    assert not Comment.objects.exists() and not Notification.objects.exists()
+
+
+def test_line_breaks_and_tabs_stay_in_a_comment(ann, table) -> None:
+    posted = comment_post(author=ann, table=table, question=None, body="a\r\n\tb\nc")
+    assert posted.comment.body == "a\r\n\tb\nc"
 
 
 def test_at_most_ten_mentions(ann, table) -> None:
@@ -225,9 +278,52 @@ def test_a_thread_costs_the_same_queries_however_many_comments(ann, bob, table) 
 
     comment_post(author=bob, table=table, question=question, body="one")
     one = queries()
-    for n in range(15):
+    for n in range(80):
         comment_post(author=ann if n % 2 else bob, table=table, question=question, body=f"#{n}")
     assert queries() == one
+
+
+def test_a_mention_shows_no_excerpt_once_its_thread_is_closed_to_the_reader(
+    ann, bob, boss, table
+) -> None:
+    question = QuestionFactory(table=table)
+    comment_post(author=boss, table=table, question=question, body="@bob SECRET-4411 here")
+    comment_post(author=boss, table=table, question=None, body="@bob the table's own")
+    client = _client(bob)
+    page = client.get("/accounts/notifications/").text
+    assert page.count("SECRET-4411") == 1 and "the table&#x27;s own" in page
+    Question.objects.filter(pk=question.pk).update(in_gold_pool=True)  # admins' from now on
+    page = client.get("/accounts/notifications/").text
+    assert "SECRET-4411" not in page and "About a page no longer open to you." in page
+    assert "the table&#x27;s own" in page
+    assert "SECRET-4411" in _client(boss).get(f"/discussion/questions/{question.pk}/").text
+
+
+def test_a_long_thread_comes_in_pages_the_newest_last(ann, bob, table, settings) -> None:
+    settings.COMMENTS_PER_HOUR = 0
+    Comment.objects.bulk_create(
+        Comment(table=table, author=ann, body=f"note {n:03}") for n in range(120)
+    )
+    client = _client(bob)
+    url = "/discussion/tables/psa--1--1/"
+    last = client.get(url).text
+    assert 'Comments <span class="count">(120)</span>' in last
+    assert "note 119" in last and "note 100" in last and "note 099" not in last
+    assert "Page 3 of 3" in last and 'href="?page=2#thread" rel="prev"' in last
+    first = client.get(f"{url}?page=1").text
+    assert "note 000" in first and "note 049" in first and "note 050" not in first
+    assert 'href="?page=2#thread" rel="next"' in first
+    assert "note 119" in client.get(f"{url}?page=99").text  # past the end: the last
+    # A mention leads to the comment's own page, which keeps it as the thread grows.
+    posted = comment_post(author=ann, table=table, question=None, body="@bob see this")
+    told = Notification.objects.get(recipient=bob)
+    assert told.url == f"{url}?page=3#c-{posted.comment.pk}"
+    Comment.objects.bulk_create(Comment(table=table, author=ann, body="more") for _ in range(40))
+    assert f'id="c-{posted.comment.pk}"' in client.get(told.url.split("#")[0]).text
+    # The plain form's post leads there too.
+    response = client.post(url, {"body": "and one more"})
+    newest = Comment.objects.order_by("-pk").first()
+    assert response["Location"] == f"{url}?page=4#c-{newest.pk}"
 
 
 def test_annotation_never_imports_discussion() -> None:

@@ -162,12 +162,15 @@ def _encrypted(data: bytes) -> bytes:
 @pytest.mark.parametrize(
     ("make", "code", "message"),
     [
-        (lambda pdf: b"Region,2019\nNorth,1\n", "not_supported", "neither a PDF nor a web page"),
-        (lambda pdf: render_table_png(TOTAL_ROWS), "not_supported", "judging by its content"),
+        (
+            lambda pdf: b"Region,2019\nNorth,1\n",
+            "not_supported",
+            "neither a PDF, a web page (HTML) nor a PNG or JPEG image, judging by its content",
+        ),
         (lambda pdf: pdf[: len(pdf) // 2], "truncated", "truncated"),
         (lambda pdf: b"", "empty", "empty"),
     ],
-    ids=["csv", "png", "truncated", "empty"],
+    ids=["csv", "truncated", "empty"],
 )
 def test_bad_files_are_refused_at_upload_by_their_bytes_and_nothing_kept(
     print_pdf, adjudicator, collection, _ingest_files: Path, make, code: str, message: str
@@ -292,17 +295,20 @@ def test_a_document_without_tables_says_how_to_draw_one(print_pdf, adjudicator, 
     assert "draw a box around the table" in document.message
 
 
-def test_a_scanned_page_says_so_and_a_drawn_box_gives_a_grid_to_type_in(
+def test_a_scanned_page_is_read_through_ocr_and_a_drawn_box_too(
     print_pdf, adjudicator, collection
 ) -> None:
     document = ingest(adjudicator, collection, scanned_pdf(print_pdf, TOTAL_ROWS))
     page = document.pages.get()
-    assert page.status == PageStatus.NO_TEXT
-    assert "no text layer" in page.message
+    assert (page.status, page.ocr_language) == (PageStatus.DONE, "eng")
+    found = document.candidates.get()
+    assert found.machine_csv == TOTAL_ROWS
+    assert "North 10 12 22" in found.ocr_text
+    x0, top, x1, bottom = found.bbox
     candidate = services.candidate_draw(
-        editor=adjudicator, document=document, page_number=1, bbox=[10, 10, 200, 100]
+        editor=adjudicator, document=document, page_number=1, bbox=[x0, top, x1, bottom]
     )
-    assert candidate.strategy == "manual"
+    assert candidate.machine_csv == TOTAL_ROWS and "South 20 22 42" in candidate.ocr_text
     assert candidate.crop_path and candidate.box_adjusted
     typed = state_of(TOTAL_ROWS)
     accepted = services.candidate_accept(

@@ -180,6 +180,19 @@ def test_the_web_form_starts_a_build_and_shows_its_progress(
     bad = client.post("/releases/cut/", {"version": "november", "title": "x"})
     assert bad.status_code == 400 and "Not a version" in bad.content.decode()
     assert ReleaseBuild.objects.count() == 1 and build.status == BuildStatus.QUEUED
+    # The list's notice follows the build for admins, and only for them.
+    poll = f"/releases/?build={build.pk}"
+    fragment = client.get(poll, HTTP_HX_REQUEST="true").content.decode()
+    assert "Release 2026.11 is being built" in fragment and "<html" not in fragment
+    for other in (Client(), _logged_in(UserFactory(role="annotator"))):
+        answer = other.get(poll, HTTP_HX_REQUEST="true")
+        assert answer.status_code == 403 and "being built" not in answer.content.decode()
+
+
+def _logged_in(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
 
 
 def _score(owner, split: str) -> object:

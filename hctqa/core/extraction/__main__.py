@@ -1,11 +1,15 @@
-"""Tables from a PDF, as JSON on stdout. No database, no server:
+"""Tables from a PDF or an image, as JSON on stdout. No database, no server:
 
     python -m hctqa.core.extraction FILE [--page N]... [--box N:X0,TOP,X1,BOTTOM]...
+        [--ocr-language CODE]
 
+- ``FILE``: a PDF (with a text layer or scanned), or a PNG or JPEG image (one page);
 - ``--page N`` (repeatable, 1-based): find the tables on these pages (default: every page);
 - ``--box N:x0,top,x1,bottom`` (repeatable): exactly one table from that region of page N,
-  in PDF points with the origin at the top left. With any ``--box``, only the boxes are read,
-  in the order given.
+  in PDF points with the origin at the top left (pixels for an image). With any ``--box``,
+  only the boxes are read, in the order given;
+- ``--ocr-language CODE``: Tesseract's language for images and for PDF pages without usable
+  text, which are read through OCR (``ocr``); the pages read so are named on stderr.
 
 The output is ``{"tables": [...]}``, one ``Table.as_json()`` each (``EXTRACTION.md`` has the
 contract). Each page is read in a child process under a time and memory limit, the same one
@@ -26,6 +30,7 @@ from typing import IO, Any
 
 from hctqa.core.extraction.documents import DocumentError
 from hctqa.core.extraction.extract import DEFAULT_STRATEGY, STRATEGIES
+from hctqa.core.extraction.ocr import DEFAULT_LANGUAGE
 from hctqa.core.extraction.worker import PageError, PageRunner, PageTimeout, WorkerFailed
 
 PAGE_SECONDS = 60.0
@@ -67,9 +72,9 @@ def _page(value: str) -> int:
 def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m hctqa.core.extraction",
-        description="Extract tables from a PDF; JSON on stdout.",
+        description="Extract tables from a PDF or an image; JSON on stdout.",
     )
-    parser.add_argument("file", type=Path, help="a PDF")
+    parser.add_argument("file", type=Path, help="a PDF, or a PNG or JPEG image (one page)")
     parser.add_argument(
         "--page",
         type=_page,
@@ -85,13 +90,20 @@ def parser() -> argparse.ArgumentParser:
         default=[],
         metavar="N:X0,TOP,X1,BOTTOM",
         help="extract one table from this region of page N, in points from the top left "
-        "(repeatable; only the boxes are read when any is given)",
+        "(pixels for an image; repeatable; only the boxes are read when any is given)",
     )
     parser.add_argument(
         "--strategy",
         choices=STRATEGIES,
         default=DEFAULT_STRATEGY,
         help=f"how a box's grid is found (default: {DEFAULT_STRATEGY}, the app's own)",
+    )
+    parser.add_argument(
+        "--ocr-language",
+        default=DEFAULT_LANGUAGE,
+        metavar="CODE",
+        help="Tesseract's language for pages without a text layer and for images: eng, ara, "
+        f"eng+ara, … (default {DEFAULT_LANGUAGE}; its data package must be installed)",
     )
     parser.add_argument(
         "--seconds",
@@ -115,11 +127,11 @@ def _call(runner: PageRunner, request: dict[str, Any], what: str) -> Any:
         raise CommandError(f"{what}: {exc.message}") from None
 
 
-_IMAGE_MAGIC = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff")
+def _check_kind(path: Path) -> str:
+    """``"pdf"`` or ``"image"`` (PNG, JPEG), judged by the content; anything else is refused
+    with what it seems to be."""
+    from hctqa.core.extraction.images import image_format
 
-
-def _check_kind(path: Path) -> None:
-    """A PDF, judged by its content; anything else is refused with what it seems to be."""
     if not path.exists():
         raise CommandError(f"{path}: no such file")
     if not path.is_file():
@@ -129,13 +141,27 @@ def _check_kind(path: Path) -> None:
             head = handle.read(1024)
     except OSError as exc:
         raise CommandError(f"{path}: cannot be read ({exc.strerror})") from None
-    if head.startswith(_IMAGE_MAGIC):
-        raise CommandError(
-            f"{path}: this is an image; reading tables from images needs OCR, which this "
-            "installation does not have"
-        )
+    if image_format(head):
+        return "image"
     if b"%PDF-" not in head:
-        raise CommandError(f"{path}: not a PDF (judging by its content)")
+        raise CommandError(
+            f"{path}: neither a PDF nor a PNG or JPEG image (judging by its content)"
+        )
+    return "pdf"
+
+
+def _runs(
+    boxes: Sequence[tuple[int, tuple[float, float, float, float]]],
+) -> list[tuple[int, list[list[float]]]]:
+    """Consecutive boxes on the same page, together: the page is read once for them (OCR
+    takes seconds), and the tables still come out in the order given."""
+    runs: list[tuple[int, list[list[float]]]] = []
+    for number, box in boxes:
+        if runs and runs[-1][0] == number:
+            runs[-1][1].append(list(box))
+        else:
+            runs.append((number, [list(box)]))
+    return runs
 
 
 def extract(
@@ -145,11 +171,19 @@ def extract(
     runner: PageRunner,
     *,
     strategy: str = DEFAULT_STRATEGY,
-    warn: IO[str] = sys.stderr,
+    ocr_language: str = DEFAULT_LANGUAGE,
+    warn: IO[str] | None = None,
 ) -> dict[str, Any]:
-    """The command's JSON document for ``path``."""
-    _check_kind(path)
-    count = _call(runner, {"op": "pdf_pages", "path": str(path)}, str(path))
+    """The command's JSON document for ``path``; notes go to ``warn`` (stderr)."""
+    warn = warn or sys.stderr  # looked up now: a caller may have redirected it
+    kind = _check_kind(path)
+    if kind == "image":
+        count = 1
+        base: dict[str, Any] = {"op": "image_tables", "path": str(path)}
+    else:
+        count = _call(runner, {"op": "pdf_pages", "path": str(path)}, str(path))
+        base = {"op": "tables", "path": str(path)}
+    base["ocr_language"] = ocr_language
     wanted = [p for p, _ in boxes] if boxes else (list(pages) or list(range(1, count + 1)))
     missing = sorted({p for p in wanted if p > count})
     if missing:
@@ -158,34 +192,22 @@ def extract(
             + ", ".join(str(p) for p in missing)
         )
     tables: list[dict[str, Any]] = []
-    if boxes:
-        # Boxes in a row on one page are read together (the page is parsed once).
-        groups: list[tuple[int, list[list[float]]]] = []
-        for number, box in boxes:
-            if groups and groups[-1][0] == number:
-                groups[-1][1].append(list(box))
-            else:
-                groups.append((number, [list(box)]))
-        for number, page_boxes in groups:
-            request = {
-                "op": "tables",
-                "path": str(path),
-                "page": number,
-                "boxes": page_boxes,
-                "strategy": strategy,
-            }
-            found = _call(runner, request, f"page {number}")
-            tables += [t.as_json() for t in found.tables]
-    else:
-        for number in dict.fromkeys(wanted):
-            request = {"op": "tables", "path": str(path), "page": number, "boxes": None}
-            found = _call(runner, request, f"page {number}")
-            if not found.has_text:
-                print(
-                    f"page {number} has no text layer (a scanned image): nothing was read from it",
-                    file=warn,
-                )
-            tables += [t.as_json() for t in found.tables]
+    through_ocr: list[int] = []
+    requests = (
+        [(n, {"page": n, "boxes": b, "strategy": strategy}) for n, b in _runs(boxes)]
+        if boxes
+        else [(n, {"page": n, "boxes": None}) for n in dict.fromkeys(wanted)]
+    )
+    for number, request in requests:
+        found = _call(runner, {**base, **request}, f"page {number}")
+        if found.source == "ocr" and number not in through_ocr:
+            through_ocr.append(number)
+        elif not found.has_text and not boxes:
+            print(f"page {number} has no text: nothing was read from it", file=warn)
+        tables += [t.as_json() for t in found.tables]
+    if through_ocr:
+        pages_read = ", ".join(str(n) for n in through_ocr)
+        print(f"read through OCR ({ocr_language}): page {pages_read}", file=warn)
     return {"tables": tables}
 
 
@@ -194,7 +216,14 @@ def main(argv: Sequence[str] | None = None, *, runner: PageRunner | None = None)
     own = runner is None
     runner = runner or PageRunner(seconds=args.seconds, memory_mb=MEMORY_MB)
     try:
-        document = extract(args.file, args.page, args.box, runner, strategy=args.strategy)
+        document = extract(
+            args.file,
+            args.page,
+            args.box,
+            runner,
+            strategy=args.strategy,
+            ocr_language=args.ocr_language,
+        )
     except (CommandError, DocumentError) as exc:
         print(
             f"{args.file}: {exc}" if isinstance(exc, DocumentError) else str(exc), file=sys.stderr

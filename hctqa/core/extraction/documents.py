@@ -11,6 +11,7 @@ from pathlib import Path
 
 KIND_PDF = "pdf"
 KIND_HTML = "html"
+KIND_IMAGE = "image"
 
 _HTML_START = re.compile(
     rb"\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body|meta|title|table|div|p|!--)\b",
@@ -28,7 +29,12 @@ class DocumentError(ValueError):
 
 
 def sniff(head: bytes) -> str:
-    """``"pdf"`` or ``"html"`` from the file's first bytes (its name is not trusted)."""
+    """``"pdf"``, ``"html"`` or ``"image"`` (PNG, JPEG) from the file's first bytes (its name
+    is not trusted); a picture of another format is refused, naming it."""
+    from hctqa.core.extraction.images import image_format
+
+    if image_format(head):
+        return KIND_IMAGE
     if b"%PDF-" in head[:1024]:
         return KIND_PDF
     text = head
@@ -39,8 +45,8 @@ def sniff(head: bytes) -> str:
         return KIND_HTML
     raise DocumentError(
         "not_supported",
-        "This file is neither a PDF nor a web page (HTML), judging by its content; only PDF "
-        "files and saved HTML pages can be ingested.",
+        "This file is neither a PDF, a web page (HTML) nor a PNG or JPEG image, judging by its "
+        "content; only those can be ingested.",
     )
 
 

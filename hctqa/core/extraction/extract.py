@@ -118,6 +118,33 @@ class PageTables:
     height: float
     has_text: bool
     tables: tuple[Table, ...]
+    source: str = "text"  # "ocr": the page was read through OCR
+    ocr_texts: tuple[str, ...] = ()  # from OCR: the words read in each table's box
+
+
+def tables_of(
+    layout: PageLayout, boxes: Sequence[Box] | None = None, strategy: str = DEFAULT_STRATEGY
+) -> PageTables:
+    """The tables of a page's layout: one per box when boxes are given, else every table
+    found on it."""
+    if boxes is not None:
+        tables = [extract_box(layout, tuple(box), strategy) for box in boxes]  # type: ignore[arg-type]
+    else:
+        tables = extract_page(layout)
+    texts: tuple[str, ...] = ()
+    if layout.source == "ocr":
+        from hctqa.core.extraction.ocr import ocr_text
+
+        texts = tuple(ocr_text(layout, t.bbox) for t in tables)
+    return PageTables(
+        layout.number,
+        layout.width,
+        layout.height,
+        layout.has_text,
+        tuple(tables),
+        layout.source,
+        texts,
+    )
 
 
 def read_tables(
@@ -125,15 +152,18 @@ def read_tables(
     number: int,
     boxes: Sequence[Box] | None = None,
     strategy: str = DEFAULT_STRATEGY,
+    ocr_language: str | None = None,
 ) -> PageTables:
     """The tables of a pdfplumber page: one per box when boxes are given, else every table
-    found on it. The one path from a PDF page to tables (command line, worker, review)."""
+    found on it. The one path from a PDF page to tables (command line, worker, review). A page
+    without usable text is read through OCR in ``ocr_language`` (when given)."""
     layout = layout_from_pdfplumber(page, number)
-    if boxes is not None:
-        tables = [extract_box(layout, tuple(box), strategy) for box in boxes]  # type: ignore[arg-type]
-    else:
-        tables = extract_page(layout)
-    return PageTables(number, layout.width, layout.height, layout.has_text, tuple(tables))
+    if ocr_language:
+        from hctqa.core.extraction.ocr import layout_from_scan, needs_ocr
+
+        if needs_ocr(layout):
+            layout = layout_from_scan(page, number, ocr_language)
+    return tables_of(layout, boxes, strategy)
 
 
 __all__ = [

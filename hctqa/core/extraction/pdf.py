@@ -10,7 +10,8 @@
   candidate cropped from it.
 
 A page with no characters has no text layer (a scanned image): it yields no candidate, and
-says so (``PageExtraction.has_text``).
+says so (``PageExtraction.has_text``); one without usable text says it needs OCR
+(``needs_ocr``), which ``scanned.scanned_page`` does.
 """
 
 from __future__ import annotations
@@ -96,6 +97,9 @@ class PageExtraction:
     candidates: tuple[Candidate, ...]
     crops: tuple[bytes, ...] = ()  # PNG of each candidate, same order
     page_image: bytes = b""  # JPEG of the page at PAGE_IMAGE_DPI
+    needs_ocr: bool = False  # no usable text: read it through OCR (``scanned``)
+    ocr_language: str = ""  # read through OCR in this language
+    ocr_texts: tuple[str, ...] = ()  # from OCR: the words read in each candidate's box
 
 
 def find_candidates(page: Any, page_number: int) -> tuple[bool, list[Candidate]]:
@@ -166,6 +170,8 @@ def extract_page(page: Any, page_number: int, *, with_images: bool = True) -> Pa
         image, dpi = render_page(page)
         crops = [crop_png(image, dpi, c.bbox) for c in candidates]
         page_image = page_jpeg(image, dpi)
+    from hctqa.core.extraction.ocr import MIN_TEXT_CHARS, readable_chars
+
     return PageExtraction(
         page=page_number,
         width=float(page.width),
@@ -174,4 +180,5 @@ def extract_page(page: Any, page_number: int, *, with_images: bool = True) -> Pa
         candidates=tuple(candidates),
         crops=tuple(crops),
         page_image=page_image,
+        needs_ocr=readable_chars(page.chars) < MIN_TEXT_CHARS,
     )

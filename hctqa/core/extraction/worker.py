@@ -11,11 +11,22 @@ Requests and replies are pickles, each preceded by its length (8 bytes, big endi
 child's stdin and stdout; both ends are this module. A request is a dict with ``op``:
 
 - ``{"op": "pdf_pages", "path"}`` → the page count (``documents.pdf_page_count``);
-- ``{"op": "page", "path", "page"}`` → ``pdf.PageExtraction`` with crops and page image;
-- ``{"op": "region", "path", "page", "bbox", "strategy"}`` → ``(Candidate, crop PNG)``;
+- ``{"op": "page", "path", "page"}`` → ``pdf.PageExtraction`` with crops and page image
+  (``needs_ocr`` when the page has no usable text);
+- ``{"op": "scanned_page", "path", "page", "ocr_language"}`` → the same, read through OCR;
+- ``{"op": "region", "path", "page", "bbox", "strategy", "ocr_language"}`` →
+  ``(Candidate, crop PNG, OCR text)``, through OCR on a page without usable text;
+- ``{"op": "image_open", "path", "max_pixels"}`` → ``(width, height)`` of a PNG or JPEG,
+  decoded whole (``images.open_image``: the pixel limit, truncated and damaged files);
+- ``{"op": "image_page", "path", "ocr_language", "max_pixels"}`` → ``pdf.PageExtraction`` of
+  an image file (pixels); ``{"op": "image_region", … "bbox", "strategy"}`` → as ``region``;
 - ``{"op": "html", "path"}`` → ``list[html.HtmlTable]``;
-- ``{"op": "tables", "path", "page", "boxes", "strategy"}`` → ``extract.PageTables`` (what the
-  command line prints): one table per box, or every table of the page when boxes is None.
+- ``{"op": "tables", "path", "page", "boxes", "strategy", "ocr_language"}`` →
+  ``extract.PageTables`` (what the command line prints): one table per box, or every table of
+  the page when boxes is None; a page without usable text is read through OCR when
+  ``ocr_language`` is given;
+- ``{"op": "image_tables", "path", "boxes", "strategy", "ocr_language", "max_pixels"}`` → the
+  same for a PNG or JPEG image (one page, read through OCR, pixels).
 
 A reply is ``("ok", value)`` or ``("error", code, message)``.
 """
@@ -161,6 +172,8 @@ def _handle(request: dict[str, Any], documents: dict[str, Any]) -> Any:
 
         return html_tables(Path(request["path"]).read_bytes())
     path = request["path"]
+    if op.startswith("image_"):
+        return _image(request)
     if path not in documents:
         import pdfplumber
 
@@ -178,17 +191,60 @@ def _handle(request: dict[str, Any], documents: dict[str, Any]) -> Any:
                 request["page"],
                 request.get("boxes"),
                 request.get("strategy") or DEFAULT_STRATEGY,
+                request.get("ocr_language"),
             )
         if op == "page":
             return pdf.extract_page(page, request["page"])
+        if op == "scanned_page":
+            from hctqa.core.extraction.scanned import scanned_page
+
+            return scanned_page(page, request["page"], request["ocr_language"])
         if op == "region":
-            candidate = pdf.region_candidate(
-                page, request["page"], tuple(request["bbox"]), request["strategy"]
-            )
-            image, dpi = pdf.render_page(page)
-            return candidate, pdf.crop_png(image, dpi, candidate.bbox)
+            return _region(page, request)
     finally:
         page.close()
+    raise ValueError(f"unknown request {op!r}")
+
+
+def _region(page: Any, request: dict[str, Any]) -> tuple[Any, bytes, str]:
+    from hctqa.core.extraction import pdf
+    from hctqa.core.extraction.ocr import MIN_TEXT_CHARS, readable_chars
+
+    bbox = tuple(request["bbox"])
+    language = request.get("ocr_language")
+    if language and readable_chars(page.chars) < MIN_TEXT_CHARS:
+        from hctqa.core.extraction.scanned import scanned_region
+
+        return scanned_region(page, request["page"], bbox, request["strategy"], language)  # type: ignore[arg-type]
+    candidate = pdf.region_candidate(page, request["page"], bbox, request["strategy"])  # type: ignore[arg-type]
+    image, dpi = pdf.render_page(page)
+    return candidate, pdf.crop_png(image, dpi, candidate.bbox), ""
+
+
+def _image(request: dict[str, Any]) -> Any:
+    """The requests on an image file (PNG, JPEG): one page, read through OCR, in pixels."""
+    from hctqa.core.extraction import scanned
+    from hctqa.core.extraction.extract import DEFAULT_STRATEGY, tables_of
+    from hctqa.core.extraction.images import DEFAULT_MAX_PIXELS, open_image
+    from hctqa.core.extraction.ocr import DEFAULT_LANGUAGE, layout_from_image
+
+    op, path = request["op"], request["path"]
+    language = request.get("ocr_language") or DEFAULT_LANGUAGE
+    max_pixels = request.get("max_pixels") or DEFAULT_MAX_PIXELS
+    if op == "image_open":
+        return open_image(path, max_pixels=max_pixels)[0].size
+    if op == "image_page":
+        return scanned.image_page(path, language, max_pixels)
+    if op == "image_region":
+        bbox = tuple(request["bbox"])
+        return scanned.image_region(path, bbox, request["strategy"], language, max_pixels)  # type: ignore[arg-type]
+    if op == "image_tables":
+        gray, dpi = open_image(path, max_pixels=max_pixels)
+        return tables_of(
+            layout_from_image(gray, dpi, language),
+            request.get("boxes"),
+            request.get("strategy") or DEFAULT_STRATEGY,
+        )
     raise ValueError(f"unknown request {op!r}")
 
 

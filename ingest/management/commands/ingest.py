@@ -23,9 +23,9 @@ def _chunks(path: Path) -> Any:
 
 class Command(BaseCommand):
     help = (
-        "Ingest PDFs and saved web pages into a collection: each file is checked, kept, and "
-        "opened and its tables extracted (here, by the ingest task's own code, or by the "
-        "ingest worker with --enqueue)."
+        "Ingest PDFs, saved web pages and PNG/JPEG images into a collection: each file is "
+        "checked, kept, and opened and its tables extracted (here, by the ingest task's own "
+        "code, or by the ingest worker with --enqueue)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:

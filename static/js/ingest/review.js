@@ -172,6 +172,14 @@ async function extractNew() {
   }
 }
 
+// A page read through OCR: the words OCR read in the box, beside the box's picture.
+function showOcr(payload) {
+  const text = document.getElementById("ocr-text");
+  if (text) text.textContent = payload.ocr_text || "";
+  const crop = document.getElementById("ocr-crop");
+  if (crop && payload.crop) crop.src = `${payload.crop}?v=${payload.version}`;
+}
+
 async function reextract() {
   if (!data.id || !currentBox || data.status !== "pending") return;
   pageStatus.set("", "Extracting the box again…");
@@ -181,6 +189,7 @@ async function reextract() {
     return;
   }
   editor.replace(reply.data.machine, reply.data.version);
+  showOcr(reply.data);
   pageStatus.set("saved", `Extracted again (${reply.data.strategy}); the grid shows the new extraction. Undo brings back your edits.`);
 }
 
