@@ -606,6 +606,7 @@ CELERY_TASK_ROUTES = {
     "annotation.tasks.release_expired_leases": {"queue": "sweeps"},
     # Queues the emails due; sending them is the default queue's (send_email).
     "hctqa.accounts.tasks.send_waiting_emails": {"queue": "sweeps"},
+    "hctqa.accounts.tasks.send_approval_digests": {"queue": "sweeps"},
 }
 WORKER_QUEUES = ("default", "scoring", "inference", "ingest", "sweeps")
 # A task killed with its worker comes back by two ways. (1) task_reject_on_worker_lost: when
@@ -669,6 +670,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "hctqa.accounts.tasks.send_waiting_emails",
         "schedule": 60,
         "options": {"expires": 60},
+    },
+    # Emails each admin the requests that came since their last digest, an hour after it.
+    "send-approval-request-digests": {
+        "task": "hctqa.accounts.tasks.send_approval_digests",
+        "schedule": 300,
+        "options": {"expires": 300},
     },
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")

@@ -7,7 +7,11 @@ from django.contrib.auth.models import User
 
 from annotation.models import Collection, Question, Split, Table
 from hctqa.accounts.roles import RESEARCHER
-from hctqa.accounts.services import account_approve_for_test_split, user_role_add
+from hctqa.accounts.services import (
+    account_approve_for_test_split,
+    email_address_trust,
+    user_role_add,
+)
 from hctqa.core import taxonomy
 
 SIMPLE_CSV = "Region,Male,Female\nNorth,10,12\nSouth,20,22\n"
@@ -38,6 +42,13 @@ class UserFactory(factory.django.DjangoModelFactory[User]):
         self.save()
         if create and extracted:
             user_role_add(user=self, role=extracted)
+
+    @factory.post_generation
+    def email_confirmed(self, create: bool, extracted: bool | None, **kwargs: object) -> None:
+        """Addresses are confirmed unless the test says ``email_confirmed=False`` (tests of
+        the confirmation do)."""
+        if create and (extracted is None or extracted):
+            email_address_trust(user=self)
 
     @factory.post_generation
     def test_split_approved(self, create: bool, extracted: bool | None, **kwargs: object) -> None:

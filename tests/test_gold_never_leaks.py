@@ -211,6 +211,9 @@ NO_GOLD_POSSIBLE = {
     "accounts:approval_request",
     "accounts:approval_request_decide",
     "accounts:email_preferences",
+    # Sending and following an address's confirmation link: the account's own address only.
+    "accounts:email_confirmation_send",
+    "accounts:email_confirm",
     "accounts:notifications_read",
     "accounts:notification_open",
     "api-token",

@@ -173,6 +173,9 @@ PUBLIC = {
     # Django's admin site: staff only, as a whole (tests/test_admin.py).
     "admin/r/<path:content_type_id>/<path:object_id>/",
     "admin/auth/user/<id>/password/",
+    # An address's confirmation link: the token is signed for one account and address, and
+    # confirms only while that account is logged in (tests/accounts/test_email_confirmation.py).
+    "accounts/emails/confirm/<str:token>/",
 }
 
 

@@ -19,6 +19,8 @@ SWEEPS = {
     "annotation.tasks.release_expired_leases",
     # Queues the emails that are due; the default queue sends them.
     "hctqa.accounts.tasks.send_waiting_emails",
+    # Queues the admins' approval-request digests that are due (at most one an hour each).
+    "hctqa.accounts.tasks.send_approval_digests",
 }
 
 

@@ -15,9 +15,12 @@ def _user_saved(
     sender: type, instance: Any, created: bool, update_fields: frozenset[str] | None, **kwargs: Any
 ) -> None:
     # Users are made in many places (sign-up, the admin, createsuperuser, the demo loader):
-    # each gets its account, with its username's skeleton, whichever made it. A save that
-    # leaves the name alone (the last-login stamp) changes nothing.
-    if kwargs.get("raw") or (update_fields is not None and "username" not in update_fields):
+    # each gets its account, with its username's skeleton, whichever made it, and a new
+    # address loses the old one's confirmation. A save that leaves the name and the address
+    # alone (the last-login stamp) changes nothing.
+    if kwargs.get("raw") or (
+        update_fields is not None and not {"username", "email"} & set(update_fields)
+    ):
         return
     from hctqa.accounts.services import account_sync
 

@@ -20,14 +20,15 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.mail import EmailMessage
 from django.core.validators import validate_email
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
-from hctqa.accounts.models import EmailStatus, OutgoingEmail
+from hctqa.accounts.models import EmailKind, EmailStatus, OutgoingEmail
 
 logger = logging.getLogger(__name__)
 
@@ -60,10 +61,29 @@ def absolute_url(path: str) -> str:
     return settings.SITE_URL + path if path.startswith("/") else path
 
 
-def email_queue(*, recipient: Any, subject: str, body: str) -> OutgoingEmail | None:
+def _address_of(recipient: Any, kind: str) -> str:
+    """The recipient's address as the database has it now; for any email but the link that
+    confirms it, only an address its owner confirmed (empty otherwise)."""
+    users = get_user_model().objects.filter(pk=getattr(recipient, "pk", None))
+    if kind != EmailKind.CONFIRMATION:
+        users = users.filter(
+            account__email_confirmed_at__isnull=False,
+            account__email_confirmed_address=F("email"),
+        )
+    return (users.values_list("email", flat=True).first() or "").strip()
+
+
+def email_queue(
+    *, recipient: Any, subject: str, body: str, kind: str = EmailKind.NOTICE
+) -> OutgoingEmail | None:
     """Queue an email to ``recipient``'s address; sent once the current transaction commits.
-    None when they have no (valid) address: there is nowhere to send it."""
-    address = (getattr(recipient, "email", "") or "").strip()
+    Every email goes through here, so this is where the rule holds that no email but the
+    confirmation link itself goes to an address its owner has not confirmed: else the
+    platform would carry a stranger's text to any address. None when there is no valid,
+    confirmed address: there is nowhere to send it."""
+    address = _address_of(recipient, kind)
+    if not address:
+        return None
     try:
         validate_email(address)
     except ValidationError:
@@ -73,6 +93,7 @@ def email_queue(*, recipient: Any, subject: str, body: str) -> OutgoingEmail | N
         body = body[:BODY_MAX] + "\n…"
     email = OutgoingEmail.objects.create(
         recipient=recipient,
+        kind=kind,
         to_address=address,
         subject=one_line(SUBJECT_PREFIX + subject, SUBJECT_MAX),
         body=body,

@@ -45,6 +45,12 @@ class Account(models.Model):
     email_on_mention = models.BooleanField(
         default=False, help_text="Email when someone mentions them in a discussion."
     )
+    # The address the person proved theirs by following the link sent to it, and when. Only
+    # while it is still the user's address is it confirmed (``email_confirmed``): a change of
+    # address, however made, leaves it unconfirmed. No email but that link goes to an address
+    # not confirmed (hctqa.accounts.mail.email_queue).
+    email_confirmed_address = models.EmailField(blank=True, default="", editable=False)
+    email_confirmed_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
         indexes = [models.Index(fields=["signed_up_from", "created_at"])]
@@ -58,6 +64,11 @@ class Account(models.Model):
                 condition=~Q(test_split_approved_by=F("user")),
                 name="accounts_account_no_self_approval",
             ),
+            models.CheckConstraint(
+                condition=Q(email_confirmed_address="", email_confirmed_at__isnull=True)
+                | (~Q(email_confirmed_address="") & Q(email_confirmed_at__isnull=False)),
+                name="accounts_account_confirmed_address_has_a_time",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -66,6 +77,13 @@ class Account(models.Model):
     @property
     def test_split_approved(self) -> bool:
         return self.test_split_approved_at is not None
+
+    @property
+    def email_confirmed(self) -> bool:
+        """Whether the user's current address is the one they confirmed."""
+        return bool(self.email_confirmed_address) and self.email_confirmed_address == (
+            self.user.email
+        )
 
 
 # Longest note a researcher may send with an approval request.
@@ -160,6 +178,14 @@ class EmailStatus(models.TextChoices):
     FAILED = "failed", "Failed"
 
 
+class EmailKind(models.TextChoices):
+    # The link that confirms an address: the only email sent to an address not confirmed.
+    CONFIRMATION = "confirmation", "Address confirmation"
+    # The admins' summary of the approval requests waiting: at most one an hour per admin.
+    APPROVAL_DIGEST = "approval_digest", "Approval requests digest"
+    NOTICE = "notice", "Notice"
+
+
 class OutgoingEmail(models.Model):
     """An email to send, written in the transaction of the change it tells of and sent by a
     task after that commits (hctqa.accounts.mail)."""
@@ -177,6 +203,9 @@ class OutgoingEmail(models.Model):
     status = models.CharField(
         max_length=7, choices=EmailStatus.choices, default=EmailStatus.WAITING
     )
+    # What kind of email it is, for the limits that count them (confirmation links, the
+    # admins' digests).
+    kind = models.CharField(max_length=16, choices=EmailKind.choices, default=EmailKind.NOTICE)
     attempts = models.PositiveSmallIntegerField(default=0)
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(default=timezone.now, editable=False)
@@ -192,6 +221,9 @@ class OutgoingEmail(models.Model):
                 condition=Q(status__in=EmailStatus.values), name="accounts_email_status_valid"
             ),
             models.CheckConstraint(
+                condition=Q(kind__in=EmailKind.values), name="accounts_email_kind_valid"
+            ),
+            models.CheckConstraint(
                 condition=Q(status="sent", sent_at__isnull=False)
                 | (~Q(status="sent") & Q(sent_at__isnull=True)),
                 name="accounts_email_sent_at_when_sent",
@@ -202,7 +234,11 @@ class OutgoingEmail(models.Model):
                 name="accounts_email_subject_one_line",
             ),
         ]
-        indexes = [models.Index(fields=["status", "next_try_at"])]
+        indexes = [
+            models.Index(fields=["status", "next_try_at"]),
+            models.Index(fields=["recipient", "kind", "created_at"]),
+            models.Index(fields=["kind", "to_address", "created_at"]),
+        ]
 
     def __str__(self) -> str:
         return f"{self.subject} to {self.to_address} ({self.status})"

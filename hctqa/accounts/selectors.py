@@ -33,10 +33,11 @@ def approval_request_latest(*, user: Any) -> ApprovalRequest | None:
 
 
 def approval_requests_waiting(*, limit: int = 100) -> list[ApprovalRequest]:
-    """Requests waiting for an admin, oldest first, with each researcher's account."""
+    """Requests waiting for an admin, oldest first, with each researcher's account (whether
+    their address is confirmed)."""
     return list(
         ApprovalRequest.objects.filter(decided_at__isnull=True)
-        .select_related("user")
+        .select_related("user__account")
         .order_by("created_at", "pk")[:limit]
     )
 

@@ -2,21 +2,30 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import Group, Permission, User
+from django.core import signing
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Q
+from django.db.models import Max, Q
 from django.urls import reverse
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
 from hctqa.accounts.addresses import address_group
 from hctqa.accounts.mail import absolute_url, email_queue, one_line
-from hctqa.accounts.models import APPROVAL_NOTE_MAX, Account, ApprovalRequest, Notification
+from hctqa.accounts.models import (
+    APPROVAL_NOTE_MAX,
+    Account,
+    ApprovalRequest,
+    EmailKind,
+    Notification,
+    OutgoingEmail,
+)
 from hctqa.accounts.roles import ADMIN, ADMIN_APPS, RESEARCHER, ROLE_PERMISSIONS, ROLES
 from hctqa.accounts.selectors import admins_to_tell, can_submit_to_test_split
 from hctqa.accounts.usernames import username_skeleton
@@ -66,10 +75,17 @@ def user_role_add(*, user: User, role: str) -> None:
 
 def account_sync(*, user: User) -> Account:
     """Create or update the user's account row with the skeleton of their username. Runs
-    whenever a user is saved with a new name, however it was made (sign-up, the admin,
-    createsuperuser, the demo). A name confusable with an older account's keeps no skeleton:
-    the older account holds it, and sign-up refuses such names before they get here."""
+    whenever a user is saved with a new name or address, however it was made (sign-up, the
+    admin, createsuperuser, the demo); a new address loses the old one's confirmation. A
+    name confusable with an older account's keeps no skeleton: the older account holds it,
+    and sign-up refuses such names before they get here."""
     account, _ = Account.objects.get_or_create(user=user)
+    if account.email_confirmed_address and account.email_confirmed_address != user.email:
+        # A new address is unconfirmed until its owner follows the link sent to it.
+        Account.objects.filter(pk=account.pk).update(
+            email_confirmed_address="", email_confirmed_at=None
+        )
+        account.email_confirmed_address, account.email_confirmed_at = "", None
     skeleton = username_skeleton(user.username)
     if account.username_skeleton == skeleton:
         return account
@@ -126,7 +142,153 @@ def researcher_sign_up(*, username: str, email: str, password: str, address: str
     ):
         raise ApplicationError(USERNAME_TAKEN, field="username")
     user_role_add(user=user, role=RESEARCHER)
+    try:
+        email_confirmation_send(user=user)
+    except ApplicationError as exc:
+        # The address had its links for the day; the account page offers one later.
+        logger.info("no confirmation link for new account %s: %s", user.pk, exc.message)
     return user
+
+
+# How long a confirmation link works, how long to wait before asking for another, and how many
+# are sent a day to one account and to one address (whichever accounts ask): few enough that
+# sign-ups cannot turn the links into a flood at someone else's address.
+CONFIRMATION_MAX_AGE = timedelta(days=3)
+CONFIRMATION_RESEND_WAIT = timedelta(minutes=10)
+CONFIRMATIONS_PER_DAY_PER_ACCOUNT = 4
+CONFIRMATIONS_PER_DAY_PER_ADDRESS = 5
+_CONFIRMATION_SALT = "hctqa.accounts.email-confirmation"
+
+
+def _address_digest(address: str) -> str:
+    # The link names the address by its hash, so that it does not sit in server logs.
+    return hashlib.sha256(address.encode()).hexdigest()[:32]
+
+
+def email_confirmation_token(*, user: User) -> str:
+    """A signed, timestamped token binding the user and their current address: it stops
+    working after CONFIRMATION_MAX_AGE or once the address changes."""
+    return signing.dumps(
+        {"u": user.pk, "a": _address_digest(user.email)}, salt=_CONFIRMATION_SALT, compress=False
+    )
+
+
+def email_confirmation_sent_last(*, user: Any) -> datetime | None:
+    """When the newest confirmation link went to the user's current address."""
+    return OutgoingEmail.objects.filter(
+        recipient=user, kind=EmailKind.CONFIRMATION, to_address=user.email.strip()
+    ).aggregate(last=Max("created_at"))["last"]
+
+
+@transaction.atomic
+def email_confirmation_send(*, user: User) -> OutgoingEmail:
+    """Send the link that confirms the user's address: at sign-up, and again when they ask,
+    at most one per CONFIRMATION_RESEND_WAIT and a few a day per account and per address.
+    Its text is the platform's own: nothing the account's owner typed is in it."""
+    lock_user(user)
+    user.refresh_from_db(fields=["email"])
+    account = account_sync(user=user)
+    address = user.email.strip()
+    if not address:
+        raise ApplicationError("Your account has no email address: ask an admin to add one")
+    if account.email_confirmed:
+        raise ApplicationError(f"{address} is confirmed already")
+    now = timezone.now()
+    day = now - timedelta(days=1)
+    sent = OutgoingEmail.objects.filter(kind=EmailKind.CONFIRMATION, created_at__gte=day)
+    mine = list(sent.filter(recipient=user).order_by("-created_at").values_list("created_at"))
+    if mine and now - mine[0][0] < CONFIRMATION_RESEND_WAIT:
+        wait = mine[0][0] + CONFIRMATION_RESEND_WAIT
+        raise ApplicationError(
+            f"A link went to {address} at {mine[0][0]:%H:%M} UTC; look for it (and in your spam "
+            f"folder), or ask for another after {wait:%H:%M} UTC"
+        )
+    if len(mine) >= CONFIRMATIONS_PER_DAY_PER_ACCOUNT or (
+        sent.filter(to_address__iexact=address).count() >= CONFIRMATIONS_PER_DAY_PER_ADDRESS
+    ):
+        raise ApplicationError(
+            f"{address} was sent as many confirmation links as a day allows; ask again "
+            "tomorrow, or ask the platform's admins"
+        )
+    link = absolute_url(
+        reverse("accounts:email_confirm", args=[email_confirmation_token(user=user)])
+    )
+    days = CONFIRMATION_MAX_AGE.days
+    email = email_queue(
+        recipient=user,
+        kind=EmailKind.CONFIRMATION,
+        subject="Confirm your email address",
+        body=(
+            f"Someone gave this address for an account on the HCT-QA platform "
+            f"({settings.SITE_URL}). If it was you, log in and confirm it here within "
+            f"{counted(days, 'day')}:\n\n{link}\n\nIf it was not you, ignore this email: "
+            "no other email goes to this address unless its owner confirms it.\n\n-- \n"
+            "The HCT-QA platform\n"
+        ),
+    )
+    if email is None:
+        raise ApplicationError(f"{address} is not an address an email can go to")
+    return email
+
+
+def _mark_confirmed(account: Account, address: str) -> None:
+    Account.objects.filter(pk=account.pk).update(
+        email_confirmed_address=address, email_confirmed_at=timezone.now()
+    )
+    account.refresh_from_db()
+
+
+def email_confirmation_check(*, user: User, token: str) -> Account:
+    """The user's account when ``token`` confirms their current address; refused, saying
+    why, when it is altered, expired, for another account or for an address the account no
+    longer has."""
+    try:
+        data = signing.loads(
+            token, salt=_CONFIRMATION_SALT, max_age=CONFIRMATION_MAX_AGE.total_seconds()
+        )
+    except signing.SignatureExpired as exc:
+        days = counted(CONFIRMATION_MAX_AGE.days, "day")
+        raise ApplicationError(
+            f"This link has expired (a link works for {days}): ask for a new one on your "
+            "account page"
+        ) from exc
+    except signing.BadSignature as exc:
+        raise ApplicationError(
+            "This link is not valid: it may have been cut short or altered. Copy the whole "
+            "link from the email, or ask for a new one on your account page"
+        ) from exc
+    if not isinstance(data, dict) or data.get("u") != user.pk:
+        raise ApplicationError(
+            f"This link is for another account, not {user.username}: log in as the account "
+            "that asked for it"
+        )
+    user.refresh_from_db(fields=["email"])
+    if not user.email or data.get("a") != _address_digest(user.email):
+        raise ApplicationError(
+            "This link is for an address your account no longer has; ask for a new one on "
+            "your account page"
+        )
+    return account_sync(user=user)
+
+
+@transaction.atomic
+def email_confirm(*, user: User, token: str) -> Account:
+    """Confirm the user's address with the link's token (``email_confirmation_check``).
+    Following a link for the address confirmed already changes nothing."""
+    lock_user(user)
+    account = email_confirmation_check(user=user, token=token)
+    if not account.email_confirmed:
+        _mark_confirmed(account, user.email)
+    return account
+
+
+def email_address_trust(*, user: User) -> Account:
+    """Count the user's current address as confirmed without a link: for addresses the
+    platform's operators typed themselves (the demo accounts)."""
+    account = account_sync(user=user)
+    if user.email and not account.email_confirmed:
+        _mark_confirmed(account, user.email)
+    return account
 
 
 def account_check_test_split_access(*, user: Any) -> None:
@@ -188,14 +350,22 @@ ASK_AGAIN_AFTER = timedelta(days=1)
 
 @transaction.atomic
 def approval_request_make(*, user: User, note: str) -> ApprovalRequest:
-    """A researcher asks the admins to approve their account for test-split submissions. The
-    admins are told (in the menu and by email). Asking again while a request waits returns
+    """A researcher with a confirmed address asks the admins to approve their account for
+    test-split submissions. The admins are told (in the menu, and by the digest email).
+    Asking again while a request waits returns
     that request (a double click sends nothing twice)."""
     if not user.has_perm("leaderboard.add_submission"):
         raise ApplicationError("Approval for test-split submissions is for researchers")
     if can_submit_to_test_split(user=user):
         raise ApplicationError("Your account may submit on the test split already")
     lock_user(user)
+    user.refresh_from_db(fields=["email"])
+    if not account_sync(user=user).email_confirmed:
+        raise ApplicationError(
+            "Confirm your email address first: the admins decide on an address you have "
+            "shown is yours. Follow the link we sent to it, or send it again from your "
+            "account page"
+        )
     waiting = ApprovalRequest.objects.filter(user=user, decided_at__isnull=True).first()
     if waiting is not None:
         return waiting
@@ -222,20 +392,91 @@ def approval_request_make(*, user: User, note: str) -> ApprovalRequest:
             f"{(declined + ASK_AGAIN_AFTER):%d %B %Y, %H:%M} UTC"
         )
     request = ApprovalRequest.objects.create(user=user, note=note)
-    email_address = user.email or "no email address given"
-    # The menu counts the requests waiting for admins; each admin is emailed as well.
-    for admin in admins_to_tell():
-        email_about(
-            recipient=admin,
-            text=f"{user.username} asks for approval for test-split submissions",
-            url=reverse("accounts:approval_requests"),
-            body=(
-                f"{user.username} ({email_address}) asks to be approved for test-split "
-                f"submissions. Their note:\n\n{note}\n\nApprove or decline it on the "
-                "approval requests page:"
-            ),
-        )
+    # The menu counts the requests waiting for admins; emails are a digest, capped.
+    approval_digests_queue()
     return request
+
+
+# An admin gets at most one digest of the waiting approval requests in this time, and none
+# when no request came since the last one.
+APPROVAL_DIGEST_EVERY = timedelta(hours=1)
+APPROVAL_DIGEST_LISTS = 30
+
+
+def confirmed_label(account: Account | None) -> str:
+    """How an address stands, for the admins: "confirmed <date>" or "not confirmed"."""
+    if account is not None and account.email_confirmed and account.email_confirmed_at:
+        return f"confirmed {account.email_confirmed_at:%d %B %Y}"
+    return "not confirmed"
+
+
+def _digest_body(waiting: list[ApprovalRequest], total: int) -> str:
+    parts = [f"{counted(total, 'approval request')} for test-split submissions wait for you:"]
+    for item in waiting:
+        user = item.user
+        address = user.email or "no email address"
+        state = confirmed_label(getattr(user, "account", None))
+        parts.append(
+            f"* {user.username} · {address} ({state}) · asked {item.created_at:%d %B %Y, %H:%M} "
+            f"UTC. Their note:\n{item.note}"
+        )
+    if total > len(waiting):
+        parts.append(f"… and {total - len(waiting)} more.")
+    parts.append(
+        f"Approve or decline them here:\n{absolute_url(reverse('accounts:approval_requests'))}"
+    )
+    return "\n\n".join(parts)
+
+
+@transaction.atomic
+def approval_digests_queue() -> int:
+    """Email each admin a digest of the waiting approval requests when a request came since
+    their last digest and that one is APPROVAL_DIGEST_EVERY old: however many accounts ask,
+    an admin gets at most one such email an hour. Run when a request is made and by beat;
+    returns how many digests were queued."""
+    waiting_requests = ApprovalRequest.objects.filter(decided_at__isnull=True)
+    newest = waiting_requests.aggregate(newest=Max("created_at"))["newest"]
+    if newest is None:
+        return 0
+    now = timezone.now()
+    admins = list(admins_to_tell())
+    last_digests = dict(
+        OutgoingEmail.objects.filter(kind=EmailKind.APPROVAL_DIGEST, recipient__in=admins)
+        .values("recipient")
+        .annotate(last=Max("created_at"))
+        .values_list("recipient", "last")
+    )
+    due = [
+        admin
+        for admin in admins
+        if (last := last_digests.get(admin.pk)) is None
+        or (newest > last and now - last >= APPROVAL_DIGEST_EVERY)
+    ]
+    if not due:
+        return 0
+    total = waiting_requests.count()
+    listed = list(
+        waiting_requests.select_related("user__account").order_by("created_at", "pk")[
+            :APPROVAL_DIGEST_LISTS
+        ]
+    )
+    body = _digest_body(listed, total)
+    queued = 0
+    for admin in due:
+        lock_user(admin)  # two digests at once count one after the other
+        latest = OutgoingEmail.objects.filter(
+            kind=EmailKind.APPROVAL_DIGEST, recipient=admin
+        ).aggregate(last=Max("created_at"))["last"]
+        if latest != last_digests.get(admin.pk):
+            continue
+        email = email_queue(
+            recipient=admin,
+            kind=EmailKind.APPROVAL_DIGEST,
+            subject=f"{counted(total, 'approval request')} waiting",
+            body=f"Hello {admin.username},\n\n{body}\n\n-- \nThe HCT-QA platform\n",
+        )
+        queued += email is not None
+    return queued
 
 
 @transaction.atomic
@@ -352,6 +593,12 @@ def demo_users_ensure() -> list[tuple[str, str, str]]:
         if made or not user.check_password(password):
             user.set_password(password)
             user.save()
+        if not user.email:
+            # An address the demo owns (RFC 2606), confirmed: the demo's emails reach the
+            # worker's log, as every email does without EMAIL_HOST.
+            user.email = f"{username}@example.org"
+            user.save(update_fields=["email"])
+        email_address_trust(user=user)
         if role == ADMIN:
             user.is_superuser = True
             user.save(update_fields=["is_superuser"])

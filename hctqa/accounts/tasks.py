@@ -33,3 +33,11 @@ def send_waiting_emails() -> dict[str, int]:
 
     sweep = emails_sweep()
     return {"queued": len(sweep.queued), "taken_back": sweep.taken_back}
+
+
+@app.task(acks_late=True)
+def send_approval_digests() -> int:
+    """The admins' digest of the waiting approval requests, at most one an hour each."""
+    from hctqa.accounts.services import approval_digests_queue
+
+    return approval_digests_queue()

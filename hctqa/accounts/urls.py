@@ -10,6 +10,8 @@ urlpatterns = [
     path("token/", views.token_rotate, name="token_rotate"),
     path("approval/", views.approval_request, name="approval_request"),
     path("emails/", views.email_preferences, name="email_preferences"),
+    path("emails/confirm/", views.email_confirmation_send, name="email_confirmation_send"),
+    path("emails/confirm/<str:token>/", views.email_confirm, name="email_confirm"),
     path("approval-requests/", views.approval_requests, name="approval_requests"),
     path(
         "approval-requests/<int:request_id>/decide/",

@@ -41,7 +41,9 @@ def sign_up(request: HttpRequest) -> HttpResponse:
         else:
             login(request, user, backend="django.contrib.auth.backends.ModelBackend")
             messages.success(
-                request, f"Welcome, {user.username}. Your researcher account is ready."
+                request,
+                f"Welcome, {user.username}. Your researcher account is ready. To confirm your "
+                "email address, follow the link we sent to it.",
             )
             return redirect("accounts:account")
     status = 400 if request.method == "POST" else 200
@@ -62,6 +64,8 @@ def _account_page(
         "token": token,
         "roles": roles,
         "account": account,
+        "email_confirmed": bool(account and account.email_confirmed),
+        "confirmation_sent_at": services.email_confirmation_sent_last(user=user),
         "test_split_open": selectors.can_submit_to_test_split(user=user),
         "open_test_submissions": settings.OPEN_TEST_SUBMISSIONS,
         "approval_request": selectors.approval_request_latest(user=user),
@@ -111,14 +115,54 @@ def email_preferences(request: HttpRequest) -> HttpResponse:
         on_scoring=form.cleaned_data["on_scoring"],
         on_mention=form.cleaned_data["on_mention"],
     )
-    if request.user.email:
+    account = selectors.account_of(user=request.user)
+    if account is not None and account.email_confirmed:
         messages.success(request, f"Saved: emails go to {request.user.email}.")
+    elif request.user.email:
+        messages.warning(
+            request,
+            f"Saved, but no email goes to {request.user.email} until you confirm it: follow "
+            "the link we sent to it, or send it again.",
+        )
     else:
         messages.warning(
             request,
             "Saved, but your account has no email address: ask an admin to add one.",
         )
     return redirect("accounts:account")
+
+
+@login_required
+@require_POST
+def email_confirmation_send(request: HttpRequest) -> HttpResponse:
+    """The "Send the link again" button."""
+    try:
+        services.email_confirmation_send(user=request.user)
+    except ApplicationError as exc:
+        messages.error(request, f"No link was sent: {exc.message}.")
+    else:
+        days = counted(services.CONFIRMATION_MAX_AGE.days, "day")
+        messages.success(
+            request,
+            f"A new link is on its way to {request.user.email}; it works for {days}.",
+        )
+    return redirect(reverse("accounts:account") + "#email-address")
+
+
+@login_required
+def email_confirm(request: HttpRequest, token: str) -> HttpResponse:
+    """The page the emailed link opens: one button confirms (a mail scanner that opens the
+    link confirms nothing), logged in as the account the link is for."""
+    try:
+        if request.method == "POST":
+            account = services.email_confirm(user=request.user, token=token)
+            messages.success(request, f"Thank you: {account.email_confirmed_address} is confirmed.")
+            return redirect(reverse("accounts:account") + "#email-address")
+        account = services.email_confirmation_check(user=request.user, token=token)
+    except ApplicationError as exc:
+        context = {"error": exc.message}
+        return render(request, "accounts/email_confirm.html", context, status=400)
+    return render(request, "accounts/email_confirm.html", {"account": account})
 
 
 def _require_decider(request: HttpRequest) -> None:

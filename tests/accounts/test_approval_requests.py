@@ -48,12 +48,15 @@ def test_one_button_and_a_note_reach_every_admin(client: Client, eve, boss) -> N
     assert response.status_code == 302 and response["Location"] == "/accounts/"
     request = ApprovalRequest.objects.get(user=eve)
     assert request.note == NOTE and request.waiting
-    # The admins' menu counts the request (not a notification besides); each is emailed.
+    # The admins' menu counts the request (not a notification besides); each is emailed a
+    # digest, which says the address is confirmed.
     assert not Notification.objects.exists()
     email = OutgoingEmail.objects.get()
     assert email.to_address == "boss@example.org" and email.status == "waiting"
-    assert email.subject == "[HCT-QA] eve asks for approval for test-split submissions"
-    assert NOTE in email.body and "eve@example.org" in email.body
+    assert email.kind == "approval_digest"
+    assert email.subject == "[HCT-QA] 1 approval request waiting"
+    confirmed = f"{Account.objects.get(user=eve).email_confirmed_at:%d %B %Y}"
+    assert NOTE in email.body and f"eve@example.org (confirmed {confirmed})" in email.body
     assert "http://localhost:8000/accounts/approval-requests/" in email.body
 
     # The page now says the request is with the admins, and offers no second button.

@@ -73,7 +73,7 @@ def test_the_default_worker_sends_the_email_over_smtp(
         time.sleep(0.2)
     [message] = smtp_server
     assert "To: boss@example.org" in message and "From: HCT-QA <hctqa@example.org>" in message
-    assert "Subject: [HCT-QA] eve asks for approval" in message
+    assert "Subject: [HCT-QA] 1 approval request waiting" in message
     assert "Eve, Example Lab; model X" in message
     deadline = time.monotonic() + 10
     while OutgoingEmail.objects.get().status != "sent" and time.monotonic() < deadline:

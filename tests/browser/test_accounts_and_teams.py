@@ -1,5 +1,6 @@
 """Accounts that explain themselves and the team features, in a real browser at 1440 px and
-390 px (tests/browser/pagecheck.py): asking for test-split approval and being approved, the
+390 px (tests/browser/pagecheck.py): signing up and confirming the email address without
+JavaScript; asking for test-split approval and being approved, the
 menu's counts and the notifications, emails sent through Django's email framework; assigning
 tables and the queue that serves them first; discussing a table with an @mention, through
 htmx and without JavaScript."""
@@ -33,6 +34,59 @@ def _send_waiting_emails() -> None:
 
 def _log_out(page: Page) -> None:
     page.context.clear_cookies()
+
+
+def test_signing_up_and_confirming_the_address_without_javascript(
+    live_server, page: Page, browser: Browser, tmp_path
+) -> None:
+    page.set_viewport_size({"width": 390, "height": 800})
+    page.goto(f"{live_server.url}/accounts/sign-up/")
+    page.get_by_label("Username").fill("newton")
+    page.get_by_label("Email").fill("newton@example.org")
+    page.locator("#id_password1").fill("a-Long-password-1")
+    page.locator("#id_password2").fill("a-Long-password-1")
+    page.get_by_role("button", name="Create account").click()
+    expect(page).to_have_url(re.compile("/accounts/$"))
+    state = page.locator("#email-state")
+    expect(state).to_contain_text("Unconfirmed — we sent a link to newton@example.org")
+    expect(page.locator("#approval-needs-confirmation")).to_contain_text(
+        "confirm your email address first"
+    )
+    expect(page.get_by_role("button", name="Ask for approval")).to_have_count(0)
+    check_page(page, "account-unconfirmed", tmp_path, controls=("#email-state button",))
+    # Again at once: refused, saying when.
+    page.get_by_role("button", name="Send it again").click()
+    expect(page.locator(".messages")).to_contain_text("ask for another after")
+
+    _send_waiting_emails()
+    [message] = mail.outbox
+    assert message.to == ["newton@example.org"]
+    found = re.search(r"http://localhost:8000(/accounts/emails/confirm/\S+/)", message.body)
+    assert found is not None
+    link = live_server.url + found.group(1)
+    page.goto(link[:-3] + "xx/")  # cut short
+    expect(page.locator("#confirm-error")).to_contain_text("This link is not valid")
+    check_page(page, "confirm-invalid", tmp_path)
+    page.goto(link)
+    check_page(page, "confirm", tmp_path, controls=("#confirm-form button",))
+
+    # The link's page confirms without JavaScript.
+    context = browser.new_context(java_script_enabled=False, viewport={"width": 390, "height": 800})
+    plain = context.new_page()
+    try:
+        log_in(plain, live_server.url, "newton")
+        plain.goto(link)
+        plain.get_by_role("button", name="Confirm my address").click()
+        expect(plain.locator(".messages")).to_contain_text("newton@example.org is confirmed")
+        expect(plain.locator("#email-state")).to_contain_text("newton@example.org · confirmed")
+    finally:
+        context.close()
+    page.goto(f"{live_server.url}/accounts/")
+    expect(state).to_contain_text("newton@example.org · confirmed")
+    expect(page.get_by_role("button", name="Ask for approval")).to_be_visible()
+    check_page(page, "account-confirmed", tmp_path, controls=("#approval-form button",))
+    page.goto(link)
+    expect(page.locator("#confirm-done")).to_contain_text("This link was used already")
 
 
 def test_asking_for_approval_being_approved_and_told(live_server, page: Page, tmp_path) -> None:

@@ -164,6 +164,15 @@ def test_mentions_tell_who_may_read_and_say_who_was_not_told(ann, bob, boss, tab
     assert "ann wrote on table psa--1--1:\n\n@BOB and @boss, see row 2." in email.body
 
 
+def test_no_mention_email_to_an_unconfirmed_address(ann, table) -> None:
+    UserFactory(username="carl", role="annotator", email_confirmed=False)
+    Account.objects.filter(user__username="carl").update(email_on_mention=True)
+    response = _client(ann).post("/discussion/tables/psa--1--1/", {"body": "@carl see row 2"})
+    assert response.status_code == 302
+    assert Notification.objects.filter(recipient__username="carl").count() == 1
+    assert not OutgoingEmail.objects.exists()
+
+
 def test_mentioned_names_come_back_as_typed_whoever_exists(ann, table) -> None:
     """The answer tells no more than the author wrote: no account's real spelling, and the
     same words for a name no one has as for someone who may not read the thread."""

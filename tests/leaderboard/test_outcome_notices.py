@@ -65,6 +65,20 @@ def test_a_scored_submission_is_told_in_the_menu_and_by_email_when_asked(
     assert Notification.objects.filter(recipient=researcher).count() == 2
 
 
+def test_no_scoring_email_to_an_unconfirmed_address(dataset) -> None:
+    """The mail relay of the review: an account with someone else's address opts in and
+    names its model with spam; scoring tells the menu, and mails nobody."""
+    spam = "Cheap pills at https://evil.example/buy " * 5
+    stranger = UserFactory(
+        username="x", role="researcher", email="victim@example.org", email_confirmed=False
+    )
+    _opt_in(stranger)
+    submission = _submit(stranger, dataset, split="validation", model_name=spam[:200].strip())
+    assert services.submission_score(submission_id=submission.pk) == "scored"
+    assert Notification.objects.filter(recipient=stranger).count() == 1
+    assert not OutgoingEmail.objects.exists()
+
+
 def test_without_opting_in_the_menu_only(dataset, researcher) -> None:
     submission = _submit(researcher, dataset)
     services.submission_score(submission_id=submission.pk)
