@@ -192,7 +192,7 @@ def email_confirmation_send(*, user: User) -> OutgoingEmail:
     if not address:
         raise ApplicationError("Your account has no email address: ask an admin to add one")
     if account.email_confirmed:
-        raise ApplicationError(f"{address} is confirmed already")
+        raise ApplicationError(f"Your address {address} is confirmed already")
     now = timezone.now()
     day = now - timedelta(days=1)
     sent = OutgoingEmail.objects.filter(kind=EmailKind.CONFIRMATION, created_at__gte=day)
@@ -207,7 +207,7 @@ def email_confirmation_send(*, user: User) -> OutgoingEmail:
         sent.filter(to_address__iexact=address).count() >= CONFIRMATIONS_PER_DAY_PER_ADDRESS
     ):
         raise ApplicationError(
-            f"{address} was sent as many confirmation links as a day allows; ask again "
+            f"The address {address} was sent as many confirmation links as a day allows; ask again "
             "tomorrow, or ask the platform's admins"
         )
     link = absolute_url(
@@ -227,7 +227,7 @@ def email_confirmation_send(*, user: User) -> OutgoingEmail:
         ),
     )
     if email is None:
-        raise ApplicationError(f"{address} is not an address an email can go to")
+        raise ApplicationError(f"The address {address} is not one an email can go to")
     return email
 
 
