@@ -370,6 +370,16 @@ def test_ruled_blocks_joined_by_rows_whose_side_rules_were_lost_are_one_table() 
     assert [(t.rows, t.cols) for t in tables] == [(12, 3)]
 
 
+def test_a_figure_caption_past_a_tables_source_line_belongs_to_the_figure() -> None:
+    layout = page(
+        *_table_lines(100, title="Table 3. European issuance"),
+        words(170, (40, "Source: Moody's.")),
+        words(188, (40, "Chart 5")),
+    )
+    tables = extract_page(layout)
+    assert [(t.rows, t.cols, t.notes) for t in tables] == [(5, 3, "Source: Moody's.")]
+
+
 def test_a_caption_and_footnotes_inside_a_drawn_box_become_title_and_notes() -> None:
     layout = page(
         words(84, (10, "Table 3. Prices")),

@@ -418,14 +418,16 @@ def _near_figure_caption(
     lines: Sequence[Line], kinds: Sequence[str], first: int, last: int, em: float
 ) -> bool:
     for k in (first - 1, first - 2, last + 1, last + 2):
-        if 0 <= k < len(lines) and kinds[k] == "caption" and _FIGURE.match(lines[k].text):
-            near = (
-                lines[first].top - lines[k].bottom
-                if k < first
-                else lines[k].top - lines[last].bottom
-            )
-            if near <= 3 * em:
-                return True
+        if not (0 <= k < len(lines)) or kinds[k] != "caption" or not _FIGURE.match(lines[k].text):
+            continue
+        between = k + 1 if k < first else k - 1
+        if between not in (first, last) and _NOTE_START.match(lines[between].text):
+            continue  # the run's source or note line ends it: the caption is the next one's
+        near = (
+            lines[first].top - lines[k].bottom if k < first else lines[k].top - lines[last].bottom
+        )
+        if near <= 3 * em:
+            return True
     return False
 
 
