@@ -73,6 +73,11 @@ def _arguments() -> argparse.Namespace:
     parser.add_argument("--half", choices=("odd", "even"), help="odd- or even-numbered files")
     parser.add_argument("--tables", action="store_true", help="print every table's figures")
     parser.add_argument(
+        "--misses",
+        action="store_true",
+        help="print every true region auto mode missed, with the boxes found on its page",
+    )
+    parser.add_argument(
         "--no-libraries", action="store_true", help="the platform only (faster, no baselines)"
     )
     parser.add_argument(
@@ -139,6 +144,7 @@ class Scores:
     pages: int = 0
     seconds: float = 0.0
     per_table: dict[str, float] = field(default_factory=dict)
+    misses: list[str] = field(default_factory=list)
 
     def add(self, name: str, predicted: Grid | None, truth: Grid) -> None:
         truth = competition_form(truth)
@@ -165,6 +171,19 @@ class Scores:
     ) -> None:
         """A document read whole: its tables found on its pages, matched to the true ones."""
         grids, false_positives = _match(truths, found)
+        for table, grid in zip(truths, grids, strict=True):
+            if grid is not None:
+                continue
+            for region in table.regions:
+                near = [
+                    f"({', '.join(f'{v:.0f}' for v in box)}) IoU {_iou(region.bbox, box):.2f}"
+                    for box, _grid in found.get(region.page, [])
+                ]
+                self.misses.append(
+                    f"  missed {table.name} p{region.page} "
+                    f"({', '.join(f'{v:.0f}' for v in region.bbox)}); found: "
+                    + ("; ".join(near) or "nothing")
+                )
         self.pages += pages
         self.false_positives += false_positives
         self.detected += sum(g is not None for g in grids)
@@ -425,6 +444,8 @@ def main() -> None:
                 f"  {name:12} box {box.per_table[name]:.3f}  auto {auto.per_table[name]:.3f}"
                 + ("" if args.no_libraries else f"  camelot {camelot.per_table[name]:.3f}")
             )
+    if args.misses:
+        print("\n".join(auto.misses))
     for scores in shown:
         print(scores.line())
     per_page = auto.seconds / auto.pages

@@ -354,6 +354,32 @@ def test_a_page_of_prose_has_no_table() -> None:
     assert extract_page(layout) == []
 
 
+def test_ruled_blocks_joined_by_rows_whose_side_rules_were_lost_are_one_table() -> None:
+    # A scan: the side rules of rows 4 to 7 did not survive, so the rules make two frames.
+    tops = [100.0 + 14 * k for k in range(12)]
+    lines = [
+        words(top, (30, f"Region {k}"), (110, f"{k}.5"), (160, f"{k}.7"))
+        for k, top in enumerate(tops)
+    ]
+    rules = [Rule(20, top - 2, 200, top - 2) for top in tops] + [
+        Rule(20, tops[-1] + 12, 200, tops[-1] + 12)
+    ]
+    for first, last in ((0, 3), (8, 11)):
+        rules += [Rule(x, tops[first] - 2, x, tops[last] + 12) for x in (20, 200)]
+    tables = extract_page(page(*lines, rules=tuple(rules)))
+    assert [(t.rows, t.cols) for t in tables] == [(12, 3)]
+
+
+def test_a_figure_caption_past_a_tables_source_line_belongs_to_the_figure() -> None:
+    layout = page(
+        *_table_lines(100, title="Table 3. European issuance"),
+        words(170, (40, "Source: Moody's.")),
+        words(188, (40, "Chart 5")),
+    )
+    tables = extract_page(layout)
+    assert [(t.rows, t.cols, t.notes) for t in tables] == [(5, 3, "Source: Moody's.")]
+
+
 def test_a_caption_and_footnotes_inside_a_drawn_box_become_title_and_notes() -> None:
     layout = page(
         words(84, (10, "Table 3. Prices")),

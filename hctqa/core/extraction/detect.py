@@ -325,16 +325,23 @@ def find_regions(layout: PageLayout) -> list[Region]:
                     boxes.append(_lines_box(part))
         # Rules drawn across a run's width just above or below it belong to it.
         boxes = [_extend_to_rules(box, layout.rules, lines, em) for box in boxes]
-    # A text run touching a grid (a ruled header over an unruled body) is part of it.
-    merged: list[Box] = list(grids)
+    # A text run touching a grid (a ruled header over an unruled body) is part of it. One
+    # touching several grids joins them: blocks of one table whose rules broke between them
+    # (a scan's faint or interrupted rules).
+    merged: list[Box | None] = list(grids)
     for box in boxes:
-        touching = [k for k, g in enumerate(merged[: len(grids)]) if _touch(box, g, em)]
-        if len(touching) == 1:
-            merged[touching[0]] = _union(merged[touching[0]], box)
-        elif not touching:
+        touching = [
+            k for k, g in enumerate(merged[: len(grids)]) if g is not None and _touch(box, g, em)
+        ]
+        if not touching:
             merged.append(box)
+            continue
+        for k in touching:
+            box = _union(box, merged[k])  # type: ignore[arg-type]
+            merged[k] = None
+        merged[touching[0]] = box
     final: list[Box] = []
-    for box in sorted(merged, key=lambda b: b[1]):
+    for box in sorted((b for b in merged if b is not None), key=lambda b: b[1]):
         for k, other in enumerate(final):
             if _overlap(box, other):
                 final[k] = _union(box, other)
@@ -411,14 +418,16 @@ def _near_figure_caption(
     lines: Sequence[Line], kinds: Sequence[str], first: int, last: int, em: float
 ) -> bool:
     for k in (first - 1, first - 2, last + 1, last + 2):
-        if 0 <= k < len(lines) and kinds[k] == "caption" and _FIGURE.match(lines[k].text):
-            near = (
-                lines[first].top - lines[k].bottom
-                if k < first
-                else lines[k].top - lines[last].bottom
-            )
-            if near <= 3 * em:
-                return True
+        if not (0 <= k < len(lines)) or kinds[k] != "caption" or not _FIGURE.match(lines[k].text):
+            continue
+        between = k + 1 if k < first else k - 1
+        if between not in (first, last) and _NOTE_START.match(lines[between].text):
+            continue  # the run's source or note line ends it: the caption is the next one's
+        near = (
+            lines[first].top - lines[k].bottom if k < first else lines[k].top - lines[last].bottom
+        )
+        if near <= 3 * em:
+            return True
     return False
 
 
