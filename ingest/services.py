@@ -475,6 +475,11 @@ def _open_pdf(runner: PageRunner, document: Document) -> None:
             f"This PDF has {pages:,} pages, more than the limit of "
             f"{settings.INGEST_MAX_PAGES:,} (INGEST_MAX_PAGES); split it into parts.",
         )
+    _add_pages(document, pages)
+
+
+def _add_pages(document: Document, pages: int) -> None:
+    """The document's page rows, made once: a second attempt finds them."""
     with transaction.atomic():
         locked = Document.objects.select_for_update().get(pk=document.pk)
         if locked.page_count is not None:
@@ -493,12 +498,7 @@ def _open_image(runner: PageRunner, document: Document) -> None:
         runner,
         {"op": "image_open", "path": path, "max_pixels": settings.INGEST_MAX_IMAGE_PIXELS},
     )
-    with transaction.atomic():
-        locked = Document.objects.select_for_update().get(pk=document.pk)
-        if locked.page_count is not None:
-            return
-        DocumentPage.objects.create(document=locked, number=1)
-        Document.objects.filter(pk=document.pk).update(page_count=1)
+    _add_pages(document, 1)
 
 
 def _call_page(runner: PageRunner, request: dict[str, Any], what: str) -> tuple[Any | None, str]:

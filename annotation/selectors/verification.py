@@ -105,13 +105,9 @@ def pool_removal(*, annotator: Any) -> PoolRemoval | None:
     standing = VerifierStanding.objects.filter(user=annotator, removed_at__isnull=False).first()
     if standing is None:
         return None
-    admins = list(
-        get_user_model()
-        .objects.filter(Q(is_superuser=True) | Q(groups__name="admin"), is_active=True)
-        .order_by("username")
-        .values_list("username", flat=True)
-        .distinct()[:3]
-    )
+    from hctqa.accounts.selectors import admins_to_tell
+
+    admins = list(admins_to_tell().order_by("username").values_list("username", flat=True)[:3])
     return PoolRemoval(standing.removed_at, standing.reason, admins)
 
 

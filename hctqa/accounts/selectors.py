@@ -24,7 +24,10 @@ def can_submit_to_test_split(*, user: Any) -> bool:
 
 
 def account_of(*, user: Any) -> Account | None:
-    return Account.objects.select_related("test_split_approved_by").filter(user=user).first()
+    # The user too: Account.email_confirmed reads its address.
+    return (
+        Account.objects.select_related("user", "test_split_approved_by").filter(user=user).first()
+    )
 
 
 def approval_request_latest(*, user: Any) -> ApprovalRequest | None:

@@ -110,13 +110,12 @@ def approval_request(request: HttpRequest) -> HttpResponse:
 def email_preferences(request: HttpRequest) -> HttpResponse:
     form = EmailPreferencesForm(request.POST)
     form.is_valid()  # two checkboxes: always valid
-    services.email_preferences_set(
+    account = services.email_preferences_set(
         user=request.user,
         on_scoring=form.cleaned_data["on_scoring"],
         on_mention=form.cleaned_data["on_mention"],
     )
-    account = selectors.account_of(user=request.user)
-    if account is not None and account.email_confirmed:
+    if account.email_confirmed:
         messages.success(request, f"Saved: emails go to {request.user.email}.")
     elif request.user.email:
         messages.warning(

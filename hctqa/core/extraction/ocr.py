@@ -222,9 +222,10 @@ def readable_chars(chars: Iterable[Any]) -> int:
     return count
 
 
-def needs_ocr(layout: PageLayout) -> bool:
+def needs_ocr(layout: Any) -> bool:
     """A page without usable text: its text layer is empty, or holds only a few readable
-    characters (a page number stamped on a scan, glyphs without Unicode)."""
+    characters (a page number stamped on a scan, glyphs without Unicode). Anything with
+    ``.chars``: a PageLayout or a pdfplumber page."""
     return readable_chars(layout.chars) < MIN_TEXT_CHARS
 
 

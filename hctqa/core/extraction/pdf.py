@@ -170,7 +170,7 @@ def extract_page(page: Any, page_number: int, *, with_images: bool = True) -> Pa
         image, dpi = render_page(page)
         crops = [crop_png(image, dpi, c.bbox) for c in candidates]
         page_image = page_jpeg(image, dpi)
-    from hctqa.core.extraction.ocr import MIN_TEXT_CHARS, readable_chars
+    from hctqa.core.extraction.ocr import needs_ocr
 
     return PageExtraction(
         page=page_number,
@@ -180,5 +180,5 @@ def extract_page(page: Any, page_number: int, *, with_images: bool = True) -> Pa
         candidates=tuple(candidates),
         crops=tuple(crops),
         page_image=page_image,
-        needs_ocr=readable_chars(page.chars) < MIN_TEXT_CHARS,
+        needs_ocr=needs_ocr(page),
     )

@@ -208,11 +208,11 @@ def _handle(request: dict[str, Any], documents: dict[str, Any]) -> Any:
 
 def _region(page: Any, request: dict[str, Any]) -> tuple[Any, bytes, str]:
     from hctqa.core.extraction import pdf
-    from hctqa.core.extraction.ocr import MIN_TEXT_CHARS, readable_chars
+    from hctqa.core.extraction.ocr import needs_ocr
 
     bbox = tuple(request["bbox"])
     language = request.get("ocr_language")
-    if language and readable_chars(page.chars) < MIN_TEXT_CHARS:
+    if language and needs_ocr(page):
         from hctqa.core.extraction.scanned import scanned_region
 
         return scanned_region(page, request["page"], bbox, request["strategy"], language)  # type: ignore[arg-type]
