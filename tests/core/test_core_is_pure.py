@@ -59,6 +59,9 @@ CORE_MODULES = [
     "hctqa.core.extraction.rules_image",
     "hctqa.core.extraction.scanned",
     "hctqa.core.hidden_text",
+    "hctqa.core.tracks.shared",
+    "hctqa.core.tracks.sandbox",
+    "hctqa.core.tracks.sql",
 ]
 
 
