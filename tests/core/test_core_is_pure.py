@@ -62,6 +62,7 @@ CORE_MODULES = [
     "hctqa.core.tracks.shared",
     "hctqa.core.tracks.sandbox",
     "hctqa.core.tracks.sql",
+    "hctqa.core.tracks.teds",
 ]
 
 
