@@ -63,6 +63,9 @@ CORE_MODULES = [
     "hctqa.core.tracks.sandbox",
     "hctqa.core.tracks.sql",
     "hctqa.core.tracks.teds",
+    "hctqa.core.tracks.rendering",
+    "hctqa.core.tracks.extraction",
+    "hctqa.core.tracks.transformation",
 ]
 
 

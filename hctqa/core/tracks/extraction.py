@@ -1,0 +1,523 @@
+"""The extraction track: from a document page (a PDF page or a page image) to the structure
+of its tables, measured as ``EXTRACTION.md`` defines it.
+
+**Modes.** ``region``: the item gives the table's box, and the system reads that one
+table. ``page``: the item gives the whole page, and the system finds every table on it,
+giving each one's box; detection counts.
+
+**Items** (``region_item``, ``page_item``; ``synthetic_items`` and ``icdar_items`` build
+them from the data). Inputs: ``mode``, ``file`` (a path under the items folder; ``Item.files``
+holds the bytes), ``kind`` (``pdf`` or ``png``), ``page`` (1-based) and, in region mode,
+``bbox``: ``[x0, top, x1, bottom]`` in PDF points with the origin at the top left for a
+PDF, in pixels for an image, as the extraction command's ``--box`` takes it.
+
+**Predictions and gold.** A table is given in the extraction command's cell schema
+(``python -m hctqa.core.extraction``'s output, ``EXTRACTION.md``):
+``{"rows": R, "cols": C, "cells": [{"row", "col", "rowspan", "colspan", "text"}]}`` (rows and
+columns 0-based; ``rows``, ``cols``, ``rowspan`` and ``colspan`` may be left out; empty cells
+may be left out; any other key, such as a command table's ``page`` or ``canonical_csv``, is
+ignored), or as HTML: ``{"html": "<table>…</table>"}``, laid out as browsers do
+(``extraction.html``). A region prediction is one table; a page prediction is
+``{"tables": [{"bbox": [x0, top, x1, bottom], …one table…}]}``. The gold is exactly the
+prediction that scores 1: the true table in the cell schema with ``rows`` and ``cols`` and
+its non-empty cells (and, in page mode, each true table's box).
+
+**Figures** (``score_extraction``), over the true tables: both grids are taken to the
+competition's form (``metrics.competition_form``: whitespace runs one space, an empty merged
+cell as empty 1 × 1 cells), then
+
+- ``teds``: the mean TEDS (PubTabNet's node count: ``tr`` and ``td``, not the root);
+- ``teds_struct``: the same with every text blanked;
+- ``adj_f1``: the F1 of the competition's adjacency relations, micro-averaged: relations
+  found, true and right summed over all tables first;
+- ``exact``: the share of tables with the exact structure (rows, columns and spans);
+- page mode adds ``detection_recall``, the share of true tables matched by a predicted
+  table whose box has IoU ≥ 0.5 with the true box (one to one, best IoU first), and
+  ``false_positives``, predicted tables that match none, per page. A true table no
+  prediction matches scores 0 and finds no relation.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from lxml import etree
+
+from hctqa.core.extraction.grid import Box, Grid, GridCell, clean_text
+from hctqa.core.extraction.html import MAX_GRID_POSITIONS, HtmlTableError, html_tables
+from hctqa.core.extraction.icdar import TrueTable
+from hctqa.core.extraction.metrics import adjacency, competition_form, same_structure
+from hctqa.core.safe_json import NestingError, check_depth
+from hctqa.core.tracks.rendering import DEFAULT_DPI, render_table, ruled_in_html
+from hctqa.core.tracks.shared import (
+    REASON_MISSING,
+    Item,
+    ItemResult,
+    PredictionError,
+    Scorecard,
+    TrackError,
+    f1,
+    mean,
+)
+from hctqa.core.tracks.teds import teds
+
+TRACK = "extraction"
+MODES = ("region", "page")
+KINDS = ("pdf", "png")
+FIGURES = ("teds", "teds_struct", "adj_f1", "exact")
+PAGE_FIGURES = ("detection_recall", "false_positives")
+IOU = 0.5
+MAX_CELL_CHARS = 10_000
+MAX_HTML_CHARS = 2_000_000
+MAX_TABLES = 50
+MAX_DEPTH = 6  # {"tables": [{"cells": [{...}]}]}
+
+
+# --- Tables in the cell schema -------------------------------------------------------------
+
+
+def cells_of(grid: Grid) -> dict[str, Any]:
+    """A grid in the extraction command's cell schema: ``rows``, ``cols`` and each non-empty
+    cell (texts with whitespace runs as one space)."""
+    cells = []
+    for cell in sorted(grid.cells, key=lambda c: (c.row, c.col)):
+        text = clean_text(cell.text)
+        if text:
+            cells.append(
+                {
+                    "row": cell.row,
+                    "col": cell.col,
+                    "rowspan": cell.rowspan,
+                    "colspan": cell.colspan,
+                    "text": text,
+                }
+            )
+    return {"rows": grid.n_rows, "cols": grid.n_cols, "cells": cells}
+
+
+def _count(value: Any, name: str, *, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise PredictionError(f"{name} should be a whole number of at least {low}, not {value!r}")
+    return value
+
+
+def _cell_table(value: Mapping[str, Any]) -> Grid:
+    cells = value.get("cells")
+    if not isinstance(cells, list):
+        raise PredictionError('A table\'s "cells" should be a list of cells')
+    if len(cells) > MAX_GRID_POSITIONS:
+        raise PredictionError(f"A table may have at most {MAX_GRID_POSITIONS:,} cells")
+    found: list[GridCell] = []
+    for number, cell in enumerate(cells, start=1):
+        if not isinstance(cell, dict):
+            raise PredictionError(f"Cell {number} should be an object")
+        where = f"Cell {number}"
+        text = cell.get("text", "")
+        if not isinstance(text, str) or len(text) > MAX_CELL_CHARS:
+            raise PredictionError(
+                f"{where}: text should be a string of at most {MAX_CELL_CHARS:,} characters"
+            )
+        found.append(
+            GridCell(
+                _count(cell.get("row"), f"{where}: row", low=0),
+                _count(cell.get("col"), f"{where}: col", low=0),
+                _count(cell.get("rowspan", 1), f"{where}: rowspan", low=1),
+                _count(cell.get("colspan", 1), f"{where}: colspan", low=1),
+                text,
+            )
+        )
+    rows = _count(value.get("rows", 0), "rows", low=0)
+    cols = _count(value.get("cols", 0), "cols", low=0)
+    rows = max([rows, *(c.row + c.rowspan for c in found)])
+    cols = max([cols, *(c.col + c.colspan for c in found)])
+    if rows * cols > MAX_GRID_POSITIONS:
+        raise PredictionError(
+            f"The table is {rows:,} × {cols:,}, over the {MAX_GRID_POSITIONS:,} positions a "
+            "table may have"
+        )
+    # Cells overlapping one placed before them (in row, then column order) are dropped.
+    return Grid.build(rows, cols, found)
+
+
+def _html_table(html: Any) -> Grid:
+    if not isinstance(html, str) or len(html) > MAX_HTML_CHARS:
+        raise PredictionError(f'"html" should be a string of at most {MAX_HTML_CHARS:,} characters')
+    if not html.strip():
+        raise PredictionError('"html" is empty')
+    try:
+        tables = html_tables(html.encode("utf-8", "replace"))
+    except HtmlTableError as exc:
+        raise PredictionError(f"The HTML gives no table: {exc}") from None
+    except (ValueError, etree.LxmlError) as exc:
+        raise PredictionError(f"The HTML cannot be read ({exc})") from None
+    first = tables[0]
+    if first.skipped_reason:
+        raise PredictionError(first.skipped_reason)
+    return first.grid
+
+
+def read_table(value: Any) -> Grid:
+    """One predicted table, in the cell schema or as ``{"html": ...}``; ``PredictionError``
+    says what is wrong."""
+    if not isinstance(value, dict):
+        raise PredictionError('A table should be an object with "cells" or "html"')
+    if "html" in value:
+        return _html_table(value["html"])
+    if "cells" in value:
+        return _cell_table(value)
+    raise PredictionError('A table should have "cells" (the cell schema) or "html"')
+
+
+def _box(value: Any) -> Box:
+    if (
+        not isinstance(value, list)
+        or len(value) != 4
+        or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
+        or not all(math.isfinite(v) for v in value)
+    ):
+        raise PredictionError('"bbox" should be four numbers: [x0, top, x1, bottom]')
+    x0, top, x1, bottom = (float(v) for v in value)
+    if not (x1 > x0 and bottom > top):
+        raise PredictionError('"bbox" needs x1 > x0 and bottom > top (origin at the top left)')
+    return (x0, top, x1, bottom)
+
+
+def read_prediction(value: Any, mode: str) -> Grid | list[tuple[Box, Grid]]:
+    """A prediction of the given mode: one table (region), or boxes and tables (page)."""
+    try:
+        check_depth(value, max_depth=MAX_DEPTH)
+    except NestingError as exc:
+        raise PredictionError(str(exc)) from None
+    if mode == "region":
+        if isinstance(value, dict) and "tables" in value and "cells" not in value:
+            raise PredictionError('A region item takes one table, not "tables"')
+        return read_table(value)
+    if not isinstance(value, dict) or not isinstance(value.get("tables"), list):
+        raise PredictionError('A page item takes {"tables": [...]}, each table with its "bbox"')
+    tables = value["tables"]
+    if len(tables) > MAX_TABLES:
+        raise PredictionError(f"A page may have at most {MAX_TABLES} tables")
+    out = []
+    for number, table in enumerate(tables, start=1):
+        try:
+            if not isinstance(table, dict):
+                raise PredictionError("should be an object")
+            out.append((_box(table.get("bbox")), read_table(table)))
+        except PredictionError as exc:
+            raise PredictionError(f"Table {number}: {exc.message}") from None
+    return out
+
+
+# --- Items ---------------------------------------------------------------------------------
+
+
+def region_item(
+    *,
+    item_id: str,
+    table_id: str,
+    file: str,
+    data: bytes,
+    kind: str,
+    page: int,
+    bbox: Box,
+    grid: Grid,
+    source: str,
+    split_key: str = "",
+) -> Item:
+    """An item of region mode: the file's page, the table's box, the true grid."""
+    if kind not in KINDS:
+        raise TrackError(f"A document is a {' or a '.join(KINDS)}, not {kind!r}")
+    return Item(
+        id=item_id,
+        track=TRACK,
+        table_id=table_id,
+        split_key=split_key or table_id,
+        source=source,
+        inputs={
+            "mode": "region",
+            "file": file,
+            "kind": kind,
+            "page": page,
+            "bbox": [round(v, 2) for v in bbox],
+        },
+        gold=cells_of(grid),
+        files={file: data},
+    )
+
+
+def page_item(
+    *,
+    item_id: str,
+    table_id: str,
+    file: str,
+    data: bytes,
+    kind: str,
+    page: int,
+    tables: Sequence[tuple[Box, Grid]],
+    source: str,
+    split_key: str = "",
+) -> Item:
+    """An item of page mode: the file's page and every true table on it, with its box."""
+    if kind not in KINDS:
+        raise TrackError(f"A document is a {' or a '.join(KINDS)}, not {kind!r}")
+    return Item(
+        id=item_id,
+        track=TRACK,
+        table_id=table_id,
+        split_key=split_key or table_id,
+        source=source,
+        inputs={"mode": "page", "file": file, "kind": kind, "page": page},
+        gold={"tables": [{"bbox": [round(v, 2) for v in box], **cells_of(g)} for box, g in tables]},
+        files={file: data},
+    )
+
+
+def synthetic_grid(hct_html: str) -> Grid:
+    """The true structure of a synthetic table: its ``HCT.html`` table as browsers lay it
+    out (texts are ``HCT.csv``'s; ``&nbsp;`` is empty)."""
+    return html_tables(hct_html.encode("utf-8"))[0].grid
+
+
+def _file_stem(item_base: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in item_base)
+
+
+def synthetic_items(
+    *, table_id: str, hct_html: str, title: str, dpi: int = DEFAULT_DPI
+) -> list[Item]:
+    """A synthetic table's four items: drawn to a PDF and a PNG (``rendering``), each in
+    region and page mode. The drawing follows the table's ``HCT.html`` (borders or not)."""
+    grid = competition_form(synthetic_grid(hct_html))
+    drawn = render_table(grid, title=title, ruled=ruled_in_html(hct_html), dpi=dpi)
+    stem = f"extraction/{_file_stem(table_id)}"
+    items = []
+    for kind, data, box in (("pdf", drawn.pdf, drawn.bbox), ("png", drawn.png, drawn.png_bbox)):
+        file = f"{stem}.{kind}"
+        common = {"table_id": table_id, "file": file, "data": data, "kind": kind, "page": 1}
+        items.append(
+            region_item(
+                item_id=f"{table_id}--{kind}--region",
+                bbox=box,
+                grid=grid,
+                source="synthetic",
+                **common,
+            )
+        )
+        items.append(
+            page_item(
+                item_id=f"{table_id}--{kind}--page",
+                tables=[(box, grid)],
+                source="synthetic",
+                **common,
+            )
+        )
+    return items
+
+
+def icdar_items(tables: Sequence[TrueTable], *, source: str = "icdar") -> list[Item]:
+    """Items of a ground-truth set in the ICDAR 2013 format (``extraction.icdar``): a region
+    item per table drawn in one region, and a page item per page whose tables all are. A
+    table split over pages has no region item, and its pages no page item, since neither
+    mode can give its true grid. The split unit is the document."""
+    items: list[Item] = []
+    pages: dict[tuple[Path, int], list[TrueTable]] = {}
+    split_over_pages: set[tuple[Path, int]] = set()
+    for table in tables:
+        for region in table.regions:
+            pages.setdefault((table.pdf, region.page), []).append(table)
+            if len(table.regions) > 1:
+                split_over_pages.add((table.pdf, region.page))
+    cache: dict[Path, bytes] = {}
+    for table in tables:
+        if len(table.regions) != 1:
+            continue
+        region = table.regions[0]
+        data = cache.setdefault(table.pdf, table.pdf.read_bytes())
+        items.append(
+            region_item(
+                item_id=f"{source}--{table.name}--region",
+                table_id=f"{source}--{table.name}",
+                file=f"extraction/{source}/{table.pdf.name}",
+                data=data,
+                kind="pdf",
+                page=region.page,
+                bbox=region.bbox,
+                grid=competition_form(table.grid),
+                source=source,
+                split_key=f"{source}--{table.document}",
+            )
+        )
+    for (pdf, page), on_page in pages.items():
+        if (pdf, page) in split_over_pages:
+            continue
+        document = on_page[0].document
+        items.append(
+            page_item(
+                item_id=f"{source}--{document}--p{page}--page",
+                table_id=f"{source}--{document}#p{page}",
+                file=f"extraction/{source}/{pdf.name}",
+                data=cache.setdefault(pdf, pdf.read_bytes()),
+                kind="pdf",
+                page=page,
+                tables=[(t.regions[0].bbox, competition_form(t.grid)) for t in on_page],
+                source=source,
+                split_key=f"{source}--{document}",
+            )
+        )
+    return items
+
+
+# --- Scoring -------------------------------------------------------------------------------
+
+
+def _blank(grid: Grid) -> Grid:
+    cells = (GridCell(c.row, c.col, c.rowspan, c.colspan, "") for c in grid.cells)
+    return Grid(grid.n_rows, grid.n_cols, tuple(cells))
+
+
+@dataclass(frozen=True)
+class TableScore:
+    """One true table against the predicted one (None: none was given or matched)."""
+
+    teds: float
+    teds_struct: float
+    exact: bool
+    predicted: int  # adjacency relations found
+    true: int
+    right: int
+
+
+@lru_cache(maxsize=8192)
+def compare_tables(predicted: Grid | None, truth: Grid) -> TableScore:
+    """Both in competition form already. Cached: a board scores the same baselines and the
+    same true tables again and again."""
+    wanted = adjacency(truth)
+    if predicted is None:
+        return TableScore(0.0, 0.0, False, 0, sum(wanted.values()), 0)
+    found = adjacency(predicted)
+    return TableScore(
+        teds=teds(predicted, truth, count_root=False),
+        teds_struct=teds(_blank(predicted), _blank(truth), count_root=False),
+        exact=same_structure(predicted, truth),
+        predicted=sum(found.values()),
+        true=sum(wanted.values()),
+        right=sum((found & wanted).values()),
+    )
+
+
+def iou(a: Box, b: Box) -> float:
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    if w <= 0 or h <= 0:
+        return 0.0
+    inter = w * h
+    return inter / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter)
+
+
+def match_tables(true_boxes: Sequence[Box], found_boxes: Sequence[Box]) -> dict[int, int]:
+    """True table → predicted table: pairs with IoU ≥ 0.5, taken best IoU first (ties: the
+    earlier true, then the earlier predicted table), each table used once."""
+    pairs = sorted(
+        (-iou(t, f), i, j)
+        for i, t in enumerate(true_boxes)
+        for j, f in enumerate(found_boxes)
+        if iou(t, f) >= IOU
+    )
+    matched: dict[int, int] = {}
+    used: set[int] = set()
+    for _, i, j in pairs:
+        if i not in matched and j not in used:
+            matched[i] = j
+            used.add(j)
+    return matched
+
+
+def _gold_tables(item: Item) -> list[tuple[Box, Grid]]:
+    if item.inputs["mode"] == "region":
+        return [((0.0, 0.0, 0.0, 0.0), competition_form(_cell_table(item.gold)))]
+    return [
+        (tuple(t["bbox"]), competition_form(_cell_table(t)))  # type: ignore[misc]
+        for t in item.gold["tables"]
+    ]
+
+
+def _item_figures(scores: list[TableScore]) -> dict[str, float]:
+    predicted = sum(s.predicted for s in scores)
+    true = sum(s.true for s in scores)
+    right = sum(s.right for s in scores)
+    return {
+        "teds": mean(s.teds for s in scores),
+        "teds_struct": mean(s.teds_struct for s in scores),
+        "adj_f1": f1(right / predicted if predicted else 0.0, right / true if true else 0.0),
+        "exact": mean(float(s.exact) for s in scores),
+    }
+
+
+def score_extraction(items: Sequence[Item], predictions: Mapping[str, Any]) -> Scorecard:
+    """Score extraction predictions (item id → prediction object or None) on ``items`` of
+    either mode; figures as the module says. Page-mode figures appear when any item is of
+    page mode."""
+    results: dict[str, ItemResult] = {}
+    every: list[TableScore] = []
+    true_tables = detected = false_positives = pages = 0
+    for item in items:
+        mode = item.inputs["mode"]
+        truths = _gold_tables(item)
+        reason = message = ""
+        value = predictions.get(item.id)
+        found: list[tuple[Box, Grid]] = []
+        if value is None:
+            reason, message = REASON_MISSING, "No prediction for this item"
+        else:
+            try:
+                read = read_prediction(value, mode)
+            except PredictionError as exc:
+                reason, message = exc.code, exc.message
+            else:
+                found = (
+                    [(b, competition_form(g)) for b, g in read]
+                    if mode == "page"
+                    else [
+                        (truths[0][0], competition_form(read))  # type: ignore[arg-type]
+                    ]
+                )
+        if mode == "region":
+            pairs = {0: 0} if found else {}
+        else:
+            pairs = match_tables([b for b, _ in truths], [b for b, _ in found])
+        scores = [
+            compare_tables(found[pairs[i]][1] if i in pairs else None, truth)
+            for i, (_box, truth) in enumerate(truths)
+        ]
+        every += scores
+        figures = _item_figures(scores)
+        detail: dict[str, Any] = {
+            "relations": {
+                "predicted": sum(s.predicted for s in scores),
+                "true": sum(s.true for s in scores),
+                "right": sum(s.right for s in scores),
+            }
+        }
+        if mode == "page":
+            pages += 1
+            true_tables += len(truths)
+            detected += len(pairs)
+            false_positives += len(found) - len(pairs)
+            detail.update(detected=len(pairs), false_positives=len(found) - len(pairs))
+        results[item.id] = ItemResult(item.id, figures, reason, message, detail)
+    totals = _item_figures(every)
+    if pages:
+        totals["detection_recall"] = detected / true_tables if true_tables else 1.0
+        totals["false_positives"] = false_positives / pages
+    return Scorecard(
+        track=TRACK,
+        n=len(items),
+        figures=totals,
+        results=results,
+        extra={"tables": len(every)},
+    )
