@@ -16,8 +16,10 @@ for the value, in any order.
   decimal zeros dropped, so ``55.00`` is ``55``);
 - **columns are matched by their values**: predicted column j and gold column i share
   ``w[j][i]`` values (the size of the multiset intersection of their normalized values);
-  the one-to-one assignment of predicted to gold columns with the largest total ``w`` is
-  taken (``scipy.optimize.linear_sum_assignment``). Names and order never count;
+  among the one-to-one assignments of predicted to gold columns with the largest total
+  ``w`` (found by ``scipy.optimize.linear_sum_assignment``, ties enumerated, at most
+  ``MAX_ASSIGNMENTS``), the one under which the most rows are right is taken (the first in
+  column order on a tie). Names and order never count;
 - each predicted row is read in the gold's column order through that assignment (a gold
   column no predicted column is assigned to matches nothing); a predicted row is right when
   it equals a gold row, each gold row matched once (multisets);
@@ -60,6 +62,9 @@ MAX_ROWS = 100_000
 MAX_COLUMNS = 64
 MAX_CELLS = 400_000
 _UNMATCHED = object()
+# Assignments of columns sharing the most values that are compared row by row (ties).
+MAX_ASSIGNMENTS = 1_000
+MAX_SEARCH_STEPS = 100_000
 
 
 # --- Items ---------------------------------------------------------------------------------
@@ -124,10 +129,58 @@ def read_relation(csv_text: Any) -> list[tuple[str, ...]]:
     return [tuple(normalize_value(v) for v in row) for row in body]
 
 
+def _right_rows(
+    predicted: Sequence[tuple[str, ...]], gold_rows: Counter, columns: Mapping[int, int], width: int
+) -> int:
+    projected = Counter(
+        tuple(row[columns[i]] if i in columns else _UNMATCHED for i in range(width))
+        for row in predicted
+    )
+    return sum((projected & gold_rows).values())
+
+
+def _best_assignments(shared: np.ndarray) -> list[dict[int, int]]:
+    """Every one-to-one assignment (gold column → predicted column) with the largest total
+    of shared values, in column order, at most ``MAX_ASSIGNMENTS`` of them."""
+    n_pred, n_gold = shared.shape
+    pred_index, gold_index = linear_sum_assignment(shared, maximize=True)
+    best = int(shared[pred_index, gold_index].sum())
+    found: list[dict[int, int]] = []
+    # The most each remaining gold column could still add: a bound to prune by.
+    column_max = shared.max(axis=0) if n_pred else np.zeros(n_gold, dtype=np.int64)
+    rest = np.concatenate((np.cumsum(column_max[::-1])[::-1], [0]))
+    steps = 0
+
+    def walk(i: int, used: set[int], total: int, chosen: dict[int, int]) -> None:
+        nonlocal steps
+        steps += 1
+        if len(found) >= MAX_ASSIGNMENTS or steps > MAX_SEARCH_STEPS:
+            return
+        if total + rest[i] < best:
+            return
+        if i == n_gold:
+            found.append({g: p for g, p in chosen.items() if shared[p, g] > 0})
+            return
+        for j in range(n_pred):
+            if j not in used and shared[j, i] > 0:
+                chosen[i] = j
+                walk(i + 1, used | {j}, total + int(shared[j, i]), chosen)
+                del chosen[i]
+        walk(i + 1, used, total, chosen)  # no predicted column for this gold column
+
+    walk(0, set(), 0, {})
+    if not found:  # the search was cut short: the solver's own assignment
+        found.append(
+            {int(g): int(p) for p, g in zip(pred_index, gold_index, strict=True) if shared[p, g]}
+        )
+    return found
+
+
 def match_columns(
     predicted: Sequence[tuple[str, ...]], gold: Sequence[tuple[str, ...]]
 ) -> dict[int, int]:
-    """Gold column → predicted column, the assignment sharing the most values."""
+    """Gold column → predicted column: among the assignments sharing the most values, the
+    one under which the most rows are right (the first in column order on a tie)."""
     if not predicted or not gold:
         return {}
     n_pred, n_gold = len(predicted[0]), len(gold[0])
@@ -136,8 +189,11 @@ def match_columns(
     shared = np.array(
         [[sum((p & g).values()) for g in gold_columns] for p in pred_columns], dtype=np.int64
     )
-    pred_index, gold_index = linear_sum_assignment(shared, maximize=True)
-    return {int(i): int(j) for j, i in zip(pred_index, gold_index, strict=True) if shared[j, i] > 0}
+    candidates = _best_assignments(shared)
+    if len(candidates) == 1:
+        return candidates[0]
+    gold_rows = Counter(gold)
+    return max(candidates, key=lambda c: _right_rows(predicted, gold_rows, c, n_gold))
 
 
 def compare_relations(
@@ -148,11 +204,7 @@ def compare_relations(
         raise TrackError("A gold relational table has rows")
     columns = match_columns(predicted, gold)
     n_gold = len(gold[0])
-    projected = Counter(
-        tuple(row[columns[i]] if i in columns else _UNMATCHED for i in range(n_gold))
-        for row in predicted
-    )
-    right = sum((projected & Counter(gold)).values())
+    right = _right_rows(predicted, Counter(gold), columns, n_gold)
     precision = right / len(predicted) if predicted else 0.0
     recall = right / len(gold)
     exact = bool(predicted) and len(predicted[0]) == n_gold and right == len(predicted) == len(gold)
