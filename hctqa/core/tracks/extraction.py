@@ -521,3 +521,85 @@ def score_extraction(items: Sequence[Item], predictions: Mapping[str, Any]) -> S
         results=results,
         extra={"tables": len(every)},
     )
+
+
+# --- Baselines -----------------------------------------------------------------------------
+# Each gives an item's prediction in the submission's form from the item's file, read in the
+# extraction child process (``extraction.worker.PageRunner``: a time and memory limit per
+# page), or None when the document could not be read.
+
+
+def _rows_table(rows: Sequence[Sequence[str | None]]) -> dict[str, Any]:
+    width = max((len(r) for r in rows), default=0)
+    grid = Grid.build(
+        len(rows),
+        width,
+        (
+            GridCell(r, c, 1, 1, text or "")
+            for r, row in enumerate(rows)
+            for c, text in enumerate(row)
+        ),
+    )
+    return cells_of(grid)
+
+
+def _table_of_command(table: Mapping[str, Any]) -> dict[str, Any]:
+    return {"rows": table["rows"], "cols": table["cols"], "cells": table["cells"]}
+
+
+def platform_prediction(item: Item, folder: Path, runner: Any) -> dict[str, Any] | None:
+    """The platform's own extractor (text path, or OCR for an image or a page without
+    text), through its command's contract (``python -m hctqa.core.extraction``) with its
+    default strategy: the box given in region mode, the whole page otherwise."""
+    import io
+
+    from hctqa.core.extraction.__main__ import CommandError
+    from hctqa.core.extraction.__main__ import extract as command_extract
+    from hctqa.core.extraction.documents import DocumentError
+
+    path = folder / item.inputs["file"]
+    page = int(item.inputs["page"])
+    region = item.inputs["mode"] == "region"
+    try:
+        document = command_extract(
+            path,
+            [] if region else [page],
+            [(page, tuple(item.inputs["bbox"]))] if region else [],
+            runner,
+            warn=io.StringIO(),
+        )
+    except (CommandError, DocumentError):
+        return None
+    tables = document["tables"]
+    if region:
+        return _table_of_command(tables[0]) if tables else {"cells": []}
+    return {"tables": [{"bbox": t["bbox"], **_table_of_command(t)} for t in tables]}
+
+
+def pdfplumber_prediction(
+    item: Item, folder: Path, runner: Any, *, settings: Mapping[str, Any] | None = None
+) -> dict[str, Any] | None:
+    """pdfplumber's ``extract_tables`` (its default settings: tables drawn with lines, or
+    ``settings``) on a PDF item: the largest table in the box, or every table of the page
+    (``find_tables``) with its box. Images have no text layer for it: None."""
+    from hctqa.core.extraction.worker import PageError, PageTimeout, WorkerFailed
+
+    if item.inputs["kind"] != "pdf":
+        return None
+    region = item.inputs["mode"] == "region"
+    request = {
+        "op": "pdfplumber_tables",
+        "path": str(folder / item.inputs["file"]),
+        "page": int(item.inputs["page"]),
+        "bbox": list(item.inputs["bbox"]) if region else None,
+        "settings": dict(settings or {}),
+    }
+    try:
+        found = runner.call(request)
+    except (PageError, PageTimeout, WorkerFailed):
+        return None
+    if region:
+        return _rows_table(found[0][1]) if found else {"cells": []}
+    return {
+        "tables": [{"bbox": [round(v, 2) for v in box], **_rows_table(rows)} for box, rows in found]
+    }
