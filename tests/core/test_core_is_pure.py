@@ -66,6 +66,7 @@ CORE_MODULES = [
     "hctqa.core.tracks.rendering",
     "hctqa.core.tracks.extraction",
     "hctqa.core.tracks.transformation",
+    "hctqa.core.tracks.prompts",
 ]
 
 
