@@ -40,6 +40,7 @@ cell as empty 1 × 1 cells), then
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -393,16 +394,27 @@ class TableScore:
 
 
 @lru_cache(maxsize=8192)
+def _relations(grid: Grid) -> Counter[tuple[str, str, str]]:
+    """A true table's relations, cached (read only: ``&`` makes a new counter)."""
+    return adjacency(grid)
+
+
+@lru_cache(maxsize=8192)
+def _structure(grid: Grid) -> Grid:
+    return _blank(grid)
+
+
+@lru_cache(maxsize=8192)
 def compare_tables(predicted: Grid | None, truth: Grid) -> TableScore:
     """Both in competition form already. Cached: a board scores the same baselines and the
     same true tables again and again."""
-    wanted = adjacency(truth)
+    wanted = _relations(truth)
     if predicted is None:
         return TableScore(0.0, 0.0, False, 0, sum(wanted.values()), 0)
     found = adjacency(predicted)
     return TableScore(
         teds=teds(predicted, truth, count_root=False),
-        teds_struct=teds(_blank(predicted), _blank(truth), count_root=False),
+        teds_struct=teds(_blank(predicted), _structure(truth), count_root=False),
         exact=same_structure(predicted, truth),
         predicted=sum(found.values()),
         true=sum(wanted.values()),

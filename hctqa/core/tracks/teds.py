@@ -121,26 +121,26 @@ def tree_edit_distance(one: Grid, other: Grid) -> float:
     index1, left1, kids1 = postorder(rows1)
     index2, left2, kids2 = postorder(rows2)
     n1, n2 = len(index1), len(index2)
-    is_cell2 = index2 >= 0
-    cells2 = index2[is_cell2]
-    rows_of2 = -1 - index2[~is_cell2]
+    # match[p, q]: mapping node p onto node q, renaming it, plus their children's distance.
+    is_cell1, is_cell2 = index1 >= 0, index2 >= 0
+    match = np.empty((n1, n2))
+    both_cells = np.ix_(is_cell1, is_cell2)
+    match[both_cells] = costs[np.ix_(index1[is_cell1], index2[is_cell2])]
+    both_rows = np.ix_(~is_cell1, ~is_cell2)
+    match[both_rows] = row_costs[np.ix_(-1 - index1[~is_cell1], -1 - index2[~is_cell2])]
+    match[np.ix_(is_cell1, ~is_cell2)] = 1.0 + kids2[~is_cell2][None, :]
+    match[np.ix_(~is_cell1, is_cell2)] = 1.0 + kids1[~is_cell1][:, None]
     q = np.arange(n2 + 1, dtype=np.float64)
     fd = np.empty((n1 + 1, n2 + 1))
     fd[0] = q
     before2 = left2 - 1  # fd column of the forest left of each node's subtree
+    a = np.empty(n2 + 1)
     for p in range(1, n1 + 1):
-        node = index1[p - 1]
-        match = np.empty(n2)
-        if node >= 0:  # a cell
-            match[is_cell2] = costs[node, cells2]
-            match[~is_cell2] = 1.0 + kids2[~is_cell2]
-        else:  # a row
-            match[is_cell2] = 1.0 + kids1[p - 1]
-            match[~is_cell2] = row_costs[-1 - node, rows_of2]
-        a = np.empty(n2 + 1)
         a[0] = p
-        a[1:] = np.minimum(fd[p - 1, 1:] + 1.0, fd[left1[p - 1] - 1, before2] + match)
-        fd[p] = q + np.minimum.accumulate(a - q)
+        np.minimum(fd[p - 1, 1:] + 1.0, fd[left1[p - 1] - 1, before2] + match[p - 1], out=a[1:])
+        a -= q
+        np.minimum.accumulate(a, out=fd[p])
+        fd[p] += q
     return float(fd[n1, n2])
 
 
