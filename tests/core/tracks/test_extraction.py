@@ -10,12 +10,15 @@ from pathlib import Path
 
 import pdfplumber
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from PIL import Image
 
 from hctqa.core.extraction.grid import Grid, GridCell
 from hctqa.core.extraction.metrics import competition_form
 from hctqa.core.tracks.extraction import (
     cells_of,
+    competition_grid,
     icdar_items,
     page_item,
     region_item,
@@ -301,3 +304,24 @@ def test_the_baselines_give_predictions_in_the_submission_form(
         [png_region], {png_region.id: platform_prediction(png_region, tmp_path, runner)}
     )
     assert ocr.figures["teds"] > 0.9
+
+
+@st.composite
+def cell_lists(draw: st.DrawFn) -> tuple[int, int, list[GridCell]]:
+    n_rows, n_cols = draw(st.integers(1, 5)), draw(st.integers(1, 5))
+    cells = []
+    for _ in range(draw(st.integers(0, 12))):
+        row, col = draw(st.integers(0, n_rows - 1)), draw(st.integers(0, n_cols - 1))
+        rowspan = draw(st.integers(1, n_rows - row))
+        colspan = draw(st.integers(1, n_cols - col))
+        text = draw(st.sampled_from(["", " ", "a", " a  b ", "c\nd"]))
+        cells.append(GridCell(row, col, rowspan, colspan, text))
+    return n_rows, n_cols, cells
+
+
+@settings(max_examples=500, deadline=None)
+@given(cell_lists())
+def test_the_one_pass_form_equals_the_competition_s(case) -> None:
+    n_rows, n_cols, cells = case
+    expected = competition_form(Grid.build(n_rows, n_cols, cells))
+    assert competition_grid(n_rows, n_cols, cells) == expected
