@@ -243,6 +243,39 @@ def read_prediction(value: Any, mode: str) -> Grid | list[tuple[Box, Grid]]:
 # --- Items ---------------------------------------------------------------------------------
 
 
+def _document_item(
+    *,
+    item_id: str,
+    table_id: str,
+    file: str,
+    data: bytes,
+    kind: str,
+    page: int,
+    source: str,
+    split_key: str,
+    inputs: dict[str, Any],
+    gold: dict[str, Any],
+) -> Item:
+    if kind not in KINDS:
+        raise TrackError(f"A document is a {' or a '.join(KINDS)}, not {kind!r}")
+    if page < 1:
+        raise TrackError(f"Pages are numbered from 1, not {page}")
+    return Item(
+        id=item_id,
+        track=TRACK,
+        table_id=table_id,
+        split_key=split_key or table_id,
+        source=source,
+        inputs={**inputs, "file": file, "kind": kind, "page": page},
+        gold=gold,
+        files={file: data},
+    )
+
+
+def _rounded(box: Box) -> list[float]:
+    return [round(v, 2) for v in box]
+
+
 def region_item(
     *,
     item_id: str,
@@ -257,23 +290,17 @@ def region_item(
     split_key: str = "",
 ) -> Item:
     """An item of region mode: the file's page, the table's box, the true grid."""
-    if kind not in KINDS:
-        raise TrackError(f"A document is a {' or a '.join(KINDS)}, not {kind!r}")
-    return Item(
-        id=item_id,
-        track=TRACK,
+    return _document_item(
+        item_id=item_id,
         table_id=table_id,
-        split_key=split_key or table_id,
+        file=file,
+        data=data,
+        kind=kind,
+        page=page,
         source=source,
-        inputs={
-            "mode": "region",
-            "file": file,
-            "kind": kind,
-            "page": page,
-            "bbox": [round(v, 2) for v in bbox],
-        },
+        split_key=split_key,
+        inputs={"mode": "region", "bbox": _rounded(bbox)},
         gold=cells_of(grid),
-        files={file: data},
     )
 
 
@@ -290,17 +317,17 @@ def page_item(
     split_key: str = "",
 ) -> Item:
     """An item of page mode: the file's page and every true table on it, with its box."""
-    if kind not in KINDS:
-        raise TrackError(f"A document is a {' or a '.join(KINDS)}, not {kind!r}")
-    return Item(
-        id=item_id,
-        track=TRACK,
+    return _document_item(
+        item_id=item_id,
         table_id=table_id,
-        split_key=split_key or table_id,
+        file=file,
+        data=data,
+        kind=kind,
+        page=page,
         source=source,
-        inputs={"mode": "page", "file": file, "kind": kind, "page": page},
-        gold={"tables": [{"bbox": [round(v, 2) for v in box], **cells_of(g)} for box, g in tables]},
-        files={file: data},
+        split_key=split_key,
+        inputs={"mode": "page"},
+        gold={"tables": [{"bbox": _rounded(box), **cells_of(g)} for box, g in tables]},
     )
 
 
