@@ -51,7 +51,9 @@ class PredictionsError(ValueError):
 
 @dataclass(frozen=True)
 class PredictionsFile:
-    answers: dict[str, str | None]  # question id → answer; None: the file says "no answer"
+    # question id → answer; None: the file says "no answer"; a dict only when read with
+    # ``objects=True``
+    answers: dict[str, Any]
     claimed_gold: dict[str, str] = field(default_factory=dict)  # the file's own `gt`
 
 
@@ -291,10 +293,17 @@ def _record_value(record: dict[str, Any], keys: tuple[str, ...]) -> tuple[str | 
 class _Collector:
     """Checks each record and keeps the answers, or the problems (up to MAX_PROBLEMS)."""
 
-    def __init__(self, *, max_answer_chars: int | None, known_ids: Collection[str] | None):
+    def __init__(
+        self,
+        *,
+        max_answer_chars: int | None,
+        known_ids: Collection[str] | None,
+        objects: bool = False,
+    ):
         self.max_answer_chars = max_answer_chars
         self.known_ids = known_ids
-        self.answers: dict[str, str | None] = {}
+        self.objects = objects
+        self.answers: dict[str, Any] = {}
         self.claimed_gold: dict[str, str] = {}
         self.problems: list[_Problem] = []
 
@@ -320,13 +329,14 @@ class _Collector:
             return self.problem(
                 "record", f"{where}: no answer (expected one of {', '.join(ANSWER_KEYS)})"
             )
-        if answer is not None and not isinstance(answer, str):
+        object_answer = self.objects and isinstance(answer, dict)
+        if answer is not None and not isinstance(answer, str) and not object_answer:
+            kinds = "a string, an object or null" if self.objects else "a string or null"
             return self.problem(
-                "record",
-                f"{where}: {answer_key} must be a string or null, not {type(answer).__name__}",
+                "record", f"{where}: {answer_key} must be {kinds}, not {type(answer).__name__}"
             )
         limit = self.max_answer_chars
-        if limit is not None and answer is not None and len(answer) > limit:
+        if limit is not None and isinstance(answer, str) and len(answer) > limit:
             return self.problem(
                 "record",
                 f"{where}: the answer to {question_id} is {len(answer):,} characters long, "
@@ -383,18 +393,21 @@ def read_predictions(
     max_bytes: int = DEFAULT_MAX_BYTES,
     max_answer_chars: int | None = None,
     known_ids: Collection[str] | None = None,
+    objects: bool = False,
 ) -> PredictionsFile:
     """Read and check a predictions file (bytes, or a seekable binary file).
 
     ``max_answer_chars``: longer answers are refused (None: no limit). ``known_ids``: ids
     outside it are refused as unknown, counted as they stream past (None: not checked).
-    Raises ``PredictionsError`` listing the problems when anything is wrong.
+    ``objects``: a JSON object is an answer too (the extraction track's cells), kept as the
+    dict; its size is bounded by the record's. Raises ``PredictionsError`` listing the
+    problems when anything is wrong.
     """
     stream = io.BytesIO(source) if isinstance(source, bytes | bytearray) else source
     max_record_chars = (
         max(MIN_RECORD_CHARS, 16 * max_answer_chars) if max_answer_chars else max_bytes
     )
-    collector = _Collector(max_answer_chars=max_answer_chars, known_ids=known_ids)
+    collector = _Collector(max_answer_chars=max_answer_chars, known_ids=known_ids, objects=objects)
     stopped_at = ""
     records = 0
     try:

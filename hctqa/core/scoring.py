@@ -146,6 +146,14 @@ def _gold_values(gold_answer: str) -> tuple[str, ...]:
     return tuple(_drop_trailing_zeros(_drop_digit_run_commas(v)) for v in values)
 
 
+def normalize_value(value: str) -> str:
+    """One value normalized as every gold value is (both rule versions): commas between
+    digits dropped, lower-cased and stripped, trailing zeros after a decimal point dropped.
+    For a value without ``|``, ``{`` or ``}`` this is ``gold_values(value)[0]``."""
+    text = _DIGIT_COMMA_DIGIT.sub("", value) if "," in value else value
+    return _drop_trailing_zeros(_drop_digit_run_commas(text.lower().strip()))
+
+
 @lru_cache(maxsize=200_000)
 def _gold_set(gold_answer: str) -> frozenset[str]:
     return frozenset(_gold_values(gold_answer))

@@ -59,6 +59,14 @@ CORE_MODULES = [
     "hctqa.core.extraction.rules_image",
     "hctqa.core.extraction.scanned",
     "hctqa.core.hidden_text",
+    "hctqa.core.tracks.shared",
+    "hctqa.core.tracks.sandbox",
+    "hctqa.core.tracks.sql",
+    "hctqa.core.tracks.teds",
+    "hctqa.core.tracks.rendering",
+    "hctqa.core.tracks.extraction",
+    "hctqa.core.tracks.transformation",
+    "hctqa.core.tracks.prompts",
 ]
 
 

@@ -21,6 +21,9 @@ child's stdin and stdout; both ends are this module. A request is a dict with ``
 - ``{"op": "image_page", "path", "ocr_language", "max_pixels"}`` → ``pdf.PageExtraction`` of
   an image file (pixels); ``{"op": "image_region", … "bbox", "strategy"}`` → as ``region``;
 - ``{"op": "html", "path"}`` → ``list[html.HtmlTable]``;
+- ``{"op": "pdfplumber_tables", "path", "page", "bbox", "settings"}`` → pdfplumber's own
+  tables (a baseline of the extraction track): ``[(bbox, rows)]``, every table of the page
+  (``find_tables``), or the largest of ``extract_tables`` in ``bbox`` when one is given;
 - ``{"op": "tables", "path", "page", "boxes", "strategy", "ocr_language"}`` →
   ``extract.PageTables`` (what the command line prints): one table per box, or every table of
   the page when boxes is None; a page without usable text is read through OCR when
@@ -201,6 +204,8 @@ def _handle(request: dict[str, Any], documents: dict[str, Any]) -> Any:
             return scanned_page(page, request["page"], request["ocr_language"])
         if op == "region":
             return _region(page, request)
+        if op == "pdfplumber_tables":
+            return _pdfplumber_tables(page, request.get("bbox"), request.get("settings") or {})
     finally:
         page.close()
     raise ValueError(f"unknown request {op!r}")
@@ -219,6 +224,16 @@ def _region(page: Any, request: dict[str, Any]) -> tuple[Any, bytes, str]:
     candidate = pdf.region_candidate(page, request["page"], bbox, request["strategy"])  # type: ignore[arg-type]
     image, dpi = pdf.render_page(page)
     return candidate, pdf.crop_png(image, dpi, candidate.bbox), ""
+
+
+def _pdfplumber_tables(
+    page: Any, bbox: list[float] | None, settings: dict[str, Any]
+) -> list[tuple[tuple[float, ...], list[list[str | None]]]]:
+    if bbox is None:
+        return [(tuple(t.bbox), t.extract()) for t in page.find_tables(settings)]
+    found = page.crop(tuple(bbox), strict=False).extract_tables(settings)
+    largest = max(found, key=lambda rows: sum(len(r) for r in rows), default=None)
+    return [] if largest is None else [(tuple(bbox), largest)]
 
 
 def _image(request: dict[str, Any]) -> Any:
