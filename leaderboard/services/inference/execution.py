@@ -378,7 +378,7 @@ class _Execution:
                 RunStatus.FAILED,
                 f"Nothing was sent: {exc.message}. Fix the endpoint, then resume the run",
             )
-        if served.context_length != run.context_length:
+        if served.listed and served.context_length != run.context_length:
             run.config = {**run.config, "context_length": served.context_length}
             self._mine().update(config=run.config)
         if target.base_url != run.base_url:

@@ -217,7 +217,7 @@ def _check_active_runs_left(user: Any, *, besides: int | None = None) -> None:
         )
 
 
-def served_model(
+def _served_model(
     *, user: Any, endpoint: Endpoint | None, base_url: str, sealed_key: str, data: Any
 ) -> ServedModelCheck | None:
     """What the endpoint's model list says of the run's model (``data``: an InferenceRunInput
@@ -311,7 +311,7 @@ def inference_run_create(
     served = None
     if not any(problems.on(f) for f in ("endpoint", "base_url", "api_key", "model_name")):
         with problems.check():
-            served = served_model(
+            served = _served_model(
                 user=user,
                 endpoint=endpoint,
                 base_url=data.base_url,
