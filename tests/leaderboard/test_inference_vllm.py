@@ -1,7 +1,8 @@
 """Inference runs against a real vLLM server (issue 31): vLLM's CPU build serving a tiny Llama
-with random weights, on the benchmark's real test questions. One server for the module,
-started once (a minute or two) and stopped at the end; the vision run starts a tiny BLIP-2
-of its own.
+with random weights, on the benchmark's real test questions. One server for the test
+session, started once (a minute or two): every test that needs it is in this module, so it
+is stopped as soon as they are done, not at the end of the whole suite. The vision run
+starts a tiny BLIP-2 of its own.
 
 Marked ``vllm``: ``-m "not vllm"`` leaves them out. Without the vLLM virtualenv
 (``.venv-vllm``) they are skipped, saying how to install it, except with
@@ -92,9 +93,9 @@ def _serve(folder: Path, kind: str, name: str, max_model_len: int) -> VllmServer
         pytest.fail(str(exc))
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def vllm(vllm_folder: Path) -> Iterator[VllmServer]:
-    """The tiny Llama, served once for the session."""
+    """The tiny Llama, served once (see the module's docstring)."""
     server = _serve(vllm_folder, "text", MODEL, CONTEXT)
     try:
         yield server
@@ -152,6 +153,22 @@ def new_run(user, server: VllmServer, *extra: str, split: str = "validation") ->
         "8",
         *extra,
     )
+
+
+def run_input(endpoint_name: str, **fields: object) -> InferenceRunInput:
+    """A text run on the validation tables, ``fields`` over these defaults."""
+    defaults = {
+        "model_name": MODEL,
+        "endpoint": endpoint_name,
+        "modality": "text",
+        "table_format": "paper",
+        "split": "validation",
+        "data_scope": "real",
+        "weights": "open",
+        "parameters_billions": Decimal("0.01"),
+        "max_tokens": MAX_TOKENS,
+    }
+    return InferenceRunInput(**{**defaults, **fields})
 
 
 def predictions_of(run: InferenceRun) -> dict[str, str]:
@@ -231,22 +248,9 @@ def test_the_cache_answers_a_second_run_and_only_prompts_over_the_context_go_aga
 def test_the_server_killed_mid_run_loses_nothing_and_the_run_resumes(
     vllm: VllmServer, researcher
 ) -> None:
-    endpoint = registered(vllm.base_url)
     run = inference_run_create(
         user=researcher,
-        data=InferenceRunInput(
-            model_name=MODEL,
-            endpoint=endpoint.name,
-            modality="text",
-            table_format="paper",
-            split="validation",
-            data_scope="real",
-            weights="open",
-            parameters_billions=Decimal("0.01"),
-            max_tokens=MAX_TOKENS,
-            concurrency=4,
-            use_cache=False,
-        ),
+        data=run_input(registered(vllm.base_url).name, concurrency=4, use_cache=False),
         enqueue=False,
     )
     killed_after: list[int] = []
@@ -302,19 +306,9 @@ def test_a_model_gone_by_the_time_the_worker_starts_fails_the_run_before_any_que
     # The endpoint's key is on the worker only: the web server cannot ask the endpoint, so
     # the worker asks before its first question.
     monkeypatch.delenv(KEY_ENV)
-    endpoint = registered(vllm.base_url)
     run = inference_run_create(
         user=researcher,
-        data=InferenceRunInput(
-            model_name="tiny-llama-v2",
-            endpoint=endpoint.name,
-            modality="text",
-            table_format="paper",
-            split="validation",
-            data_scope="real",
-            weights="closed",
-            max_tokens=MAX_TOKENS,
-        ),
+        data=run_input(registered(vllm.base_url).name, model_name="tiny-llama-v2"),
         enqueue=False,
     )
     assert run.context_length is None
