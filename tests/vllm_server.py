@@ -65,20 +65,22 @@ def corpus_from_prompts(prompts_gz: Path, out: Path, *, limit: int = 400) -> Pat
     return out
 
 
-def write_model(python: Path, folder: Path, corpus: Path, *, kind: str = "text") -> Path:
-    """The tiny model folder, written by the vLLM interpreter (it has ``tokenizers``)."""
-    subprocess.run(
-        [str(python), str(REPO / "tests" / "vllm_model.py")]
-        + ["--kind", kind, "--out", str(folder), "--corpus", str(corpus)],
-        check=True,
-        timeout=120,
-        capture_output=True,
-    )
-    return folder
-
-
 class VllmServerError(Exception):
     pass
+
+
+def write_model(python: Path, folder: Path, corpus: Path, *, kind: str = "text") -> Path:
+    """The tiny model folder, written by the vLLM interpreter (it has ``tokenizers``)."""
+    done = subprocess.run(
+        [str(python), str(REPO / "tests" / "vllm_model.py")]
+        + ["--kind", kind, "--out", str(folder), "--corpus", str(corpus)],
+        timeout=120,
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode:
+        raise VllmServerError(f"The tiny model could not be written:\n{done.stderr[-3000:]}")
+    return folder
 
 
 class VllmServer:

@@ -83,11 +83,11 @@ def vllm_folder(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Pat
 
 def _serve(folder: Path, kind: str, name: str, max_model_len: int) -> VllmServer:
     python = _vllm()
-    model = write_model(python, folder / name, folder / "corpus.txt", kind=kind)
-    server = VllmServer(
-        model, name=name, max_model_len=max_model_len, log_path=folder / f"{name}.log"
-    )
     try:
+        model = write_model(python, folder / name, folder / "corpus.txt", kind=kind)
+        server = VllmServer(
+            model, name=name, max_model_len=max_model_len, log_path=folder / f"{name}.log"
+        )
         return server.start()
     except VllmServerError as exc:
         pytest.fail(str(exc))
