@@ -8,8 +8,10 @@ It runs under the vLLM virtualenv's python (``tests.vllm_server`` starts it), wh
     .venv-vllm/bin/python tests/vllm_model.py --kind text --corpus prompts.txt --out DIR
 
 Sizes: hidden size 128 with 2 heads of 64 (vLLM's CPU attention refuses a head size of 16),
-2 layers. ``--kind vision`` writes a LLaVA of the same text size with a 2-layer CLIP vision
-tower on 56-pixel images, and its processor's settings.
+2 layers. ``--kind vision`` writes a BLIP-2 (a 2-layer vision tower on 56-pixel images, a
+1-layer Q-Former, a 2-layer OPT of the same text size) and its processor's settings: the
+vision-language architecture this CPU build serves without torchvision (see
+docs/development.md, "A real vLLM server in the tests").
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, 
 
 BOS, EOS = "<s>", "</s>"
 ROLES = ["<|system|>", "<|user|>", "<|assistant|>"]
-# Where an image goes in a LLaVA prompt: its processor expands it to one token per patch.
+# Where an image goes in a prompt: BLIP-2's processor puts the Q-Former's query tokens there.
 IMAGE = "<image>"
 
 # One turn per message, each role as a special token; a list of parts (a vision prompt) is
