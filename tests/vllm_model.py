@@ -24,7 +24,8 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, 
 
 BOS, EOS = "<s>", "</s>"
 ROLES = ["<|system|>", "<|user|>", "<|assistant|>"]
-# Where an image goes in a prompt: BLIP-2's processor puts the Q-Former's query tokens there.
+# An image part's place in the prompt text (BLIP-2's own image token; vLLM's processor puts
+# the Q-Former's query tokens at the start of the prompt).
 IMAGE = "<image>"
 
 # One turn per message, each role as a special token; a list of parts (a vision prompt) is
