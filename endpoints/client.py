@@ -6,6 +6,10 @@ generation and inference runs share. No database access: the caller saves what c
 - ``ChatPool`` keeps many in flight: a pool of daemon threads sharing one client, each with
   its own keep-alive connection, taking requests from a job queue and putting one result
   each on a results queue.
+- ``ChatClient.served_models`` reads ``GET {base_url}/models``: the names the endpoint
+  serves and, where it says (vLLM's ``max_model_len``), each one's context length.
+- A prompt the endpoint refuses as longer than the model's context is its own outcome,
+  ``too_long``: the run scores it as unanswered, as the benchmark's own scripts did.
 
 The wire protocol is the openai SDK's: its client builds and sends ``POST {base_url}/chat/
 completions`` with the bearer key and turns error statuses into its exceptions. Kept here:
@@ -57,7 +61,7 @@ from endpoints.transport import (
 from hctqa.core import safe_json
 from hctqa.core.wording import counted
 
-Outcome = Literal["answered", "rejected", "failed", "fatal"]
+Outcome = Literal["answered", "rejected", "too_long", "failed", "fatal"]
 
 # Worth another try: the server is busy, overloaded or briefly down.
 RETRY_STATUSES = frozenset({408, 409, 425, 429})
@@ -131,6 +135,70 @@ class ChatResult:
     error: str = ""
     attempts: int = 1
     latency_ms: int | None = None
+
+
+@dataclass(frozen=True)
+class ServedModel:
+    name: str
+    # Tokens of prompt and answer together, as the endpoint reports it (None: it does not).
+    context_length: int | None = None
+
+
+class ModelListError(Exception):
+    """The endpoint's model list could not be read: the message says why, for people.
+    ``unreachable``: no reply at all (refused, unresolved, timed out), which may be this
+    machine's view only, rather than the endpoint's answer."""
+
+    def __init__(self, message: str, *, unreachable: bool = False) -> None:
+        super().__init__(message)
+        self.unreachable = unreachable
+
+
+# The fields an OpenAI-compatible model list gives a model's context length in: vLLM's, then
+# those of other servers and routers.
+_CONTEXT_FIELDS = ("max_model_len", "context_length", "context_window")
+MAX_SERVED_MODELS = 2000
+
+
+def parse_model_list(payload: bytes) -> list[ServedModel]:
+    """The models of a ``GET /models`` reply (``{"data": [{"id": …}, …]}``); ValueError if
+    it is not one."""
+    try:
+        entries = safe_json.loads(payload)["data"]
+    except (ValueError, KeyError, TypeError):
+        raise ValueError("The reply is not a model list") from None
+    if not isinstance(entries, list) or len(entries) > MAX_SERVED_MODELS:
+        raise ValueError("The reply is not a model list")
+    models = []
+    for entry in entries:
+        name = entry.get("id") if isinstance(entry, dict) else None
+        if not isinstance(name, str) or not name:
+            raise ValueError("The reply is not a model list")
+        context = None
+        for key in _CONTEXT_FIELDS:
+            value = entry.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 2**31:
+                context = value
+                break
+        models.append(ServedModel(printable(name)[:200], context))
+    return models
+
+
+# What an endpoint says when a prompt is longer than the model's context: vLLM and OpenAI
+# ("maximum context length"), llama.cpp ("context size"), others ("context window").
+_CONTEXT_WORDS = ("context length", "context size", "context window")
+
+
+def over_context(content: bytes) -> bool:
+    """Whether an error reply says the prompt is over the model's context length."""
+    try:
+        error = safe_json.loads(content).get("error")
+    except (ValueError, AttributeError):
+        return False
+    if isinstance(error, dict) and error.get("code") == "context_length_exceeded":
+        return True
+    message = error.get("message") if isinstance(error, dict) else error
+    return isinstance(message, str) and any(w in message.lower() for w in _CONTEXT_WORDS)
 
 
 def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
@@ -267,7 +335,7 @@ class ChatClient:
         self.target = target
         self.policy = policy
         self._transport = CheckedTransport(
-            target.url,
+            target.base_url,
             target.api_key,
             timeout=policy.timeout_seconds,
             allow_private=target.allow_private,
@@ -316,13 +384,13 @@ class ChatClient:
     def _post(self, messages: list[dict[str, Any]]) -> Reply:
         """One request through the SDK: the reply, whatever its status; the transport's
         exceptions when there is none."""
+        return self._request("post", "/chat/completions", {**self._body, "messages": messages})
+
+    def _request(self, method: str, path: str, body: dict[str, Any] | None = None) -> Reply:
+        send = self._sdk.post if method == "post" else self._sdk.get
+        extra = {} if body is None else {"body": body}
         try:
-            response = self._sdk.post(
-                "/chat/completions",
-                cast_to=httpx2.Response,
-                body={**self._body, "messages": messages},
-                options=self._options,
-            )
+            response = send(path, cast_to=httpx2.Response, options=self._options, **extra)
         except openai.APIStatusError as exc:
             response = exc.response
         except openai.APITimeoutError:
@@ -339,6 +407,47 @@ class ChatClient:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
+    def served_models(self) -> list[ServedModel] | None:
+        """The models the endpoint serves (``GET {base_url}/models``), one request, no retry;
+        None when it has no model list (404, 405 or 501: some proxies and servers). Any
+        other failure is a ModelListError saying what happened, the key never in it."""
+        try:
+            reply = self._request("get", "/models")
+        except TransportRefused as exc:
+            raise ModelListError(f"The endpoint's address is refused: {exc}") from None
+        except ReplyTooLarge:
+            raise ModelListError(
+                f"The endpoint's model list is larger than {MAX_REPLY_BYTES // 1024} KiB"
+            ) from None
+        except TransportTimeout:
+            raise ModelListError(
+                f"The endpoint did not answer within {self.policy.timeout_seconds:g} s",
+                unreachable=True,
+            ) from None
+        except TransportError as exc:
+            raise ModelListError(f"Could not reach the endpoint: {exc}", unreachable=True) from None
+        if reply.status in (404, 405, 501):
+            return None
+        if 300 <= reply.status < 400:
+            raise ModelListError(
+                f"HTTP {reply.status}: the endpoint redirects, and requests never follow a "
+                "redirect; give the final URL as the base URL"
+            )
+        if reply.status != 200:
+            text = self._without_key(error_text(reply, detail=self.target.error_detail))
+            raise ModelListError(f"The endpoint refused to list its models: {text}")
+        try:
+            return parse_model_list(reply.content)
+        except ValueError as exc:
+            raise ModelListError(f"{exc} at {self.target.base_url}/models") from None
+
+    def _without_key(self, text: str) -> str:
+        key = self.target.api_key
+        if len(key) >= 4:
+            for form in {key, repr(key)[1:-1], json.dumps(key)[1:-1]}:
+                text = text.replace(form, "***")
+        return text
+
     def complete(self, request: ChatRequest) -> ChatResult | None:
         """The request's result (None once the client is stopped or halted). The key never
         appears in an error: error text is stored and shown, and a proxy may echo headers."""
@@ -354,13 +463,9 @@ class ChatClient:
             return None
         if result.outcome == "fatal":
             self._halt.set()
-        key = self.target.api_key
-        if len(key) >= 4:
-            error = result.error
-            for form in {key, repr(key)[1:-1], json.dumps(key)[1:-1]}:
-                error = error.replace(form, "***")
-            if error != result.error:
-                result = replace(result, error=error)
+        error = self._without_key(result.error)
+        if error != result.error:
+            result = replace(result, error=error)
         return result
 
     def _fatal(self, request: ChatRequest, error: str, attempt: int) -> ChatResult:
@@ -443,9 +548,13 @@ class ChatClient:
                     if status in FATAL_STATUSES:
                         return self._fatal(request, message, attempt)
                     if status not in RETRY_STATUSES and status < 500:
-                        # The request itself was refused (too long a prompt, say): final.
+                        # The request itself was refused: final. A prompt over the model's
+                        # context is told apart: the run scores it as unanswered.
+                        refused: Outcome = (
+                            "too_long" if over_context(response.content) else "rejected"
+                        )
                         return ChatResult(
-                            key=request.key, outcome="rejected", error=message, attempts=attempt
+                            key=request.key, outcome=refused, error=message, attempts=attempt
                         )
                     error = message
                     retry_after = retry_after_seconds(response.headers)

@@ -7,6 +7,7 @@ import ipaddress
 import logging
 import os
 import socket
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -14,7 +15,7 @@ from django.conf import settings
 from django.db.models import Q, QuerySet
 
 from endpoints.addresses import literal, machine
-from endpoints.client import ChatTarget
+from endpoints.client import ChatClient, ChatTarget, ModelListError, RetryPolicy
 from endpoints.keys import api_key_unseal, credential_digest
 from endpoints.models import Endpoint
 from endpoints.services import API_KEY, key_variable_allowed
@@ -199,4 +200,50 @@ def chat_target(
         error_detail=True,
         max_content_chars=settings.INFERENCE_MAX_ANSWER_CHARS or None,
         cache_scope=f"endpoint {endpoint.pk} key {credential_digest(key)}",
+    )
+
+
+@dataclass(frozen=True)
+class ServedModelCheck:
+    """What the endpoint's model list says of a run's model. ``listed``: the list names it
+    (False: the endpoint has no model list, or did not answer from here, so the model could
+    not be checked)."""
+
+    listed: bool
+    context_length: int | None = None
+
+
+# Model names a refusal lists, of those the endpoint serves.
+_NAMES_SHOWN = 10
+
+
+def served_model_check(target: ChatTarget) -> ServedModelCheck:
+    """Whether the endpoint at ``target`` serves ``target.model``, by its model list (``GET
+    {base_url}/models``, one request of at most INFERENCE_CHECK_TIMEOUT seconds), and the
+    context length it reports for it. ApplicationError when the endpoint answers that it
+    does not serve the model, or with anything but a model list (a wrong key, a redirect):
+    a run would fail on its first question. An endpoint that does not answer from here is
+    not checked: it may answer where the run executes, and a run stops by itself after a
+    few requests that reach nothing."""
+    policy = RetryPolicy(max_attempts=1, timeout_seconds=settings.INFERENCE_CHECK_TIMEOUT)
+    with ChatClient(target, policy=policy) as client:
+        try:
+            models = client.served_models()
+        except ModelListError as exc:
+            if exc.unreachable:
+                return ServedModelCheck(listed=False)
+            raise ApplicationError(
+                f"The endpoint's model list could not be read: {exc}", field="endpoint"
+            ) from None
+    if models is None:
+        return ServedModelCheck(listed=False)
+    for model in models:
+        if model.name == target.model:
+            return ServedModelCheck(listed=True, context_length=model.context_length)
+    names = sorted(m.name for m in models)
+    shown = ", ".join(names[:_NAMES_SHOWN]) + (", …" if len(names) > _NAMES_SHOWN else "")
+    raise ApplicationError(
+        f"The endpoint does not serve a model named {target.model!r}"
+        + (f"; it serves {shown}" if names else "; it lists no model"),
+        field="model_name",
     )

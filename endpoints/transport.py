@@ -8,7 +8,8 @@ httpx2 transport that the openai SDK sends through (``endpoints.client``). No da
   someone's own endpoint, the registered endpoints that answer without a key are off limits
   too (``ChatTarget.off_limits``).
 - **Only the base URL, only what we mean to send.** A request goes to ``{base_url}/chat/
-  completions`` and nowhere else, with a fixed set of headers and the target's own key (or
+  completions`` (POST) or ``{base_url}/models`` (GET, the models it serves) and nowhere
+  else, with a fixed set of headers and the target's own key (or
   none): what the SDK adds from the environment (``OPENAI_ORG_ID``,
   ``OPENAI_CUSTOM_HEADERS``, …) or about the machine never leaves, and no cookie comes
   back. Redirects are never followed (the client is made with ``follow_redirects=False``;
@@ -229,25 +230,27 @@ def _failures_mapped() -> Iterator[None]:
 
 
 class CheckedTransport(httpx2.BaseTransport):
-    """The only way a chat request leaves: a POST to ``url`` (the chat completions URL) with
-    ``api_key`` (if any), through the checks above. Safe to use from many threads, each with
-    its own keep-alive connection."""
+    """The only way a request to an endpoint leaves: a POST to ``{base_url}/chat/completions``
+    or a GET of ``{base_url}/models``, with ``api_key`` (if any), through the checks above.
+    Safe to use from many threads, each with its own keep-alive connection."""
 
     def __init__(
         self,
-        url: str,
+        base_url: str,
         api_key: str,
         *,
         timeout: float,
         allow_private: bool,
         off_limits: frozenset[tuple[str, int]] = frozenset(),
     ) -> None:
-        self._url = httpx2.URL(url)
+        base = base_url.rstrip("/")
+        self._url = httpx2.URL(base + "/chat/completions")
+        self._routes = {("POST", self._url), ("GET", httpx2.URL(base + "/models"))}
         self._authorization = [(b"authorization", f"Bearer {api_key}".encode())] if api_key else []
         self._timeout = timeout
         self._allow_private = allow_private
         self._off_limits = off_limits
-        self._proxy = proxy_for(url)
+        self._proxy = proxy_for(str(self._url))
         self._proxy_checked = False
         self._closed = False
         self._context = ssl.create_default_context()
@@ -320,8 +323,10 @@ class CheckedTransport(httpx2.BaseTransport):
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         if self._closed:  # the run stopped: nothing new is sent
             raise TransportError("The run stopped")
-        if request.method != "POST" or request.url != self._url:
-            raise TransportRefused("Requests go only to the base URL's chat completions")
+        if (request.method, request.url) not in self._routes:
+            raise TransportRefused(
+                "Requests go only to the base URL's chat completions and model list"
+            )
         if self._proxy is not None and not self._proxy_checked:
             self._check_proxied()
         headers = [(k, v) for k, v in request.headers.raw if k.lower() in _SENT_HEADERS]
@@ -330,7 +335,7 @@ class CheckedTransport(httpx2.BaseTransport):
         with _failures_mapped():
             response = self._pool().handle_request(
                 httpcore2.Request(
-                    method=b"POST",
+                    method=request.method.encode(),
                     url=httpcore2.URL(
                         scheme=request.url.raw_scheme,
                         host=request.url.raw_host,

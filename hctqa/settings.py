@@ -311,6 +311,9 @@ RESCORE_SLICE_SECONDS = env_int("RESCORE_SLICE_SECONDS", 60)
 # --- Inference runs: the benchmark sent to an OpenAI-compatible endpoint (a GPU host's
 # vLLM, OpenAI, a llama.cpp server) by a worker on the "inference" queue.
 INFERENCE_REQUEST_TIMEOUT = env_int("INFERENCE_REQUEST_TIMEOUT", 120)  # seconds per request
+# Starting a run reads the endpoint's model list (the model is served, its context length):
+# on the web server while someone waits, and on the worker before the first question.
+INFERENCE_CHECK_TIMEOUT = env_int("INFERENCE_CHECK_TIMEOUT", 15)  # seconds
 # Tries per question on 429s, 5xx and timeouts, with exponential back-off from
 # INFERENCE_RETRY_BASE_MS (doubling, jittered, at most INFERENCE_RETRY_MAX_SECONDS).
 INFERENCE_MAX_ATTEMPTS = env_int("INFERENCE_MAX_ATTEMPTS", 6)
@@ -321,7 +324,8 @@ INFERENCE_RETRY_MAX_SECONDS = env_int("INFERENCE_RETRY_MAX_SECONDS", 60)
 INFERENCE_STALE_AFTER_SECONDS = env_int("INFERENCE_STALE_AFTER_SECONDS", 180)
 INFERENCE_MAX_AUTO_RESUMES = env_int("INFERENCE_MAX_AUTO_RESUMES", 5)
 # A run whose endpoint refused more than this share of its prompts (a text-only model sent
-# images, a context far too short) is not put on the board: it fails, to be resumed.
+# images) is not put on the board: it fails, to be resumed. Prompts over the model's context
+# length are not refusals: they are scored as unanswered and counted on the board row.
 INFERENCE_MAX_REJECTED_PERCENT = env_int("INFERENCE_MAX_REJECTED_PERCENT", 50)
 # A run queued this long gets its message sent again, in case the broker lost it.
 INFERENCE_QUEUED_RESEND_SECONDS = env_int("INFERENCE_QUEUED_RESEND_SECONDS", 3600)

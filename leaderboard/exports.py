@@ -24,6 +24,7 @@ BOARD_COLUMNS = (
     "data_scope",
     "n_questions",
     "excluded",
+    "too_long_prompts",
     "tables",
     "release",
     "precision",
@@ -75,6 +76,9 @@ def board_rows(scores: Iterable[Score]) -> list[dict[str, Any]]:
                 "data_scope": s.data_scope,
                 "n_questions": score.n_questions,
                 "excluded": score.excluded,
+                # Prompts over the model's context length in the run that made it: scored as
+                # empty answers (always 0 for uploads and the paper's rows).
+                "too_long_prompts": s.too_long_prompts,
                 # Where it was computed: the tables of its question set and the release
                 # holding them (none for the paper's rows, which are its figures).
                 "tables": s.question_set_tables,

@@ -182,6 +182,11 @@ class Submission(models.Model):
     visibility = models.CharField(
         max_length=7, choices=Visibility.choices, default=Visibility.PUBLIC
     )
+    too_long_prompts = models.PositiveIntegerField(
+        default=0,
+        help_text="Questions of the inference run that made it whose prompt was over the "
+        "model's context length: not answered, scored as empty answers.",
+    )
 
     # The upload, kept so a submission can be scored again.
     predictions = models.FileField(
@@ -523,9 +528,13 @@ class PropertyRegression(models.Model):
 
 class ResponseStatus(models.TextChoices):
     ANSWERED = "answered", "Answered"
-    # The endpoint refused the request itself (a 4xx such as a prompt over the context
-    # length): final, and scored as an empty answer.
+    # The endpoint refused the request itself (a 4xx such as an image sent to a text-only
+    # model): final, and scored as an empty answer.
     REJECTED = "rejected", "Rejected by the endpoint"
+    # The prompt is longer than the model's context: not answered, scored as the empty answer
+    # (as the benchmark's own scripts did), and counted on the run, the submission and the
+    # board row. Sent again when the run is resumed (the server may have a longer context).
+    TOO_LONG = "too_long", "Over the model's context length"
     # No answer after every retry (429s, 5xx, timeouts): sent again when the run resumes.
     FAILED = "failed", "No answer after retries"
 
@@ -605,6 +614,10 @@ class InferenceRun(models.Model):
     answered = models.PositiveIntegerField(default=0, help_text="Cache hits included.")
     cached = models.PositiveIntegerField(default=0)
     failed = models.PositiveIntegerField(default=0)
+    too_long = models.PositiveIntegerField(
+        default=0,
+        help_text="Prompts over the model's context length: not answered, scored as empty.",
+    )
     error = models.TextField(blank=True)
     attempts = models.PositiveSmallIntegerField(
         default=0, help_text="Executions started since it was last queued by hand."
@@ -698,7 +711,7 @@ class InferenceRun(models.Model):
                 condition=Q(cached__lte=F("answered")), name="inference_cached_within_answered"
             ),
             models.CheckConstraint(
-                condition=Q(answered__lte=F("total") - F("failed")),
+                condition=Q(answered__lte=F("total") - F("failed") - F("too_long")),
                 name="inference_counts_within_total",
             ),
         ]
@@ -743,10 +756,18 @@ class InferenceRun(models.Model):
 
     @property
     def progress(self) -> int:
-        """Percent of the questions settled (answered or given up), for the progress bar."""
+        """Percent of the questions settled (answered, given up, or over the model's context),
+        for the progress bar."""
         if not self.total:
             return 0
-        return min(100, (100 * (self.answered + self.failed)) // self.total)
+        return min(100, (100 * (self.answered + self.failed + self.too_long)) // self.total)
+
+    @property
+    def context_length(self) -> int | None:
+        """The model's context length in tokens, as the endpoint reported it when the run
+        started (None: it does not say)."""
+        value = self.config.get("context_length")
+        return value if isinstance(value, int) else None
 
 
 class InferenceResponse(models.Model):

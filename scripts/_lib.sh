@@ -33,6 +33,40 @@ ensure_venv() {
   fi
 }
 
+# The vLLM server's own virtualenv, .venv-vllm, with requirements-vllm.txt: the real
+# OpenAI-compatible server of the inference tests (pytest -m vllm) and of
+# benchmarks/inference_throughput.py. Never .venv: vLLM pins its own torch, fastapi, pydantic
+# and openai. The list is complete and installed with --no-deps, so pip takes exactly it: the
+# CPU build of torch, and no torchvision, torchaudio or torchcodec (see the file). About 3 GB
+# and a few minutes, once; again only when the file changes.
+ensure_vllm_venv() {
+  local venv=.venv-vllm
+  if [ ! -x "$venv/bin/python" ]; then
+    local python
+    python=$(pick_python)
+    echo "Creating $venv with $python"
+    "$python" -m venv "$venv"
+  fi
+  local stamp="$venv/.installed-requirements-vllm.txt"
+  local digest
+  digest=$(sha256sum requirements-vllm.txt | cut -d' ' -f1)
+  if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$digest" ]; then
+    echo "Installing requirements-vllm.txt into $venv (about 3 GB; a few minutes the first time)"
+    rm -f "$stamp"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \
+      -r requirements-vllm.txt
+    # Left by an earlier install or by hand: they break vLLM's start beside the CPU torch.
+    "$venv/bin/python" -m pip uninstall --quiet --disable-pip-version-check -y \
+      torchvision torchaudio torchcodec 2>/dev/null || true
+    "$venv/bin/python" -c 'import torch, vllm.entrypoints.openai.api_server
+assert torch.version.cuda is None, f"torch {torch.__version__} is a CUDA build"' || {
+      echo "The vLLM virtualenv $venv does not import; see above" >&2
+      return 1
+    }
+    echo "$digest" >"$stamp"
+  fi
+}
+
 # Debian's chromium, which the browser tests drive. Never a browser download.
 ensure_chromium() {
   local browser="${CHROMIUM_PATH:-/usr/bin/chromium}"

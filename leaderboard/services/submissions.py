@@ -277,6 +277,15 @@ def _check_file(
             _check_fits(read, split=split, data_scope=data_scope, modality=modality)
 
 
+# The parameter count is stored to the hundredth of a billion (DecimalField, 2 places).
+PARAMETERS_STEP = Decimal("0.01")
+
+
+def _more_decimals_than_stored(value: Decimal | int | float) -> bool:
+    exact = Decimal(str(value))
+    return exact != exact.quantize(PARAMETERS_STEP)
+
+
 # Names shown to everyone on the board, one line each.
 _SHOWN_NAMES = (("model_name", "The model's name"), ("organisation", "The organisation"))
 
@@ -304,6 +313,13 @@ def _check_metadata(data: SubmissionInput, problems: Problems) -> None:
         if parameters is not None and not (0 < parameters < 1_000_000):
             problems.add(
                 "The parameter count is in billions, more than 0 (blank when unknown)",
+                field="parameters_billions",
+            )
+        elif parameters is not None and _more_decimals_than_stored(parameters):
+            # Stored to the hundredth: 0.001 would be kept as 0, which no row may have.
+            problems.add(
+                "The parameter count is in billions with at most two decimals, at least 0.01 "
+                "(e.g. 0.5 for 500 million)",
                 field="parameters_billions",
             )
         elif data.weights == Weights.OPEN and parameters is None and "weights" not in unread:
@@ -429,11 +445,14 @@ def submission_create_from_predictions(
     data: SubmissionInput,
     predictions: dict[str, str],
     limit_entry: DailyLimitEntry | None = None,
+    too_long_prompts: int = 0,
 ) -> Submission:
     """Store answers produced on the platform (by an inference run) as a submission and queue
     its scoring. They are kept as a predictions file like an upload, so the submission can
     be scored again. ``limit_entry``: the run already took today's test-split slot when it
-    was started; without one, a test-split submission takes a slot now."""
+    was started; without one, a test-split submission takes a slot now.
+    ``too_long_prompts``: how many of the answers are empty because the prompt was over the
+    model's context length (shown with the submission and its board row)."""
     if not owner.has_perm("leaderboard.add_submission"):
         raise PermissionDenied("Only researchers can submit predictions")
     check_metadata(data)
@@ -454,7 +473,9 @@ def submission_create_from_predictions(
     if counted:
         account_check_test_split_access(user=owner)
         _take_test_split_slot(owner)
-    submission = _store(owner=owner, data=data, content=ContentFile(raw))
+    submission = _store(
+        owner=owner, data=data, content=ContentFile(raw), too_long_prompts=too_long_prompts
+    )
     if counted:
         DailyLimitEntry.objects.create(user=owner, submission=submission)
     elif limit_entry is not None:
@@ -462,7 +483,9 @@ def submission_create_from_predictions(
     return submission
 
 
-def _store(*, owner: Any, data: SubmissionInput, content: File) -> Submission:
+def _store(
+    *, owner: Any, data: SubmissionInput, content: File, too_long_prompts: int = 0
+) -> Submission:
     """Save the checked predictions file and the submission, and queue its scoring. The file
     is hashed and copied a chunk at a time."""
     digest = hashlib.sha256()
@@ -479,6 +502,7 @@ def _store(*, owner: Any, data: SubmissionInput, content: File) -> Submission:
         status=Status.QUEUED,
         queued_at=timezone.now(),
         predictions_sha256=digest.hexdigest(),
+        too_long_prompts=too_long_prompts,
     )
     suffix = ".gz" if gzipped else ""
     submission.predictions.save(f"{uuid.uuid4().hex}.jsonl{suffix}", content, save=False)

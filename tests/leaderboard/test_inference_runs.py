@@ -693,3 +693,16 @@ def test_only_researchers_and_admins_start_runs_and_only_owners_change_them(serv
     assert inference_run_cancel(user=UserFactory(role="admin"), run_id=admin_run.pk).status == (
         RunStatus.CANCELLED
     )
+
+
+def test_an_endpoint_without_a_model_list_is_not_held_to_one(researcher, server, client) -> None:
+    """Some servers and proxies answer chat completions but have no ``GET /models`` (the fake
+    server answers it 501): the run goes on, and its page says the context is not known."""
+    make_questions(3)
+    run = start(researcher, server.base_url)
+    assert run.config["context_length"] is None and run.context_length is None
+    run = execute(run)
+    assert run.status == RunStatus.DONE and run.too_long == 0
+    client.force_login(researcher)
+    page = client.get(run.get_absolute_url()).content.decode()
+    assert "not reported by the endpoint · a longer prompt is not answered" in page

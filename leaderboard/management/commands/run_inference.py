@@ -49,6 +49,17 @@ from leaderboard.services import (
 )
 from leaderboard.services.inference import Progress
 
+# The option that gives a field, where its name is not the field's.
+_OPTIONS = {
+    "model_name": "--model",
+    "parameters_billions": "--parameters",
+    "data_scope": "--scope",
+    "api_key": "--api-key-stdin",
+    "use_cache": "--no-cache",
+    "system_role": "--no-system-role",
+    "visibility": "--private",
+}
+
 
 def _decimal(value: str) -> Decimal:
     try:
@@ -122,7 +133,8 @@ class Command(BaseCommand):
             for problem in exc.problems:
                 field = problem.field or ""
                 named = not field or field.replace("_", " ") in problem.message.lower()
-                lines.append(("" if named else f"--{field.replace('_', '-')}: ") + problem.message)
+                option = _OPTIONS.get(field, f"--{field.replace('_', '-')}")
+                lines.append(("" if named else f"{option}: ") + problem.message)
             raise CommandError("\n".join(lines)) from None
         except PermissionDenied as exc:
             raise CommandError(str(exc) or "not allowed") from None
@@ -199,6 +211,16 @@ class Command(BaseCommand):
             return
         where = run.endpoint.name if run.endpoint else run.base_url
         self.stdout.write(f"Run {run.pk}: {run.model_name} at {where}")
+        context = run.context_length
+        self.stdout.write(
+            f"Context length {context:,} tokens, as the endpoint reports it"
+            if context
+            else "The endpoint does not say the model's context length here"
+        )
+        self.stdout.write(
+            "Prompts over the context length are not answered: scored as empty answers, "
+            "and counted on the run and its board row."
+        )
         self._execute(run.pk)
 
     # --- running in the foreground
@@ -215,10 +237,12 @@ class Command(BaseCommand):
                 return
             last[0] = now
             rate = progress.sent / progress.elapsed if progress.elapsed else 0.0
+            settled = progress.answered + progress.failed + progress.too_long
             line = (
-                f"{progress.answered + progress.failed}/{progress.total} settled · "
-                f"{progress.cached} from the cache · {progress.failed} without an answer · "
-                f"{rate:.1f} requests/s"
+                f"{settled}/{progress.total} settled · {progress.cached} from the cache · "
+                f"{progress.failed} without an answer · "
+                + (f"{progress.too_long} over the context length · " if progress.too_long else "")
+                + f"{rate:.1f} requests/s"
             )
             self.stdout.write(("\r" + line) if tty else line, ending="")
             if not tty:
@@ -242,7 +266,8 @@ class Command(BaseCommand):
             )
         self.stdout.write(
             f"Run {pk} is done: {run.answered} answered ({run.cached} from the cache), "
-            f"{run.failed} rejected by the endpoint."
+            f"{run.failed} rejected by the endpoint, {run.too_long} over the model's context "
+            "length (scored as empty answers)."
         )
         submission = run.submission
         if submission is None:

@@ -1,6 +1,13 @@
-"""Executing a run: claiming it under a lease, sending its unanswered questions through a pool
-of requests in flight, saving each reply as it arrives, answering from the cache, and turning
-the answers into a scored submission."""
+"""Executing a run: claiming it under a lease, checking the endpoint still serves the model
+(before the first question), sending its unanswered questions through a pool of requests in
+flight, saving each reply as it arrives, answering from the cache, and turning the answers
+into a scored submission.
+
+A prompt longer than the model's context is not truncated: the endpoint refuses it, and it is
+scored as the empty answer and counted (``too_long``), as the benchmark's own scripts did
+(they served each model with a fixed context and scored what it could not read as
+unanswered). Truncating would send other prompts than the export shows, and the scores of
+the questions answered would no longer be the reference's."""
 
 from __future__ import annotations
 
@@ -22,7 +29,7 @@ from django.utils import timezone
 
 from annotation.models import Table
 from endpoints.client import ChatPool, ChatRequest, ChatResult, RetryPolicy
-from endpoints.selectors import chat_target
+from endpoints.selectors import chat_target, served_model_check
 from hctqa.core.prompts import PromptError, denonsense, nonsense_for, prompt_sha256
 from hctqa.core.wording import counted
 from hctqa.errors import ApplicationError
@@ -38,7 +45,12 @@ from leaderboard.models import (
     TableFormat,
 )
 from leaderboard.services.inference.prompts import ImageUnreadable, RunPrompts, cache_key
-from leaderboard.services.inference.runs import enqueue_run, stale_before, submission_input
+from leaderboard.services.inference.runs import (
+    check_room_for_answers,
+    enqueue_run,
+    stale_before,
+    submission_input,
+)
 from leaderboard.services.notices import inference_run_failed_notify
 from leaderboard.services.submissions import SubmissionInput, submission_create_from_predictions
 
@@ -61,6 +73,7 @@ class Progress:
     failed: int
     sent: int
     elapsed: float
+    too_long: int = 0
 
 
 ProgressCallback = Callable[[Progress], None]
@@ -169,8 +182,8 @@ class _Execution:
         self.buffer: list[InferenceResponse] = []
         self.cache_rows: list[CachedResponse] = []
         self.prepared: dict[str, _Prepared] = {}
-        self.delta = {"answered": 0, "cached": 0, "failed": 0}
-        self.counts = {"total": 0, "answered": 0, "cached": 0, "failed": 0}
+        self.delta = {"answered": 0, "cached": 0, "failed": 0, "too_long": 0}
+        self.counts = {"total": 0, "answered": 0, "cached": 0, "failed": 0, "too_long": 0}
         self.sent = 0
         self.fatal = ""
 
@@ -221,6 +234,7 @@ class _Execution:
                 answered=F("answered") + self.delta["answered"],
                 cached=F("cached") + self.delta["cached"],
                 failed=F("failed") + self.delta["failed"],
+                too_long=F("too_long") + self.delta["too_long"],
             )
             if not updated:
                 raise _LeaseLost
@@ -241,6 +255,7 @@ class _Execution:
         status = {
             "answered": ResponseStatus.ANSWERED,
             "rejected": ResponseStatus.REJECTED,
+            "too_long": ResponseStatus.TOO_LONG,
         }.get(result.outcome, ResponseStatus.FAILED)
         answered = status == ResponseStatus.ANSWERED
         self.buffer.append(
@@ -258,7 +273,7 @@ class _Execution:
             )
         )
         if not answered:
-            self.delta["failed"] += 1
+            self.delta["too_long" if status == ResponseStatus.TOO_LONG else "failed"] += 1
             return
         self.delta["answered"] += 1
         self.delta["cached"] += cached
@@ -284,11 +299,15 @@ class _Execution:
         questions = selectors.benchmark_questions(split=run.split, data_scope=run.data_scope)
         saved = InferenceResponse.objects.filter(run=run, question__in=questions)
         answered = saved.filter(status=ResponseStatus.ANSWERED)
+        too_long = saved.filter(status=ResponseStatus.TOO_LONG)
         counts = {
             "total": questions.count(),
             "answered": answered.count(),
             "cached": answered.filter(from_cache=True).count(),
-            "failed": saved.exclude(status=ResponseStatus.ANSWERED).count(),
+            "failed": saved.exclude(
+                status__in=[ResponseStatus.ANSWERED, ResponseStatus.TOO_LONG]
+            ).count(),
+            "too_long": too_long.count(),
         }
         if not self._mine().update(**counts, heartbeat_at=timezone.now()):
             raise _LeaseLost
@@ -349,6 +368,19 @@ class _Execution:
             )
         except ApplicationError as exc:
             return self.finish(RunStatus.FAILED, exc.message)
+        try:
+            # Before the first question: the model may have gone since the run was queued,
+            # or the server restarted with another context length.
+            served = served_model_check(target)
+            check_room_for_answers(run.max_tokens, served)
+        except ApplicationError as exc:
+            return self.finish(
+                RunStatus.FAILED,
+                f"Nothing was sent: {exc.message}. Fix the endpoint, then resume the run",
+            )
+        if served.listed and served.context_length != run.context_length:
+            run.config = {**run.config, "context_length": served.context_length}
+            self._mine().update(config=run.config)
         if target.base_url != run.base_url:
             # An admin moved the registered endpoint: the requests, and the cache, go there.
             run.base_url = target.base_url
@@ -539,10 +571,14 @@ class _Execution:
                 + (f"; the endpoint said: {rejected.error}" if rejected else ""),
             )
         predictions = _predictions(run, rows)
-        # A prompt the endpoint refused (over the context length, say) is the system's
+        # A prompt the endpoint refused, or that is over the model's context, is the system's
         # answer too: submitted as the empty answer, so the run answers every question, as
         # a submission scored against test gold answers must (the 2025-10 rules count it).
-        for qid in rejected.values_list("question_id", flat=True):
+        too_long = InferenceResponse.objects.filter(
+            run=run, status=ResponseStatus.TOO_LONG, question__in=questions
+        )
+        too_long_ids = list(too_long.values_list("question_id", flat=True))
+        for qid in [*rejected.values_list("question_id", flat=True), *too_long_ids]:
             predictions.setdefault(qid, "")
         asked = sorted(questions.values_list("id", flat=True))
         config = {
@@ -555,6 +591,7 @@ class _Execution:
                 "\n".join(f"{qid} {digest}" for qid, digest, _ in sent).encode()
             ).hexdigest(),
             "answered_from_cache": sum(1 for *_, cached in sent if cached),
+            "over_context_length": len(too_long_ids),
             "completed_at": timezone.now().isoformat(),
         }
         data = submission_input(run)
@@ -564,7 +601,11 @@ class _Execution:
         entry = DailyLimitEntry.objects.filter(inference_run=run).first()
         try:
             submission = submission_create_from_predictions(
-                owner=run.created_by, data=data, predictions=predictions, limit_entry=entry
+                owner=run.created_by,
+                data=data,
+                predictions=predictions,
+                limit_entry=entry,
+                too_long_prompts=len(too_long_ids),
             )
         except (ApplicationError, PermissionDenied) as exc:
             message = exc.message if isinstance(exc, ApplicationError) else str(exc)
@@ -602,4 +643,11 @@ def _description(run: InferenceRun, config: dict[str, Any]) -> str:
     if config.get("platform_commit"):
         parts.append(f"platform commit {config['platform_commit'][:12]}")
     recipe = ", ".join(parts) + "."
+    if config.get("over_context_length"):
+        context = config.get("context_length")
+        of = f" of {context:,} tokens" if isinstance(context, int) else ""
+        recipe += (
+            f" {counted(config['over_context_length'], 'prompt')} over the model's context "
+            f"length{of}: not answered, scored as empty answers."
+        )
     return f"{run.description.strip()}\n\n{recipe}" if run.description.strip() else recipe

@@ -1,6 +1,12 @@
 """Inference runs that people start, cancel and resume: the request checked in one pass
-(endpoint, key, ranges, the board's metadata, the daily test-split limit), the run queued for
-the inference worker, and the key fields a resumed run needs."""
+(endpoint, key, ranges, the board's metadata, the daily test-split limit, the endpoint's
+model list and context length), the run queued for the inference worker, and the key fields
+a resumed run needs.
+
+Check before spending: everything that would stop the finished run from becoming a
+submission, and that can be known before its first question is sent, is checked here, and
+the run is refused with nothing written. Only the answers themselves are judged at the end.
+"""
 
 from __future__ import annotations
 
@@ -17,7 +23,13 @@ from django.utils import timezone
 from annotation.selectors import one_shot_example_ids
 from endpoints.keys import api_key_seal
 from endpoints.models import Endpoint
-from endpoints.selectors import endpoint_for_run, own_endpoint_check
+from endpoints.selectors import (
+    ServedModelCheck,
+    chat_target,
+    endpoint_for_run,
+    own_endpoint_check,
+    served_model_check,
+)
 from endpoints.services import api_key_checked, own_base_url_checked
 from hctqa.accounts.services import account_check_test_split_access
 from hctqa.commit import platform_commit
@@ -205,6 +217,42 @@ def _check_active_runs_left(user: Any, *, besides: int | None = None) -> None:
         )
 
 
+def _served_model(
+    *, user: Any, endpoint: Endpoint | None, base_url: str, sealed_key: str, data: Any
+) -> ServedModelCheck | None:
+    """What the endpoint's model list says of the run's model (``data``: an InferenceRunInput
+    or an InferenceRun); None when only the worker can ask (a registered endpoint whose key
+    is set there, not here, or not valid here). ApplicationError when it does not serve the
+    model, or answers with anything but a model list."""
+    try:
+        target = chat_target(
+            user=user,
+            endpoint=endpoint,
+            base_url=base_url,
+            sealed_key=sealed_key,
+            model=data.model_name,
+            temperature=data.temperature,
+            max_tokens=data.max_tokens,
+        )
+    except ApplicationError:
+        if endpoint is None:
+            raise
+        # A registered endpoint's key is read where the run executes, which says so then.
+        return None
+    return served_model_check(target)
+
+
+def check_room_for_answers(max_tokens: int, served: ServedModelCheck | None) -> None:
+    """Refuse max tokens that fill the model's whole context: every question would fail."""
+    context = served.context_length if served else None
+    if context is not None and max_tokens >= context:
+        raise ApplicationError(
+            f"Max tokens ({max_tokens:,}) leave no room for a prompt in the model's context "
+            f"of {context:,} tokens (as the endpoint reports it); ask for fewer",
+            field="max_tokens",
+        )
+
+
 def _split_words(split: str) -> str:
     return "any split" if split == EvalSplit.ALL else f"the {split} split"
 
@@ -226,7 +274,8 @@ def inference_run_create(
     A registered endpoint's key is read where the run executes, and a missing one fails the
     run with a message saying so. A researcher's own key is sealed in the run until it ends.
     """
-    if not user.has_perm("leaderboard.add_inferencerun"):
+    # A run ends as its starter's submission: they must be able to make one.
+    if not all(user.has_perm(f"leaderboard.{p}") for p in ("add_inferencerun", "add_submission")):
         raise PermissionDenied("Only researchers and admins can start inference runs")
     problems = problems or Problems()
     with problems.check():
@@ -258,6 +307,20 @@ def inference_run_create(
                 "this data scope on two different tables",
                 field="prompt_style",
             )
+    # Last, one request to the endpoint: it serves the model, with room for the answers.
+    served = None
+    if not any(problems.on(f) for f in ("endpoint", "base_url", "api_key", "model_name")):
+        with problems.check():
+            served = _served_model(
+                user=user,
+                endpoint=endpoint,
+                base_url=data.base_url,
+                sealed_key=api_key_seal(data.api_key) if data.api_key else "",
+                data=data,
+            )
+        if not problems.on("max_tokens"):
+            with problems.check():
+                check_room_for_answers(data.max_tokens, served)
     problems.raise_if_any()
     config = {
         "model": data.model_name,
@@ -285,6 +348,11 @@ def inference_run_create(
         "platform_commit": platform_commit(),
         "max_attempts": settings.INFERENCE_MAX_ATTEMPTS,
         "request_timeout_seconds": settings.INFERENCE_REQUEST_TIMEOUT,
+        # From the endpoint's model list (None: it does not say, or only the worker can
+        # ask); the worker reads it again before its first question.
+        "context_length": served.context_length if served else None,
+        # Prompts over it are not answered: scored as empty answers, and counted.
+        "over_context": "scored as unanswered",
     }
     with transaction.atomic():
         counted = selectors.includes_test_questions(data.split)
@@ -394,11 +462,13 @@ def inference_run_resume(
     _check_active_runs_left(run.created_by, besides=run.pk)
     if run.submission_id is None:
         check_stored_submissions_left(run.created_by, besides_run=run.pk)
-    # Questions that failed, or that the endpoint refused, are sent again (the endpoint may
-    # have been fixed); a continuation or an automatic resume after a lost worker does not
-    # resend them (they have had their tries).
+    # Questions that failed, that the endpoint refused, or that were over the model's
+    # context, are sent again (the endpoint may have been fixed, or serve a longer context
+    # now); a continuation or an automatic resume after a lost worker does not resend them
+    # (they have had their tries).
     InferenceResponse.objects.filter(
-        run=run, status__in=[ResponseStatus.FAILED, ResponseStatus.REJECTED]
+        run=run,
+        status__in=[ResponseStatus.FAILED, ResponseStatus.REJECTED, ResponseStatus.TOO_LONG],
     ).delete()
     InferenceRun.objects.filter(pk=run.pk).update(
         status=RunStatus.QUEUED,
