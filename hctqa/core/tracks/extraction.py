@@ -553,11 +553,12 @@ def score_extraction(items: Sequence[Item], predictions: Mapping[str, Any]) -> S
         every += scores
         figures = _item_figures(scores)
         detail: dict[str, Any] = {
+            "tables": len(truths),
             "relations": {
                 "predicted": sum(s.predicted for s in scores),
                 "true": sum(s.true for s in scores),
                 "right": sum(s.right for s in scores),
-            }
+            },
         }
         if mode == "page":
             pages += 1
