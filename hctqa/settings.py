@@ -96,6 +96,7 @@ INSTALLED_APPS = [
     "releases",
     "leaderboard",
     "ingest",
+    "tracks",
     "discussion",
     "hctqa.pagecache",
     # Last: its post_migrate hook assigns the other apps' permissions to the role groups.
@@ -227,6 +228,18 @@ INGEST_QUEUED_RESEND_SECONDS = env_int("INGEST_QUEUED_RESEND_SECONDS", 600)
 # at upload, at once and with the same reason, for this long after: its bytes are not read
 # again. An admin who deletes the refused document in the admin forgets it sooner.
 INGEST_REFUSED_MEMORY_SECONDS = env_int("INGEST_REFUSED_MEMORY_SECONDS", 24 * 3600)
+
+# --- The tracks beside QA (the tracks app). Their items' files (synthetic tables drawn to PDF
+# and PNG, the documents of accepted tables and of imported ground-truth sets) live under
+# TRACK_FILES_ROOT and are never served as files: commands and releases copy them out.
+TRACK_FILES_ROOT = Path(env_str("TRACK_FILES_ROOT", str(PRIVATE_FILES_ROOT / "tracks")))
+# A build of the items whose heartbeat is older than this lost its worker: the sweeper fails
+# it, and the next build picks up where it left (items drawn already are kept).
+TRACK_BUILD_STALE_SECONDS = env_int("TRACK_BUILD_STALE_SECONDS", 120)
+# A submission to a track is read up to this many bytes, gzip unpacked: an extraction file of
+# 5,000 tables in the cell schema is tens of megabytes (the upload itself stays within
+# SUBMISSION_MAX_BYTES; gzip it).
+TRACK_SUBMISSION_MAX_BYTES = env_int("TRACK_SUBMISSION_MAX_BYTES", 200 * 1024 * 1024)
 
 # --- Dataset releases: each is written once into RELEASES_ROOT/<version>/ and never changed.
 # Not under MEDIA_ROOT: the full edition holds the test split's gold answers, and every file
@@ -607,6 +620,7 @@ CELERY_TASK_ROUTES = {
     "leaderboard.tasks.sweep_submissions": {"queue": "sweeps"},
     "leaderboard.tasks.sweep_inference_runs": {"queue": "sweeps"},
     "ingest.tasks.sweep_documents": {"queue": "sweeps"},
+    "tracks.tasks.sweep_track_item_builds": {"queue": "sweeps"},
     "annotation.tasks.release_expired_leases": {"queue": "sweeps"},
     # Queues the emails due; sending them is the default queue's (send_email).
     "hctqa.accounts.tasks.send_waiting_emails": {"queue": "sweeps"},
@@ -658,6 +672,11 @@ CELERY_BEAT_SCHEDULE = {
     },
     "resume-stale-inference-runs": {
         "task": "leaderboard.tasks.sweep_inference_runs",
+        "schedule": 60,
+        "options": {"expires": 60},
+    },
+    "fail-stale-track-item-builds": {
+        "task": "tracks.tasks.sweep_track_item_builds",
         "schedule": 60,
         "options": {"expires": 60},
     },

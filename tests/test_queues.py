@@ -16,6 +16,7 @@ SWEEPS = {
     "leaderboard.tasks.sweep_submissions",
     "leaderboard.tasks.sweep_inference_runs",
     "ingest.tasks.sweep_documents",
+    "tracks.tasks.sweep_track_item_builds",
     "annotation.tasks.release_expired_leases",
     # Queues the emails that are due; the default queue sends them.
     "hctqa.accounts.tasks.send_waiting_emails",
@@ -39,6 +40,7 @@ def test_the_recovery_sweeps_have_a_queue_of_their_own() -> None:
         "hctqa.accounts.tasks.send_email",
         "annotation.tasks.synthetic_generation",
         "releases.tasks.build_release",
+        "tracks.tasks.build_track_items",
         "leaderboard.tasks.check_question_sets",
     ):
         assert queue_of(task) == "default"

@@ -39,6 +39,7 @@ ADMIN_APPS = (
     "leaderboard",
     "endpoints",
     "ingest",
+    "tracks",
     "discussion",
     "accounts",
     "auth",

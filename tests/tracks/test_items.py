@@ -1,0 +1,159 @@
+"""The tracks' items in the database from the real data: a synthetic family's tables and
+questions, the ICDAR 2013 EU set imported as a ground-truth set, and accepted tables; their
+splits, their files, and builds that write only what changed."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pdfplumber
+import pytest
+from django.core.management import CommandError, call_command
+from PIL import Image
+
+from annotation.models import Question, Table
+from leaderboard.models import Submission
+from tracks import files
+from tracks.models import TrackItem
+from tracks.services.items import items_build
+
+pytestmark = pytest.mark.django_db
+
+
+def test_every_track_has_items_from_the_synthetic_family(built, synthetic_dataset) -> None:
+    tables = {t.id for t in synthetic_dataset}
+    questions = Question.objects.filter(table_id__in=tables).exclude(sql="")
+    assert built.by_track == {
+        "transformation": len(tables),
+        "sql": questions.count(),
+        "extraction": 4 * len(tables),
+    }
+    # Each item takes its table's split, in every track.
+    for item in TrackItem.objects.select_related("table"):
+        assert item.split == item.table.split, item.item_id
+    sql = TrackItem.objects.get(track="sql", item_id=questions.first().pk)
+    assert sql.gold == questions.first().sql
+    assert sql.reference["gold_answer"] == questions.first().gold_answer
+    assert "Value" not in json.dumps(sql.inputs["schema"]["columns"][-1].get("values", []))
+    transformation = TrackItem.objects.get(track="transformation", item_id=synthetic_dataset[0].id)
+    assert set(transformation.inputs["hct"]) == {
+        "csv",
+        "html",
+        "markdown",
+        "json",
+        "latex",
+        "paper",
+    }
+    assert transformation.gold.splitlines()[0].endswith("Value")
+
+
+def test_synthetic_tables_are_drawn_to_pdf_and_png_with_their_box(built, synthetic_dataset) -> None:
+    table = synthetic_dataset[0]
+    region = TrackItem.objects.get(track="extraction", item_id=f"{table.id}--pdf--region")
+    assert region.mode == "region" and region.source == "synthetic"
+    pdf = files.path_of(region.inputs["file"])
+    with pdfplumber.open(pdf) as document:
+        page = document.pages[0]
+        words = {w["text"] for w in page.within_bbox(region.inputs["bbox"]).extract_words()}
+    first_cells = {c["text"] for c in region.gold["cells"][:3]}
+    assert any(text.split()[0] in words for text in first_cells)
+    png = TrackItem.objects.get(track="extraction", item_id=f"{table.id}--png--page")
+    with Image.open(files.path_of(png.inputs["file"])) as image:
+        assert image.format == "PNG"
+        x0, top, x1, bottom = png.gold["tables"][0]["bbox"]
+        assert 0 <= x0 < x1 <= image.width and 0 <= top < bottom <= image.height
+
+
+def test_a_second_build_draws_nothing_and_writes_nothing(built, synthetic_dataset) -> None:
+    stamp = {r.pk: r.updated_at for r in TrackItem.objects.all()}
+    again = items_build()
+    assert (again.created, again.updated, again.deleted) == (0, 0, 0)
+    assert again.unchanged == sum(built.by_track.values())
+    assert {r.pk: r.updated_at for r in TrackItem.objects.all()} == stamp
+
+
+def test_a_table_moved_to_another_split_moves_its_items_and_gone_ones_go(
+    built, synthetic_dataset
+) -> None:
+    moved, gone = synthetic_dataset[0].id, synthetic_dataset[1].id
+    Table.objects.filter(pk=moved).update(split="test")
+    Table.objects.filter(pk=gone).delete()
+    counts = items_build()
+    assert set(TrackItem.objects.filter(table_id=moved).values_list("split", flat=True)) == {"test"}
+    assert not TrackItem.objects.filter(table_key=gone).exists()
+    assert counts.deleted == 0  # deleting the table deleted its items already
+    # Its drawings are removed with its items.
+    assert not files.path_of(f"extraction/{gone}.pdf").exists()
+
+
+def test_the_icdar_set_imports_as_items_with_the_document_as_split_unit(icdar_set) -> None:
+    items = TrackItem.objects.filter(ground_truth_set=icdar_set)
+    assert icdar_set.tables == 76 and icdar_set.documents == 27
+    region = items.filter(mode="region")
+    assert region.count() > 60 and items.filter(mode="page").exists()
+    by_document: dict[str, set[str]] = {}
+    for item in items:
+        by_document.setdefault(item.split_key, set()).add(item.split)
+    assert all(len(splits) == 1 for splits in by_document.values())
+    assert {s for splits in by_document.values() for s in splits} == {"train", "validation", "test"}
+    one = region.first()
+    assert one.source == "icdar-eu" and files.path_of(one.inputs["file"]).is_file()
+
+
+def test_a_set_named_like_the_platform_s_sources_or_unreadable_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(CommandError, match="names the platform's own items"):
+        call_command("import_ground_truth", str(tmp_path), "--code", "synthetic")
+    with pytest.raises(CommandError, match="holds no table"):
+        call_command("import_ground_truth", str(tmp_path), "--code", "empty-set")
+    (tmp_path / "a.pdf").write_bytes(b"%PDF-1.4 broken")
+    (tmp_path / "a-reg.xml").write_text("<document><table")
+    (tmp_path / "a-str.xml").write_text("<document/>")
+    with pytest.raises(CommandError, match="Nothing was imported"):
+        call_command("import_ground_truth", str(tmp_path), "--code", "broken")
+    assert not TrackItem.objects.exists()
+
+
+def test_track_items_writes_items_and_files_with_gold_only_for_public_splits(
+    built, icdar_set, tmp_path: Path
+) -> None:
+    out = tmp_path / "validation"
+    call_command("track_items", "--track", "extraction", "--split", "validation", "--out", str(out))
+    records = [json.loads(line) for line in (out / "items.jsonl").read_text().splitlines()]
+    assert records and all("gold" in r for r in records)
+    for record in records:
+        assert (out / record["file"]).is_file()
+    assert {r["source"] for r in records} == {"synthetic", "icdar-eu"}
+    test_out = tmp_path / "test"
+    for track in ("extraction", "transformation", "sql", "qa"):
+        scope = ["--data-scope", "synthetic"] if track == "qa" else []
+        call_command(
+            "track_items", "--track", track, "--split", "test", "--out", str(test_out), *scope
+        )
+        lines = (test_out / "items.jsonl").read_text().splitlines()
+        assert lines, track
+        assert not any("gold" in json.loads(line) for line in lines), track
+    # The SQL test items carry no result: the schema lists no values of Value.
+    for line in (test_out / "items.jsonl").read_text().splitlines():
+        assert "sqlResult" not in line
+
+
+def test_score_track_refuses_the_test_split_and_prints_the_figures(built, tmp_path: Path) -> None:
+    out = tmp_path / "items"
+    call_command("track_items", "--track", "sql", "--split", "validation", "--out", str(out))
+    records = [json.loads(line) for line in (out / "items.jsonl").read_text().splitlines()]
+    submission = tmp_path / "sql.jsonl"
+    submission.write_text(
+        "\n".join(json.dumps({"id": r["id"], "prediction": r["gold"]}) for r in records)
+    )
+    with pytest.raises(CommandError, match="hidden"):
+        call_command("score_track", "--track", "sql", "--split", "test", str(submission))
+    printed = io.StringIO()
+    call_command(
+        "score_track", "--track", "sql", "--split", "validation", str(submission), stdout=printed
+    )
+    result = json.loads(printed.getvalue())
+    assert result["n"] == len(records)
+    assert result["execution_accuracy"] == result["recall"] == 1.0
+    assert not Submission.objects.exists()
