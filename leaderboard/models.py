@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from annotation.models import Question, RunStatus  # a run's states, as question generation's
 from hctqa.core.prompts import PROMPT_STYLES, TABLE_FORMATS
+from tracks.registry import choices as track_choices
 
 
 def private_storage() -> FileSystemStorage:
@@ -23,6 +24,14 @@ def private_storage() -> FileSystemStorage:
 class Kind(models.TextChoices):
     SUBMISSION = "submission", "Submission"
     REPORTED = "reported", "Reported in paper"
+    # The platform's own systems on a track's board (its extractor, pdfplumber, the unpivot),
+    # scored like any submission.
+    BASELINE = "baseline", "Baseline"
+
+
+# The tracks a submission may be for (tracks.registry): QA, then the three beside it.
+TRACK_CHOICES = track_choices()
+QA_TRACK = "qa"
 
 
 class Modality(models.TextChoices):
@@ -143,6 +152,11 @@ class Submission(models.Model):
     submissions too (kind=reported), so the board sorts and filters them alike."""
 
     kind = models.CharField(max_length=12, choices=Kind.choices, default=Kind.SUBMISSION)
+    # The task it is for. QA's questions and scores are below (QuestionResult, Score); the
+    # other tracks' items are tracks.TrackItem, their scores a TrackScore and ItemResults.
+    track = models.CharField(max_length=16, choices=TRACK_CHOICES, default=QA_TRACK, db_index=True)
+    # The extraction track's item set: the region given, or the whole page; blank elsewhere.
+    mode = models.CharField(max_length=8, blank=True)
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
@@ -255,22 +269,40 @@ class Submission(models.Model):
             models.CheckConstraint(
                 condition=Q(split__in=EvalSplit.values), name="submission_split_valid"
             ),
+            # A QA submission is on real, synthetic or demo tables; another track's is on
+            # the track's items, of every source (the board shows each apart).
             models.CheckConstraint(
-                condition=Q(data_scope__in=DataScope.values), name="submission_scope_valid"
+                condition=Q(track=QA_TRACK, data_scope__in=DataScope.values)
+                | (~Q(track=QA_TRACK) & Q(data_scope="")),
+                name="submission_scope_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(track__in=[t for t, _ in TRACK_CHOICES]),
+                name="submission_track_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(track="extraction", mode__in=["region", "page"])
+                | (~Q(track="extraction") & Q(mode="")),
+                name="submission_mode_valid",
             ),
             models.CheckConstraint(
                 condition=Q(visibility__in=Visibility.values),
                 name="submission_visibility_valid",
             ),
-            # A researcher's submission has an owner; a row from the paper has none.
+            # A researcher's submission has an owner; a row from the paper, or a baseline
+            # of the platform's own, has none. Baselines are on the tracks beside QA.
             models.CheckConstraint(
                 condition=(Q(kind=Kind.SUBMISSION, owner__isnull=False))
-                | Q(kind=Kind.REPORTED, owner__isnull=True),
+                | Q(kind=Kind.REPORTED, owner__isnull=True)
+                | (Q(kind=Kind.BASELINE, owner__isnull=True) & ~Q(track=QA_TRACK)),
                 name="submission_owner_matches_kind",
             ),
-            # Open models state their size; closed ones are large whatever it is.
+            # Open models state their size; closed ones are large whatever it is. On the
+            # other tracks a system may be no model at all (a PDF library).
             models.CheckConstraint(
-                condition=Q(weights=Weights.CLOSED) | Q(parameters_billions__isnull=False),
+                condition=Q(weights=Weights.CLOSED)
+                | Q(parameters_billions__isnull=False)
+                | ~Q(track=QA_TRACK),
                 name="submission_open_models_state_size",
             ),
             models.CheckConstraint(
@@ -310,6 +342,14 @@ class Submission(models.Model):
     def owner_only(self) -> bool:
         """Train and validation scores are never public: only the owner (and admins) see them."""
         return self.split not in BOARD_SPLITS
+
+    @property
+    def is_baseline(self) -> bool:
+        return self.kind == Kind.BASELINE
+
+    @property
+    def is_qa(self) -> bool:
+        return self.track == QA_TRACK
 
 
 class Score(models.Model):
@@ -453,6 +493,52 @@ class QuestionResult(models.Model):
 
     def __str__(self) -> str:
         return f"{self.question_id} in submission {self.submission_id}"
+
+
+class TrackScore(models.Model):
+    """A submission's figures on a track beside QA (tracks.services.scoring): each figure
+    (under the names ``score_track`` prints) with its 95% bootstrap interval, per item source
+    and per table property. Figures the disclosure rule withholds are null, for everyone
+    (``withheld``, and ``withheld`` in each group), so nothing can show them."""
+
+    submission = models.OneToOneField(
+        Submission, on_delete=models.CASCADE, related_name="track_score"
+    )
+    n = models.PositiveIntegerField(help_text="Items scored.")
+    figures = models.JSONField(default=dict, help_text="Figure name → value (null: withheld).")
+    intervals = models.JSONField(default=dict, help_text="Figure name → [low, high].")
+    by_source = models.JSONField(default=list, help_text="Per item source: n and figures.")
+    breakdowns = models.JSONField(default=dict, help_text="Per table property: n and figures.")
+    reasons = models.JSONField(
+        default=dict, help_text="How many items scored 0 for each reason (missing, a limit…)."
+    )
+    withheld = models.BooleanField(default=False)
+
+    def __str__(self) -> str:
+        return f"track score of submission {self.submission_id}"
+
+
+class ItemResult(models.Model):
+    """One item's figures in one submission to a track beside QA: every breakdown, and the
+    owner's download, is read from these. ``reason``: why it scored 0 other than by being
+    wrong (no prediction, an unreadable one, a limit the SQL broke)."""
+
+    submission = models.ForeignKey(
+        Submission, on_delete=models.CASCADE, related_name="item_results"
+    )
+    item = models.ForeignKey("tracks.TrackItem", on_delete=models.CASCADE, related_name="results")
+    figures = models.JSONField(default=dict)
+    reason = models.CharField(max_length=32, blank=True)
+    message = models.TextField(blank=True)
+    detail = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["submission", "item"], name="one_result_per_item"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.item_id} in submission {self.submission_id}"
 
 
 class KeptUpload(models.Model):

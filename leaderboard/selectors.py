@@ -31,6 +31,7 @@ from hctqa.core.tables import TableFormatError, parse_table
 from leaderboard.models import (
     BOARD_SPLITS,
     DEFAULT_RULES,
+    QA_TRACK,
     RESULT_FIGURES,
     DailyLimitEntry,
     DataScope,
@@ -192,7 +193,9 @@ def _board_submissions(filters: BoardFilters, prefix: str = "") -> Q:
     if filters.split not in BOARD_SPLITS:
         raise ValueError("Train and validation scores are not ranked publicly")
     p = prefix
-    condition = Q(**{f"{p}modality": filters.modality, f"{p}split": filters.split})
+    condition = Q(
+        **{f"{p}track": QA_TRACK, f"{p}modality": filters.modality, f"{p}split": filters.split}
+    )
     for field in ("size_class", "weights", "data_scope", "table_format"):
         value = getattr(filters, field)
         if value:
@@ -666,6 +669,7 @@ def comparable_submissions(*, demo: bool = False) -> QuerySet[Submission]:
     return (
         Submission.objects.filter(
             demo_rows if demo else ~demo_rows,
+            track=QA_TRACK,
             kind=Kind.SUBMISSION,
             status=Status.SCORED,
             visibility=Visibility.PUBLIC,

@@ -21,7 +21,9 @@ from leaderboard.models import (
     RunStatus,
     Status,
     Submission,
+    TrackScore,
 )
+from tracks.registry import track
 
 
 def _wants_email(user_id: int) -> bool:
@@ -36,7 +38,19 @@ def _wants_email(user_id: int) -> bool:
 def _what(submission: Submission) -> str:
     run = InferenceRun.objects.filter(submission=submission).values_list("pk", flat=True).first()
     kind = f"inference run {run}" if run else f"submission {submission.pk}"
-    return f"Your {kind}, “{submission.model_name}” ({submission.get_split_display()} split)"
+    on = "" if submission.is_qa else f", {track(submission.track).name} track"
+    return f"Your {kind}, “{submission.model_name}” ({submission.get_split_display()} split{on})"
+
+
+def _track_figure(submission: Submission) -> str:
+    """The track's main figure, when the scoring kept it, on enough items."""
+    info = track(submission.track)
+    score = TrackScore.objects.filter(submission=submission).first()
+    value = score.figures.get(info.primary) if score else None
+    if score is None or score.withheld or value is None or score.n < DISCLOSURE_MARGIN:
+        return ""
+    label = info.figure(info.primary, submission.mode).label
+    return f": {label} {value:.3f} on {score.n:,} {info.name} items"
 
 
 def submission_outcome_notify(*, submission_id: int) -> None:
@@ -45,7 +59,9 @@ def submission_outcome_notify(*, submission_id: int) -> None:
     if submission is None or submission.owner is None or submission.kind != Kind.SUBMISSION:
         return
     what = _what(submission)
-    if submission.status == Status.SCORED:
+    if submission.status == Status.SCORED and not submission.is_qa:
+        text = f"{what}, is scored" + _track_figure(submission)
+    elif submission.status == Status.SCORED:
         score = submission.scores.filter(rules=DEFAULT_RULES).first()
         text = f"{what}, is scored"
         # Only a figure the scoring kept (hctqa.core.disclosure), on enough questions.

@@ -29,10 +29,11 @@ from hctqa.core.scoring import collector_paused
 from hctqa.core.snapshots import FrozenQuestion, question_set_digests
 from hctqa.core.wording import counted
 from leaderboard import selectors
-from leaderboard.models import Kind, Rescore, Status, Submission
+from leaderboard.models import QA_TRACK, Kind, Rescore, Status, Submission
 from leaderboard.services.notices import submission_outcome_notify
 from leaderboard.services.scoring import ScoringContext, claim, score_claimed
 from leaderboard.services.submissions import _enqueue_regression, _enqueue_scoring
+from tracks.selectors import item_set_digests, item_set_key
 
 # Ids per query: within every database's parameter limit.
 _CHUNK = 5000
@@ -66,14 +67,21 @@ def submissions_invalidate(*, reason: str, requeue_scoring: bool = True) -> list
     ids; nothing is queued when none is out of date. Run it in the transaction that changed
     the questions."""
     current = current_question_sets()
+    items = item_set_digests()
     candidates = Submission.objects.filter(
-        kind=Kind.SUBMISSION, status__in=[Status.SCORED, Status.SCORING]
-    ).values_list("pk", "split", "data_scope", "question_set_sha256", "status")
+        kind__in=[Kind.SUBMISSION, Kind.BASELINE], status__in=[Status.SCORED, Status.SCORING]
+    ).values_list("pk", "track", "mode", "split", "data_scope", "question_set_sha256", "status")
+
+    def now_(track: str, mode: str, split: str, scope: str) -> str:
+        if track == QA_TRACK:
+            return current.get(f"{split}/{scope}", "")
+        return items.get(item_set_key(track, mode, split), "")
+
     ids = [
         pk
-        for pk, split, scope, digest, status in candidates.iterator(chunk_size=_CHUNK)
+        for pk, track, mode, split, scope, digest, status in candidates.iterator(chunk_size=_CHUNK)
         if (requeue_scoring and status == Status.SCORING)
-        or (status == Status.SCORED and digest != current.get(f"{split}/{scope}", ""))
+        or (status == Status.SCORED and digest != now_(track, mode, split, scope))
     ]
     if ids:
         rescore_start(submission_ids=ids, reason=reason)

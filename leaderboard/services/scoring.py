@@ -29,14 +29,17 @@ from hctqa.core.predictions import PredictionsError, read_predictions
 from hctqa.core.scoring import Evaluation, Summary, evaluate_all, source_of
 from hctqa.core.snapshots import question_set_sha256
 from hctqa.core.stats import group_means
+from hctqa.core.tracks.shared import read_submission
 from leaderboard import selectors
 from leaderboard.models import (
     BOARD_SOURCES,
     RESULT_FIGURES,
+    ItemResult,
     QuestionResult,
     Score,
     Status,
     Submission,
+    TrackScore,
 )
 from leaderboard.services.notices import submission_outcome_notify
 from leaderboard.services.submissions import (
@@ -47,6 +50,15 @@ from leaderboard.services.submissions import (
 )
 from releases.models import Release
 from releases.selectors import release_for_digest
+from tracks import selectors as track_selectors
+from tracks.models import TrackItem
+from tracks.registry import track
+from tracks.services.scoring import (
+    TrackOutcome,
+    check_covers_items,
+    check_matches_items,
+    score_items,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +74,8 @@ class ScoringContext:
         self._facts: dict[str, selectors.QuestionFacts] = {}
         self._known: set[str] | None = None
         self._test: frozenset[str] | None = None
+        self._track_rows: dict[tuple[str, str, str], list[TrackItem]] = {}
+        self._track_ids: dict[str, set[str]] = {}
 
     def gold(self, split: str, data_scope: str) -> dict[str, str]:
         key = (split, data_scope)
@@ -105,6 +119,20 @@ class ScoringContext:
             else:
                 self._hidden[key] = frozenset()
         return self._hidden[key]
+
+    def track_rows(self, track_slug: str, split: str, mode: str) -> list[TrackItem]:
+        """A track's items of a split and mode, as scoring reads them."""
+        key = (track_slug, split, mode)
+        if key not in self._track_rows:
+            self._track_rows[key] = track_selectors.scoring_rows(
+                track=track_slug, split=split, mode=mode
+            )
+        return self._track_rows[key]
+
+    def track_ids(self, track_slug: str) -> set[str]:
+        if track_slug not in self._track_ids:
+            self._track_ids[track_slug] = track_selectors.item_ids(track=track_slug)
+        return self._track_ids[track_slug]
 
     def facts(self, question_ids: Collection[str]) -> dict[str, selectors.QuestionFacts]:
         missing = [q for q in question_ids if q not in self._facts]
@@ -185,9 +213,10 @@ def score_claimed(
     # A re-scoring of many (after the questions changed) is not the owner's doing: it tells
     # no one.
     tell = not in_batch
+    score = _score if submission.is_qa else _score_track
     try:
         with _heartbeat(submission_id, attempt):
-            _score(submission, attempt, context, in_batch=in_batch)
+            score(submission, attempt, context, in_batch=in_batch)
     except PredictionsError as exc:
         _fail(submission_id, str(exc), attempt, tell_owner=tell)
         return "failed: " + str(exc)
@@ -271,6 +300,111 @@ def _score(
         refresh_regression=not in_batch,
         tell_owner=not in_batch,
     )
+
+
+def _score_track(
+    submission: Submission, attempt: int, context: ScoringContext, *, in_batch: bool
+) -> None:
+    """Score a submission to a track beside QA on the track's items (tracks.services.scoring),
+    and keep its figures and per-item results."""
+    info = track(submission.track)
+    split, mode = submission.split, submission.mode
+    if not submission.predictions:
+        raise PredictionsError("The predictions file is missing")
+    rows = context.track_rows(info.slug, split, mode)
+    with submission.predictions.open("rb") as handle:
+        # Checked when it was uploaded; read again as a stream, with the same limits.
+        predictions = read_submission(
+            handle,
+            track=info.slug,  # type: ignore[arg-type]
+            known_ids=context.track_ids(info.slug),
+            max_bytes=settings.TRACK_SUBMISSION_MAX_BYTES,
+        )
+    check_matches_items(
+        predictions, info=info, split=split, mode=mode, item_ids={r.item_id for r in rows}
+    )
+    # Checked at upload; checked again because the test items may have changed since.
+    check_covers_items(predictions, {r.item_id for r in rows if r.split == "test"}, stored=True)
+    if not in_batch:
+        _set_progress(submission.pk, 30)
+    outcome = score_items(
+        info=info,
+        mode=mode,
+        split=split,
+        predictions=predictions,
+        model_name=submission.model_name,
+        rows=rows,
+    )
+    if not in_batch:
+        _set_progress(submission.pk, 80)
+    _save_track_scores(
+        submission.pk,
+        attempt,
+        outcome,
+        {r.item_id: r.pk for r in rows},
+        tables=len({r.table_key for r in rows}),
+        refresh_regression=False,
+        tell_owner=not in_batch,
+    )
+
+
+@transaction.atomic
+def _save_track_scores(
+    submission_id: int,
+    attempt: int,
+    outcome: TrackOutcome,
+    item_pks: Mapping[str, int],
+    *,
+    tables: int,
+    refresh_regression: bool,
+    tell_owner: bool,
+) -> None:
+    if (
+        not Submission.objects.select_for_update()
+        .filter(pk=submission_id, status=Status.SCORING, attempts=attempt)
+        .exists()
+    ):
+        return
+    ItemResult.objects.filter(submission_id=submission_id).delete()
+    ItemResult.objects.bulk_create(
+        [
+            ItemResult(
+                submission_id=submission_id,
+                item_id=item_pks[r.id],
+                figures=dict(r.figures),
+                reason=r.reason,
+                message=r.message[:2000],
+                detail=dict(r.detail),
+            )
+            for r in outcome.results
+        ],
+        batch_size=1000,
+    )
+    TrackScore.objects.update_or_create(
+        submission_id=submission_id,
+        defaults={
+            "n": outcome.n,
+            "figures": outcome.figures,
+            "intervals": outcome.intervals,
+            "by_source": outcome.by_source,
+            "breakdowns": outcome.breakdowns,
+            "reasons": outcome.reasons,
+            "withheld": outcome.withheld,
+        },
+    )
+    Submission.objects.filter(pk=submission_id).update(
+        status=Status.SCORED,
+        progress=100,
+        scored_at=timezone.now(),
+        question_set_sha256=outcome.digest,
+        question_set_tables=tables,
+        release=None,
+        stale=False,
+    )
+    if tell_owner:
+        submission_outcome_notify(submission_id=submission_id)
+    if refresh_regression:
+        _enqueue_regression()
 
 
 # How many question ids a gold-claims warning names.

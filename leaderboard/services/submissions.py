@@ -27,6 +27,7 @@ from hctqa.core.predictions import PredictionsError, PredictionsFile, read_predi
 from hctqa.core.reported import ReportedResult
 from hctqa.core.scoring import EXCLUDED_PREFIXES, is_excluded
 from hctqa.core.stats import regress_on_table_properties
+from hctqa.core.tracks.shared import read_submission
 from hctqa.core.wording import counted
 from hctqa.errors import ApplicationError, Problems
 from leaderboard import selectors
@@ -34,6 +35,7 @@ from leaderboard.models import (
     ACTIVE_RUN_STATUSES,
     BOARD_SOURCES,
     DEFAULT_RULES,
+    QA_TRACK,
     DailyLimitEntry,
     DataScope,
     EvalSplit,
@@ -49,6 +51,12 @@ from leaderboard.models import (
     Visibility,
     Weights,
 )
+from tracks import selectors as track_selectors
+from tracks.registry import TrackInfo, track
+from tracks.services.scoring import check_covers_items, check_matches_items
+
+# The splits a track beside QA is scored on: one at a time (its board ranks the test split).
+TRACK_SPLITS = (EvalSplit.TEST, EvalSplit.VALIDATION, EvalSplit.TRAIN)
 
 
 @dataclass(frozen=True)
@@ -66,6 +74,9 @@ class SubmissionInput:
     code_url: str = ""
     description: str = ""
     visibility: str = Visibility.PUBLIC
+    # The task (tracks.registry): QA, or a track beside it with its mode (extraction).
+    track: str = QA_TRACK
+    mode: str = ""
 
 
 def _enqueue_scoring(submission_id: int) -> None:
@@ -260,11 +271,9 @@ def _validated(
     return read
 
 
-def _check_file(
-    problems: Problems, upload: File | None, *, split: str, data_scope: str, modality: str
-) -> None:
+def _check_file(problems: Problems, upload: File | None, data: SubmissionInput) -> None:
     """The file's own problems (size, format, ids, answers), then, if the split and data
-    scope are readable, whether it fits them: all into ``problems``."""
+    scope (a track's mode) are readable, whether it fits them: all into ``problems``."""
     if problems.on("predictions"):
         return
     if upload is None:
@@ -272,9 +281,58 @@ def _check_file(
         return
     with problems.check():
         _check_size(upload)
+        if data.track != QA_TRACK:
+            if not problems.on("track"):
+                fits = not any(problems.on(f) for f in ("split", "mode"))
+                _check_track_file(upload, data, fits=fits)
+            return
         read = _read(upload, max_answer_chars=settings.SUBMISSION_MAX_ANSWER_CHARS)
         if not (problems.on("split") or problems.on("data_scope")):
-            _check_fits(read, split=split, data_scope=data_scope, modality=modality)
+            _check_fits(read, split=data.split, data_scope=data.data_scope, modality=data.modality)
+
+
+def _read_track_file(source: bytes | IO[bytes], info: TrackInfo) -> dict[str, Any]:
+    """A track's submission file, read as a stream in bounded memory (unknown ids refused)."""
+    if not isinstance(source, bytes):
+        source.seek(0)
+    try:
+        return read_submission(
+            source,
+            track=info.slug,  # type: ignore[arg-type]
+            known_ids=track_selectors.item_ids(track=info.slug),
+            max_bytes=settings.TRACK_SUBMISSION_MAX_BYTES,
+        )
+    except PredictionsError as exc:
+        details = exc.problems if len(exc.problems) > 1 else None
+        raise ApplicationError(
+            str(exc), field="predictions", details=details, code=BROKEN_FILE
+        ) from None
+
+
+def check_fits_track(predictions: Mapping[str, Any], data: SubmissionInput) -> None:
+    """The file predicts items of the chosen split (and mode), and, scored against hidden
+    gold, names every test item and predicts at least half of them."""
+    info = track(data.track)
+    rows = track_selectors.items_of(track=info.slug, split=data.split, mode=data.mode)
+    split_ids = set(rows.values_list("item_id", flat=True))
+    hidden = set(rows.filter(split=EvalSplit.TEST).values_list("item_id", flat=True))
+    try:
+        if not split_ids:
+            raise PredictionsError(
+                f"The {info.name} track has no items in the {data.split} split to score on"
+            )
+        check_matches_items(
+            predictions, info=info, split=data.split, mode=data.mode, item_ids=split_ids
+        )
+        check_covers_items(predictions, hidden)
+    except PredictionsError as exc:
+        raise ApplicationError(str(exc), field="predictions") from None
+
+
+def _check_track_file(source: File | bytes, data: SubmissionInput, *, fits: bool) -> None:
+    predictions = _read_track_file(source, track(data.track))
+    if fits:
+        check_fits_track(predictions, data)
 
 
 # The parameter count is stored to the hundredth of a billion (DecimalField, 2 places).
@@ -322,13 +380,18 @@ def _check_metadata(data: SubmissionInput, problems: Problems) -> None:
                 "(e.g. 0.5 for 500 million)",
                 field="parameters_billions",
             )
-        elif data.weights == Weights.OPEN and parameters is None and "weights" not in unread:
+        elif (
+            data.weights == Weights.OPEN
+            and parameters is None
+            and "weights" not in unread
+            and data.track == QA_TRACK
+        ):
             problems.add(
                 "Give the parameter count of an open-weights model (leave it blank only for "
                 "closed weights)",
                 field="parameters_billions",
             )
-    if {"modality", "table_format"} & unread:
+    if {"modality", "table_format"} & unread or data.track != QA_TRACK:
         return
     if data.modality == Modality.VISION and data.table_format not in (
         TableFormat.IMAGE,
@@ -340,6 +403,41 @@ def _check_metadata(data: SubmissionInput, problems: Problems) -> None:
         )
     if data.modality == Modality.TEXT and data.table_format == TableFormat.IMAGE:
         problems.add("A text submission cannot read the table as an image", field="table_format")
+
+
+def _check_track(data: SubmissionInput, problems: Problems) -> None:
+    """The track, its mode and split: a track beside QA is scored on one split's items of
+    every source (no data scope), of one mode where it has modes."""
+    if problems.on("track"):
+        return
+    try:
+        info = track(data.track)
+    except KeyError:
+        problems.add(f"There is no track {data.track!r}", field="track")
+        return
+    if info.is_qa:
+        if data.mode:
+            problems.add("QA submissions have no mode", field="mode")
+        return
+    if data.data_scope:
+        problems.add(
+            f"A {info.name} submission is scored on the track's items of every source: give "
+            "no data scope",
+            field="data_scope",
+        )
+    modes = [m for m, _ in info.modes]
+    if not problems.on("mode") and (data.mode not in modes if modes else data.mode):
+        problems.add(
+            f"The {info.name} track's modes are {', '.join(modes)}"
+            if modes
+            else f"The {info.name} track has no modes",
+            field="mode",
+        )
+    if not problems.on("split") and data.split not in TRACK_SPLITS:
+        problems.add(
+            f"A {info.name} submission is for the test, validation or train split",
+            field="split",
+        )
 
 
 def check_metadata(data: SubmissionInput) -> None:
@@ -416,14 +514,9 @@ def submission_create(
                 _check_test_split_slot_left(owner)
     with problems.check():
         check_stored_submissions_left(owner)
+    _check_track(data, problems)
     _check_metadata(data, problems)
-    _check_file(
-        problems,
-        predictions,
-        split=data.split,
-        data_scope=data.data_scope,
-        modality=data.modality,
-    )
+    _check_file(problems, predictions, data)
     problems.raise_if_any()
     assert predictions is not None  # a missing file is a problem above
     with transaction.atomic():
@@ -455,20 +548,30 @@ def submission_create_from_predictions(
     model's context length (shown with the submission and its board row)."""
     if not owner.has_perm("leaderboard.add_submission"):
         raise PermissionDenied("Only researchers can submit predictions")
-    check_metadata(data)
+    problems = Problems()
+    _check_track(data, problems)
+    _check_metadata(data, problems)
+    problems.raise_if_any()
+    qa = data.track == QA_TRACK
     lines = "\n".join(
-        json.dumps({"question_id": qid, "response": answer}, ensure_ascii=False)
+        json.dumps(
+            {"question_id": qid, "response": answer} if qa else {"id": qid, "prediction": answer},
+            ensure_ascii=False,
+        )
         for qid, answer in sorted(predictions.items())
     )
     raw = gzip.compress(lines.encode("utf-8"), mtime=0)
-    # The run's own answers: bounded by its max_tokens, not by the upload limit.
-    _validated(
-        raw,
-        split=data.split,
-        data_scope=data.data_scope,
-        modality=data.modality,
-        max_answer_chars=None,
-    )
+    if qa:
+        # The run's own answers: bounded by its max_tokens, not by the upload limit.
+        _validated(
+            raw,
+            split=data.split,
+            data_scope=data.data_scope,
+            modality=data.modality,
+            max_answer_chars=None,
+        )
+    else:
+        _check_track_file(raw, data, fits=True)
     counted = limit_entry is None and selectors.includes_test_questions(data.split)
     if counted:
         account_check_test_split_access(user=owner)
