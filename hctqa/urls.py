@@ -30,6 +30,7 @@ urlpatterns = [
     path("favicon.ico", views.favicon),
     path("", include("annotation.urls")),
     path("leaderboard/", include("leaderboard.urls")),
+    path("tracks/", include("tracks.urls")),
     path("releases/", include("releases.urls")),
     path("annotate/", include("annotation.annotate_urls")),
     path("ingest/", include("ingest.urls")),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -114,3 +115,79 @@ def being_rescored_rows(submissions: Iterable[Submission]) -> list[dict[str, Any
         }
         for s in submissions
     ]
+
+
+# --- The tracks beside QA ------------------------------------------------------------------
+
+
+def item_result_rows(info: Any, rows: list[dict[str, Any]]) -> tuple[list[dict], tuple]:
+    """Per-item results, flat: one column per figure of the item (null where its gold is
+    hidden), and its detail as JSON text."""
+    names = sorted({k for r in rows for k in (r["figures"] or {})})
+    out = []
+    for r in rows:
+        figures = r["figures"] or {}
+        out.append(
+            {
+                "id": r["id"],
+                "split": r["split"],
+                "reason": r["reason"],
+                "message": r["message"],
+                **{name: figures.get(name) for name in names},
+                "detail": None if r["detail"] is None else json.dumps(r["detail"]),
+            }
+        )
+    return out, ("id", "split", "reason", "message", *names, "detail")
+
+
+def track_board_rows(info: Any, filters: Any, rows: Iterable[Any]) -> tuple[list[dict], tuple]:
+    """A track board's ranked rows, flat, with the columns in order: each figure with its
+    interval (all items) and the primary figure per item source."""
+    figures = [f.name for f in info.figures(filters.mode)]
+    out = []
+    sources: set[str] = set()
+    for rank, row in enumerate(rows, start=1):
+        s = row.submission
+        record: dict[str, Any] = {
+            "rank": rank,
+            "track": s.track,
+            "mode": s.mode,
+            "figures_on": filters.group or "all items",
+            "model": s.model_name,
+            "organisation": s.organisation,
+            "baseline": s.is_baseline,
+            "parameters_billions": float(s.parameters_billions) if s.parameters_billions else None,
+            "weights": s.weights,
+            "modality": s.modality,
+            "split": s.split,
+            "n_items": row.n,
+        }
+        for name in figures:
+            record[name] = row.figures.get(name)
+            low_high = row.intervals.get(name) or [None, None]
+            record[f"{name}_ci_low"], record[f"{name}_ci_high"] = low_high
+        for source, value in row.by_source.items():
+            record[f"{info.primary}_{source}"] = value
+            sources.add(source)
+        record["submission_id"] = s.pk
+        record["scored_at"] = s.scored_at.isoformat() if s.scored_at else None
+        out.append(record)
+    columns = (
+        "rank",
+        "track",
+        "mode",
+        "figures_on",
+        "model",
+        "organisation",
+        "baseline",
+        "parameters_billions",
+        "weights",
+        "modality",
+        "split",
+        "n_items",
+        *(c for name in figures for c in (name, f"{name}_ci_low", f"{name}_ci_high")),
+        *(f"{info.primary}_{source}" for source in sorted(sources)),
+        "submission_id",
+        "scored_at",
+    )
+    return out, columns

@@ -7,6 +7,7 @@ from typing import Any, TypeVar
 
 from django import forms
 
+from hctqa.core import taxonomy
 from hctqa.errors import Problems
 from leaderboard import selectors
 from leaderboard.models import (
@@ -24,6 +25,8 @@ from leaderboard.models import (
     Weights,
 )
 from leaderboard.services import InferenceRunInput, SubmissionInput
+from leaderboard.services.submissions import TRACK_SPLITS
+from tracks.registry import TrackInfo
 
 _ANY = [("", "Any")]
 T = TypeVar("T")
@@ -359,3 +362,106 @@ class InferenceResumeForm(forms.Form):
         widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
         help_text="It was erased when the run stopped.",
     )
+
+
+# --- The tracks beside QA ------------------------------------------------------------------
+
+
+class TrackSubmissionForm(SubmissionForm):
+    """A submission to a track beside QA: the same metadata and file as QA's (the same
+    lifecycle), without QA's table format, prompt style and data scope, with the track's
+    mode where it has modes."""
+
+    mode = forms.ChoiceField(required=False, choices=[])
+
+    def __init__(self, *args: Any, info: TrackInfo, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.info = info
+        for name in ("table_format", "prompt_style", "data_scope"):
+            del self.fields[name]
+        self.fields["split"].choices = [(s.value, s.label) for s in TRACK_SPLITS]
+        self.fields["modality"].help_text = (
+            "Vision: the system reads the page as an image." if info.slug == "extraction" else ""
+        )
+        self.fields["parameters_billions"].help_text = (
+            "In billions, for a model (e.g. 7); blank for a system that is not one, or a "
+            "closed model of unknown size."
+        )
+        self.fields["weights"].help_text = "Open: its weights or code are public."
+        if info.modes:
+            self.fields["mode"].choices = list(info.modes)
+            self.fields["mode"].initial = info.default_mode
+            self.fields["mode"].required = True
+        else:
+            del self.fields["mode"]
+        self.fields["predictions"].help_text = (
+            f"JSON lines (or a JSON array), gzipped or not: one object per item, "
+            f'{{"id": ..., "prediction": ...}}, the prediction {info.prediction} (null for '
+            "none). A test-split file names every test item."
+        )
+
+    def to_input(self) -> SubmissionInput:
+        values = dict(self.cleaned_data)
+        values.update(
+            track=self.info.slug,
+            mode=values.get("mode") or "",
+            table_format=TableFormat.OTHER,
+            prompt_style=PromptStyle.ZERO_SHOT,
+            data_scope="",
+            visibility=values.get("visibility") or Visibility.PUBLIC,
+        )
+        return input_from(SubmissionInput, values)
+
+
+class TrackBoardForm(forms.Form):
+    """A track's board: its mode, the figures shown (all items, an item source or a table
+    property), filters and the sort."""
+
+    label_suffix = ""
+    mode = forms.ChoiceField(required=False, choices=[], label="Mode")
+    group = forms.ChoiceField(required=False, choices=[], label="Figures on")
+    q = forms.CharField(required=False, max_length=200, label="Search")
+    weights = forms.ChoiceField(required=False, choices=_ANY + list(Weights.choices))
+    sort = forms.ChoiceField(required=False, choices=[])
+
+    def __init__(self, *args: Any, info: TrackInfo, sources: Mapping[str, str], **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.info = info
+        if info.modes:
+            self.fields["mode"].choices = list(info.modes)
+        else:
+            del self.fields["mode"]
+        properties = [
+            (f"{selectors.GROUP_PROPERTY}{p.code}", taxonomy.TABLE_PROPERTIES.full_label(p.code))
+            for p in taxonomy.TABLE_PROPERTIES.properties
+            if p.kind == "flag"
+        ]
+        self.fields["group"].choices = [
+            ("", "All items"),
+            ("Item source", [(f"{selectors.GROUP_SOURCE}{k}", v) for k, v in sources.items()]),
+            ("Table property", properties),
+        ]
+        modes = [m for m, _ in info.modes] or [""]
+        sorts = {s for m in modes for s in selectors.track_board_sorts(info, m)}
+        self.fields["sort"].choices = [(s, s) for s in sorted(sorts)]
+
+    def clean_mode(self) -> str:
+        return self.cleaned_data.get("mode") or self.info.default_mode
+
+    def filters(self) -> selectors.TrackBoardFilters:
+        data = self.cleaned_data
+        mode = data.get("mode") or self.info.default_mode
+        sort = data["sort"] or f"-{self.info.primary}"
+        if sort.lstrip("-") not in {f.name for f in self.info.figures(mode)} | {
+            "model",
+            "submitted",
+        }:
+            sort = f"-{self.info.primary}"  # a figure of the other mode
+        return selectors.TrackBoardFilters(
+            track=self.info.slug,
+            mode=mode,
+            group=data["group"],
+            weights=data["weights"],
+            search=data["q"].strip(),
+            sort=sort,
+        )

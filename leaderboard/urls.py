@@ -9,6 +9,13 @@ urlpatterns = [
     path("vision/", views.board, {"modality": "vision"}, name="board_vision"),
     path("<str:modality>/export.<str:fmt>", views.board_export, name="board_export"),
     path("submit/", views.submit, name="submit"),
+    path("tracks/<slug:track>/", views.track_board, name="track_board"),
+    path(
+        "tracks/<slug:track>/export.<str:fmt>",
+        views.track_board_export,
+        name="track_board_export",
+    ),
+    path("tracks/<slug:track>/submit/", views.submit, name="track_submit"),
     path("submissions/", views.my_submissions, name="my_submissions"),
     path("submissions/<int:pk>/", views.submission_detail, name="submission_detail"),
     path("submissions/<int:pk>/rescore/", views.submission_rescore, name="submission_rescore"),

@@ -6,6 +6,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.forms import Form
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -28,9 +29,13 @@ from leaderboard.forms import (
     InferenceRunForm,
     RulesForm,
     SubmissionForm,
+    TrackBoardForm,
+    TrackSubmissionForm,
     form_problems,
 )
 from leaderboard.models import DEFAULT_RULES, DataScope, EvalSplit, InferenceRun, Modality, Score
+from tracks import selectors as track_selectors
+from tracks.registry import item_tracks
 
 BOARD_PAGE_SIZE = 100
 
@@ -154,22 +159,27 @@ def _test_allowance(user: Any) -> dict[str, Any]:
 
 
 @login_required
-def submit(request: HttpRequest) -> HttpResponse:
-    """The submission form. Everything is checked in one pass and every problem shown at
-    once; a file that is fine itself is kept for the next try (``kept_upload``)."""
+def submit(request: HttpRequest, track: str = "qa") -> HttpResponse:
+    """The submission form, of QA or of a track beside it. Everything is checked in one pass
+    and every problem shown at once; a file that is fine itself is kept for the next try
+    (``kept_upload``)."""
+    info = track_selectors.track_or_404(track)
     # Bound on any POST: an empty one is a form with every field missing, not an unbound one.
     posted = request.method == "POST"
-    form = SubmissionForm(
-        request.POST if posted else None,
-        request.FILES if posted else None,
-        initial=_split_initial(request.user),
-    )
-    allowance = _test_allowance(request.user)
+    args = (request.POST if posted else None, request.FILES if posted else None)
+    initial = _split_initial(request.user)
+    if info.is_qa:
+        form: SubmissionForm = SubmissionForm(*args, initial=initial)
+        template = "leaderboard/submit.html"
+    else:
+        form = TrackSubmissionForm(*args, initial=initial, info=info)
+        template = "leaderboard/track_submit.html"
+    allowance = {**_test_allowance(request.user), "info": info}
     if request.method != "POST":
-        return render(request, "leaderboard/submit.html", {"form": form, **allowance})
+        return render(request, template, {"form": form, **allowance})
     form.is_valid()
     if (wait := _uploads_wait(request)) is not None:
-        return _too_many(request, "leaderboard/submit.html", form, wait, allowance)
+        return _too_many(request, template, form, wait, allowance)
     upload = form.cleaned_data.get("predictions")
     kept = services.kept_upload_get(
         owner=request.user, token=form.cleaned_data.get("kept_upload", "")
@@ -194,7 +204,7 @@ def submit(request: HttpRequest) -> HttpResponse:
             services.kept_upload_discard(kept=kept)
             kept = None
         context = {"form": form, "kept": kept, **allowance}
-        return render(request, "leaderboard/submit.html", context, status=400)
+        return render(request, template, context, status=400)
     finally:
         if upload is not None:
             upload.close()
@@ -213,6 +223,8 @@ def my_submissions(request: HttpRequest) -> HttpResponse:
 @public_page(form=RulesForm, params=("part",))
 def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
     submission = selectors.submission_for_viewer(submission_id=pk, user=request.user)
+    if not submission.is_qa:
+        return _track_submission_detail(request, submission)
     form = RulesForm(request.GET, modality=submission.modality)
     rules = form.cleaned_data["rules"] if form.is_valid() else DEFAULT_RULES
     context = {
@@ -299,8 +311,107 @@ def submission_results(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
     submission = selectors.submission_for_viewer(submission_id=pk, user=request.user)
     if not selectors.can_manage(user=request.user, submission=submission):
         raise Http404("Only the owner can download per-question results")
+    name = f"submission-{submission.pk}-results"
+    if not submission.is_qa:
+        rows, columns = exports.item_result_rows(
+            track_selectors.track_or_404(submission.track),
+            selectors.item_results_export(submission=submission, user=request.user),
+        )
+        return _download(rows, fmt, name, columns)
     rows = selectors.results_export(submission=submission, user=request.user)
-    return _download(rows, fmt, f"submission-{submission.pk}-results", exports.RESULT_COLUMNS)
+    return _download(rows, fmt, name, exports.RESULT_COLUMNS)
+
+
+def _track_submission_detail(request: HttpRequest, submission: Any) -> HttpResponse:
+    """A submission to a track beside QA: its figures with intervals, per item source and per
+    table property (withheld ones kept by no one), and why items scored 0."""
+    info = track_selectors.track_or_404(submission.track)
+    context = {
+        "submission": submission,
+        "info": info,
+        "mode_label": info.mode_label(submission.mode),
+        "can_manage": selectors.can_manage(user=request.user, submission=submission),
+    }
+    if request.htmx and request.GET.get("part") == "status":
+        if submission.is_finished:
+            return HttpResponseClientRefresh()
+        return render(request, "leaderboard/partials/_submission_status.html", context)
+    score = selectors.track_score_for_viewer(submission=submission)
+    context.update(
+        score=score,
+        figures=info.figures(submission.mode),
+        origins=track_selectors.gold_origins(info),
+        disclosure_margin=DISCLOSURE_MARGIN,
+        recipe=selectors.inference_recipe(submission=submission),
+    )
+    return render(request, "leaderboard/track_submission_detail.html", context)
+
+
+@public_page(form=TrackBoardForm, params=("page",))
+def track_board(request: HttpRequest, track: str) -> HttpResponse:
+    """A track's public board: the test split's figures of every public submission and of
+    the platform's baselines, sortable, on all items or one item source or table property."""
+    info = track_selectors.track_or_404(track)
+    if info.is_qa:
+        return redirect("leaderboard:board")
+    form = TrackBoardForm(request.GET, info=info, sources=track_selectors.source_labels())
+    tabs = [(t.slug, t.short) for t in item_tracks()]
+    context: dict[str, Any] = {"form": form, "info": info, "track_tabs": tabs}
+    status = 200
+    if form.is_valid():
+        filters = form.filters()
+        rows = selectors.track_board(filters=filters)
+        page = Paginator(rows, BOARD_PAGE_SIZE).get_page(request.GET.get("page"))
+        query = request.GET.copy()
+        query.pop("page", None)
+        query.pop("sort", None)
+        group_label = dict(_flat(form.fields["group"].choices)).get(filters.group, "")
+        context.update(
+            filters=filters,
+            page=page,
+            offset=(page.number - 1) * BOARD_PAGE_SIZE,
+            sort=filters.sort,
+            query=query.urlencode(),
+            figures=info.figures(filters.mode),
+            sources=selectors.track_board_sources(rows),
+            source_labels=track_selectors.source_labels(),
+            origins=track_selectors.gold_origins(info),
+            group_label=group_label,
+            mode_label=info.mode_label(filters.mode),
+            being_rescored=selectors.track_being_rescored(filters=filters),
+        )
+    else:
+        status = 400
+    template = (
+        "leaderboard/partials/_track_board_table.html"
+        if request.htmx
+        else "leaderboard/track_board.html"
+    )
+    return render(request, template, context, status=status)
+
+
+def _flat(choices: Any) -> list[tuple[str, str]]:
+    out = []
+    for value, label in choices:
+        if isinstance(label, list | tuple):
+            out += list(label)
+        else:
+            out.append((value, label))
+    return out
+
+
+@public_page(form=TrackBoardForm)
+def track_board_export(request: HttpRequest, track: str, fmt: str) -> HttpResponse:
+    info = track_selectors.track_or_404(track)
+    if info.is_qa:
+        raise Http404("QA's boards export from the leaderboard")
+    form = TrackBoardForm(request.GET, info=info, sources=track_selectors.source_labels())
+    if not form.is_valid():
+        return HttpResponse(json.dumps(form.errors), status=400, content_type="application/json")
+    filters = form.filters()
+    rows, columns = exports.track_board_rows(info, filters, selectors.track_board(filters=filters))
+    name = f"hctqa-{info.slug}{'-' + filters.mode if filters.mode else ''}-test"
+    return _download(rows, fmt, name, columns)
 
 
 def compare(request: HttpRequest) -> HttpResponse:

@@ -182,3 +182,25 @@ def track_or_404(slug: str) -> TrackInfo:
         return track(slug)
     except KeyError:
         raise Http404("No such track") from None
+
+
+def qa_counts() -> dict[str, dict[str, int]]:
+    """QA's items (verified questions outside the gold pool) by data scope and split."""
+    from annotation.models import Question, QuestionStatus, Source
+
+    rows = (
+        Question.objects.filter(status=QuestionStatus.VERIFIED, in_gold_pool=False)
+        .exclude(table__source=Source.DEMO)
+        .values_list("table__source", "table__split")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    out: dict[str, dict[str, int]] = {"real": {}, "synthetic": {}}
+    for source, split, n in rows:
+        scope = "synthetic" if source == Source.SYNTHETIC else "real"
+        out[scope][split] = out[scope].get(split, 0) + n
+    return out
+
+
+def ground_truth_sets() -> list[GroundTruthSet]:
+    return list(GroundTruthSet.objects.order_by("code"))
