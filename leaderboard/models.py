@@ -13,7 +13,9 @@ from django.utils import timezone
 
 from annotation.models import Question, RunStatus  # a run's states, as question generation's
 from hctqa.core.prompts import PROMPT_STYLES, TABLE_FORMATS
+from tracks.registry import TrackInfo
 from tracks.registry import choices as track_choices
+from tracks.registry import track as track_info
 
 
 def private_storage() -> FileSystemStorage:
@@ -350,6 +352,23 @@ class Submission(models.Model):
     @property
     def is_qa(self) -> bool:
         return self.track == QA_TRACK
+
+    @property
+    def track_info(self) -> TrackInfo:
+        return track_info(self.track)
+
+    @property
+    def main_figure(self) -> tuple[str, float | None] | None:
+        """A track submission's main figure (label, value; None when withheld), from its
+        score (select_related ``track_score``); None for QA or before scoring."""
+        if self.is_qa:
+            return None
+        try:
+            score = self.track_score
+        except TrackScore.DoesNotExist:
+            return None
+        info = self.track_info
+        return info.figure(info.primary, self.mode).label, score.figures.get(info.primary)
 
 
 class Score(models.Model):

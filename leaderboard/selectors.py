@@ -339,7 +339,7 @@ def submissions_of(*, user: User) -> QuerySet[Submission]:
     """The user's submissions, newest first, each with its scores prefetched."""
     return (
         Submission.objects.filter(owner=user)
-        .select_related("release", "rescore")
+        .select_related("release", "rescore", "track_score")
         .prefetch_related("scores")
         .order_by("-created_at")
     )
