@@ -11,6 +11,7 @@ api_patterns = [
     path("", include("annotation.api_urls")),
     path("", include("leaderboard.api_urls")),
     path("", include("releases.api_urls")),
+    path("", include("tracks.api_urls")),
     path("", include("endpoints.api_urls")),
     path("annotate/", include("annotation.annotate_api_urls")),
     path("verify/", include("annotation.verify_api_urls")),

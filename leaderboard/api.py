@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import Http404
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -17,12 +17,21 @@ from rest_framework.views import APIView
 from hctqa.api import StrictInput, read_what_is_valid
 from hctqa.pagination import CountedPagination
 from leaderboard import exports, selectors, services
-from leaderboard.forms import BoardFilterForm, SubmissionForm, form_problems, input_from
+from leaderboard.forms import (
+    BoardFilterForm,
+    SubmissionForm,
+    TrackBoardForm,
+    TrackSubmissionForm,
+    form_problems,
+    input_from,
+)
 from leaderboard.models import (
     BOARD_SPLITS,
     INFERENCE_FORMATS,
     INFERENCE_STYLES,
+    QA_TRACK,
     SCORE_FIGURES,
+    TRACK_CHOICES,
     DataScope,
     EvalSplit,
     InferenceRun,
@@ -33,10 +42,54 @@ from leaderboard.models import (
     Visibility,
     Weights,
 )
+from tracks import selectors as track_selectors
+from tracks.registry import track as track_info
 
 
 def _form_errors(form: Any) -> ValidationError:
     return ValidationError({k: [str(e) for e in v] for k, v in form.errors.items()})
+
+
+class FigureGroupOutput(serializers.Serializer):
+    key = serializers.CharField(help_text="The item source's code, or the property's.")
+    label = serializers.CharField()
+    n = serializers.IntegerField(help_text="Items in the group.")
+    figures = serializers.DictField(
+        child=serializers.FloatField(allow_null=True),
+        help_text="Figure name → value; null when withheld.",
+    )
+    withheld = serializers.BooleanField()
+
+
+class TrackBreakdownsOutput(serializers.Serializer):
+    table_properties = FigureGroupOutput(many=True)
+    margin = serializers.IntegerField(
+        help_text="Hidden items a shown figure rests on or differs by at the least (0: none "
+        "hidden)."
+    )
+
+
+class TrackScoreOutput(serializers.Serializer):
+    """A submission's figures on a track beside QA."""
+
+    n = serializers.IntegerField(help_text="Items scored.")
+    figures = serializers.DictField(
+        child=serializers.FloatField(allow_null=True),
+        help_text="Under the names score_track prints; null when withheld (1 to 10 hidden "
+        "items, or giving such a few away beside another figure).",
+    )
+    intervals = serializers.DictField(
+        child=serializers.ListField(child=serializers.FloatField(), min_length=2, max_length=2),
+        help_text="Each figure's 95% bootstrap interval [low, high] (items resampled).",
+    )
+    by_source = FigureGroupOutput(many=True)
+    breakdowns = TrackBreakdownsOutput()
+    reasons = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text="Items that scored 0 for a reason other than a wrong prediction (missing, "
+        "invalid, a limit the SQL broke), by reason.",
+    )
+    withheld = serializers.BooleanField()
 
 
 class SubmissionOutput(serializers.ModelSerializer):
@@ -61,12 +114,17 @@ class SubmissionOutput(serializers.ModelSerializer):
     rescore = serializers.SerializerMethodField(
         help_text="While stale: why it is being scored again."
     )
+    track_score = serializers.SerializerMethodField(
+        help_text="A submission to a track beside QA: its figures (null for QA, and until scored)."
+    )
 
     class Meta:
         model = Submission
         fields = [
             "id",
             "kind",
+            "track",
+            "mode",
             "model_name",
             "organisation",
             "parameters_billions",
@@ -91,6 +149,7 @@ class SubmissionOutput(serializers.ModelSerializer):
             "rescore",
             "question_set_sha256",
             "scores",
+            "track_score",
             "gold_claims",
             "release",
             "url",
@@ -109,6 +168,13 @@ class SubmissionOutput(serializers.ModelSerializer):
 
     def get_rescore(self, submission: Submission) -> str | None:
         return submission.rescore.reason if submission.stale and submission.rescore else None
+
+    @extend_schema_field(TrackScoreOutput(allow_null=True))
+    def get_track_score(self, submission: Submission) -> dict[str, Any] | None:
+        if submission.is_qa:
+            return None
+        score = selectors.track_score_for_viewer(submission=submission)
+        return None if score is None else TrackScoreOutput(score).data
 
     def get_scores(self, submission: Submission) -> dict[str, Any]:
         return {
@@ -172,15 +238,56 @@ class LeaderboardApi(APIView):
         )
 
 
+class SubmissionCreateInput(serializers.Serializer):
+    """What an upload sends (multipart): the predictions file and the system's metadata.
+    QA's fields are QA's; a track beside QA takes ``track`` and its ``mode``, and no table
+    format, prompt style or data scope."""
+
+    predictions = serializers.FileField(
+        help_text="QA: JSONL or a JSON array, gzipped or not, {question_id, response}. A "
+        "track: JSON lines {id, prediction} (see /api/tracks/)."
+    )
+    track = serializers.ChoiceField(choices=TRACK_CHOICES, default=QA_TRACK)
+    mode = serializers.ChoiceField(
+        choices=["region", "page"], required=False, help_text="Extraction: the item set."
+    )
+    model_name = serializers.CharField(max_length=200)
+    organisation = serializers.CharField(max_length=200, required=False)
+    parameters_billions = serializers.DecimalField(
+        max_digits=8, decimal_places=2, required=False, allow_null=True
+    )
+    weights = serializers.ChoiceField(choices=Weights.choices)
+    modality = serializers.ChoiceField(choices=Modality.choices)
+    table_format = serializers.ChoiceField(choices=TableFormat.choices, required=False)
+    prompt_style = serializers.CharField(required=False)
+    split = serializers.ChoiceField(choices=EvalSplit.choices)
+    data_scope = serializers.ChoiceField(choices=DataScope.choices, required=False)
+    visibility = serializers.ChoiceField(choices=Visibility.choices, required=False)
+    paper_url = serializers.URLField(required=False)
+    code_url = serializers.URLField(required=False)
+    description = serializers.CharField(required=False)
+
+
 class SubmissionCreateApi(APIView):
     permission_classes = [IsAuthenticated]
     parser_classes = [MultiPartParser, FormParser]
     # Each upload is parsed and scored: a rate of its own (API_THROTTLE_UPLOADS).
     throttle_scope = "uploads"
 
-    @extend_schema(request={"multipart/form-data": dict}, responses={201: SubmissionOutput})
+    @extend_schema(
+        request={"multipart/form-data": SubmissionCreateInput},
+        responses={201: SubmissionOutput},
+    )
     def post(self, request: Request) -> Response:
-        form = SubmissionForm(request.data, request.FILES)
+        track_slug = request.data.get("track") or QA_TRACK
+        try:
+            info = track_info(track_slug)
+        except KeyError:
+            raise ValidationError({"track": [f"There is no track {track_slug!r}"]}) from None
+        if info.is_qa:
+            form: SubmissionForm = SubmissionForm(request.data, request.FILES)
+        else:
+            form = TrackSubmissionForm(request.data, request.FILES, info=info)
         form.is_valid()
         # Every problem at once: the form's, the metadata's and the file's.
         submission = services.submission_create(
@@ -260,6 +367,9 @@ class SubmissionResultsApi(APIView):
         submission = selectors.submission_for_viewer(submission_id=pk, user=request.user)
         if not selectors.can_manage(user=request.user, submission=submission):
             raise Http404("Only the owner can read per-question results")
+        if not submission.is_qa:
+            rows = selectors.item_results_export(submission=submission, user=request.user)
+            return Response({"submission": submission.pk, "count": len(rows), "results": rows})
         rows = selectors.results_export(submission=submission, user=request.user)
         return Response({"submission": submission.pk, "count": len(rows), "results": rows})
 
@@ -449,3 +559,84 @@ class InferenceRunResumeApi(APIView):
             user=request.user, run_id=run.pk, api_key=data.validated_data["api_key"]
         )
         return Response(InferenceRunOutput(run, context={"request": request}).data, status=202)
+
+
+# --- The tracks' boards --------------------------------------------------------------------
+
+
+class TrackBoardRowOutput(serializers.Serializer):
+    rank = serializers.IntegerField()
+    submission = serializers.IntegerField(source="submission.pk")
+    url = serializers.SerializerMethodField()
+    model_name = serializers.CharField(source="submission.model_name")
+    organisation = serializers.CharField(source="submission.organisation")
+    baseline = serializers.BooleanField(source="submission.is_baseline")
+    weights = serializers.CharField(source="submission.weights")
+    parameters_billions = serializers.DecimalField(
+        source="submission.parameters_billions", max_digits=8, decimal_places=2, allow_null=True
+    )
+    n = serializers.IntegerField(help_text="Items the figures rest on.")
+    figures = serializers.DictField(child=serializers.FloatField(allow_null=True))
+    intervals = serializers.DictField(
+        child=serializers.ListField(child=serializers.FloatField()),
+        help_text="On all items only: each figure's 95% bootstrap interval.",
+    )
+    by_source = serializers.DictField(
+        child=serializers.FloatField(allow_null=True),
+        help_text="The track's main figure on each item source.",
+    )
+    withheld = serializers.BooleanField()
+
+    def get_url(self, row: Any) -> str:
+        return self.context["request"].build_absolute_uri(row.submission.get_absolute_url())
+
+
+class TrackBoardOutput(serializers.Serializer):
+    track = serializers.CharField()
+    mode = serializers.CharField()
+    split = serializers.CharField()
+    group = serializers.CharField(help_text="'' (all items), source:<code> or property:<code>")
+    count = serializers.IntegerField()
+    results = TrackBoardRowOutput(many=True)
+
+
+class TrackBoardApi(APIView):
+    """A track's public board: the test split's ranked rows (public submissions and the
+    platform's baselines), on all items or one item source or table property."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("mode", str, enum=["region", "page"], description="Extraction"),
+            OpenApiParameter("group", str, description="source:<code> or property:<code>"),
+            OpenApiParameter("q", str),
+            OpenApiParameter("weights", str, enum=Weights.values),
+            OpenApiParameter(
+                "sort",
+                str,
+                description="A figure's name, model or submitted; '-' first for descending",
+            ),
+        ],
+        responses=TrackBoardOutput,
+    )
+    def get(self, request: Request, track: str) -> Response:
+        info = track_selectors.track_or_404(track)
+        if info.is_qa:
+            raise Http404("QA's board is /api/leaderboard/")
+        form = TrackBoardForm(
+            request.query_params, info=info, sources=track_selectors.source_labels()
+        )
+        if not form.is_valid():
+            raise _form_errors(form)
+        filters = form.filters()
+        rows = selectors.track_board(filters=filters)
+        data = {
+            "track": info.slug,
+            "mode": filters.mode,
+            "split": selectors.TRACK_BOARD_SPLIT,
+            "group": filters.group,
+            "count": len(rows),
+            "results": rows,
+        }
+        return Response(TrackBoardOutput(data, context={"request": request}).data)

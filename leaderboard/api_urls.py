@@ -4,6 +4,7 @@ from leaderboard import api
 
 urlpatterns = [
     path("leaderboard/", api.LeaderboardApi.as_view(), name="api-leaderboard"),
+    path("tracks/<slug:track>/board/", api.TrackBoardApi.as_view(), name="api-track-board"),
     path("submissions/", api.SubmissionListApi.as_view(), name="api-submission-list"),
     path("submissions/create/", api.SubmissionCreateApi.as_view(), name="api-submission-create"),
     path("submissions/<int:pk>/", api.SubmissionDetailApi.as_view(), name="api-submission-detail"),

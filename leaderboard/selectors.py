@@ -843,7 +843,7 @@ class TrackBoardFilters:
     sort: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass
 class TrackBoardRow:
     submission: Submission
     score: TrackScore
@@ -852,6 +852,7 @@ class TrackBoardRow:
     intervals: dict[str, list[float]]  # overall only
     by_source: dict[str, float | None]  # the primary figure per item source
     withheld: bool
+    rank: int = 0
 
 
 def _group_figures(score: TrackScore, group: str) -> tuple[int, dict[str, Any], bool] | None:
@@ -931,7 +932,10 @@ def track_board(*, filters: TrackBoardFilters) -> list[TrackBoardRow]:
         (r for r in rows if value(r) is None),
         key=lambda r: (r.submission.model_name.lower(), r.submission.pk),
     )
-    return present + missing
+    ranked = present + missing
+    for rank, row in enumerate(ranked, start=1):
+        row.rank = rank
+    return ranked
 
 
 def track_board_sorts(info: TrackInfo, mode: str) -> list[str]:

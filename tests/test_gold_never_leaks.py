@@ -53,6 +53,7 @@ def crawl(
     runs: tuple[int, int] = (1, 2),
     release_files: tuple[str, ...] = ("hf/README.md",),
     build: int = 1,
+    track_submissions: tuple[int, ...] = (),
 ) -> dict[str, list[str]]:
     return {
         "home": ["/"],
@@ -105,12 +106,12 @@ def crawl(
         "leaderboard:my_submissions": ["/leaderboard/submissions/"],
         "leaderboard:submission_detail": [
             f"/leaderboard/submissions/{pk}/{suffix}"
-            for pk in (mine, theirs)
+            for pk in (mine, theirs, *track_submissions)
             for suffix in ("", "?part=status", "?rules=2025-10")
         ],
         "leaderboard:submission_results": [
             f"/leaderboard/submissions/{pk}/results.{fmt}"
-            for pk in (mine, theirs)
+            for pk in (mine, theirs, *track_submissions)
             for fmt in ("csv", "json")
         ],
         "leaderboard:compare": [f"/leaderboard/compare/?a={mine}&b={theirs}"],
@@ -129,10 +130,11 @@ def crawl(
         "api-endpoint-detail": ["/api/endpoints/gpu-host/"],
         "api-leaderboard": ["/api/leaderboard/", "/api/leaderboard/?split=test&rules=2025-10"],
         "api-submission-list": ["/api/submissions/"],
-        "api-submission-detail": [f"/api/submissions/{mine}/", f"/api/submissions/{theirs}/"],
+        "api-submission-detail": [
+            f"/api/submissions/{pk}/" for pk in (mine, theirs, *track_submissions)
+        ],
         "api-submission-results": [
-            f"/api/submissions/{mine}/results/",
-            f"/api/submissions/{theirs}/results/",
+            f"/api/submissions/{pk}/results/" for pk in (mine, theirs, *track_submissions)
         ],
         "annotate:hub": ["/annotate/"],
         "annotate:properties_next": ["/annotate/properties/"],
@@ -190,6 +192,25 @@ def crawl(
         "landing": ["/welcome/"],
         "api-gold-pool": ["/api/verify/gold-pool/"],
         "api-gold-verdicts": ["/api/verify/gold-verdicts/"],
+        # The tracks: the test table's transformation and NL-to-SQL items hold the secret
+        # as gold; a rival's submission predicts it exactly.
+        "tracks:index": ["/tracks/"],
+        "tracks:build_status": ["/tracks/build/status/"],
+        "leaderboard:track_board": [
+            f"/leaderboard/tracks/{t}/{q}"
+            for t in ("extraction", "transformation", "sql")
+            for q in ("", "?group=source:synthetic", "?sort=-model")
+        ],
+        "leaderboard:track_board_export": [
+            f"/leaderboard/tracks/{t}/export.{fmt}"
+            for t in ("transformation", "sql")
+            for fmt in ("csv", "json")
+        ],
+        "leaderboard:track_submit": [
+            f"/leaderboard/tracks/{t}/submit/" for t in ("sql", "extraction")
+        ],
+        "api-track-list": ["/api/tracks/"],
+        "api-track-board": ["/api/tracks/sql/board/", "/api/tracks/transformation/board/"],
         "ingest:home": ["/ingest/"],
         "ingest:quality": ["/ingest/quality/"],
         "ingest:collection_new": ["/ingest/collections/new/"],
@@ -279,6 +300,8 @@ NO_GOLD_POSSIBLE = {
     "api-ingest-candidate-reject",
     "api-ingest-candidate-extract",
     "api-ingest-preview",
+    # Starting a build of the tracks' items redirects to /tracks/, which is crawled.
+    "tracks:build_start",
 }
 
 
@@ -310,6 +333,25 @@ def _scored(owner, predictions: dict[str, str], name: str) -> int:
     upload = SimpleUploadedFile("p.jsonl", lines.encode())
     submission = services.submission_create(owner=owner, data=data, predictions=upload)
     services.submission_score(submission_id=submission.pk)
+    return submission.pk
+
+
+def _track_scored(owner, track: str, predictions: dict[str, str]) -> int:
+    data = services.SubmissionInput(
+        model_name=f"{track} rival",
+        weights="open",
+        modality="text",
+        table_format="other",
+        split="test",
+        data_scope="",
+        track=track,
+    )
+    lines = "\n".join(json.dumps({"id": k, "prediction": v}) for k, v in predictions.items())
+    upload = SimpleUploadedFile("p.jsonl", lines.encode())
+    submission = services.submission_create(owner=owner, data=data, predictions=upload)
+    services.submission_score(submission_id=submission.pk)
+    submission.refresh_from_db()
+    assert submission.status == "scored", submission.error
     return submission.pk
 
 
@@ -349,6 +391,7 @@ def _inference_run(owner, answer: str) -> int:
 @pytest.fixture
 def secret_question(tmp_path, settings) -> dict:
     settings.RELEASES_ROOT = tmp_path / "releases"
+    settings.TRACK_FILES_ROOT = tmp_path / "track-files"
     settings.RELEASE_BUILD_PROCESSES = 1
     table = TableFactory(id=T, split="test")
     SyntheticTable.objects.create(
@@ -356,7 +399,7 @@ def secret_question(tmp_path, settings) -> dict:
         family="t3qa",
         hct_csv="a,b\n1,2",
         hct_html="<table></table>",
-        relational_csv=f"A,B\na,b\n{SECRET_ROWS},2",
+        relational_csv=f"A,Value\na,Value\n{SECRET_ROWS},2",
     )
     QuestionFactory(
         table=table,
@@ -419,6 +462,16 @@ def secret_question(tmp_path, settings) -> dict:
         question=Question.objects.get(pk=POOL_Q),
         body=f"@watcher {POOL_Q} is gold control: POOLGOLD-8830",
     )
+    # The tracks' items of the test table hold the secret as gold (its relational rows, its
+    # SQL and result); the rival predicts them exactly, on the sql and transformation
+    # tracks, and the executed result of its SQL would hold the hidden table's rows.
+    from tracks.services.items import items_build
+
+    items_build()
+    made["track_submissions"] = (
+        _track_scored(rival, "sql", {Q: f"SELECT * FROM DBdata -- {SECRET_SQL}"}),
+        _track_scored(rival, "transformation", {T: f"A,Value\n{SECRET_ROWS},2\n"}),
+    )
     # A release holding the secret: its full edition has it, the public one never does;
     # neither holds the pool question. (Every file's contents, archives unpacked, are
     # checked in tests/releases.)
@@ -446,6 +499,7 @@ def test_no_page_or_endpoint_shows_test_split_gold(
         secret_question["runs"],
         secret_question["release_files"],
         secret_question["build"],
+        secret_question["track_submissions"],
     )
     reached = _crawl_finds_no_secret(client, urls)
     if role == "researcher":
@@ -488,6 +542,7 @@ def test_no_kept_page_shows_test_split_gold(
         secret_question["runs"],
         secret_question["release_files"],
         secret_question["build"],
+        secret_question["track_submissions"],
     )
     admin = Client()
     admin.force_login(UserFactory(role="admin"))
@@ -513,6 +568,11 @@ def test_the_crawl_would_see_gold_if_it_leaked(client: Client, secret_question: 
     assert SECRET in client.get(f"/api/questions/{Q}/").content.decode()
     theirs = secret_question["theirs"]
     assert SECRET in client.get(f"/leaderboard/submissions/{theirs}/results.json").content.decode()
+    # The rival's SQL ran on the hidden table: its result is in the per-item detail, which
+    # only admins (who may see test gold) read for a test item.
+    sql_submission = secret_question["track_submissions"][0]
+    detail = client.get(f"/api/submissions/{sql_submission}/results/").content.decode()
+    assert SECRET_ROWS in detail
     full = client.get(f"/releases/{VERSION}/full/hf/data/test.jsonl")
     body = b"".join(full.streaming_content).decode()
     assert SECRET in body and SECRET_SQL in body

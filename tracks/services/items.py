@@ -3,7 +3,7 @@
 Every track's items are made by ``hctqa.core.tracks`` from what the dataset holds:
 
 - transformation: each synthetic table (its canonical CSV and ``DB.csv``);
-- NL-to-SQL: each verified synthetic question with SQL (not in the gold pool);
+- NL-to-SQL: each verified question with SQL on a synthetic table (not in the gold pool);
 - extraction, synthetic: each synthetic table drawn to PDF and PNG, in both modes;
 - extraction, accepted: each table accepted from an ingested PDF or image: its page and box,
   and its reviewed grid as gold; a page is a whole-page item when every table found on it
@@ -31,7 +31,7 @@ from django.db import transaction
 from django.utils import timezone
 from PIL import Image
 
-from annotation.models import Question, QuestionStatus, Source, SyntheticTable, Table
+from annotation.models import Question, QuestionStatus, SyntheticTable, Table
 from annotation.signals import announce_question_set_change
 from hctqa.core.extraction.grid import grid_from_canonical
 from hctqa.core.extraction.metrics import competition_form
@@ -104,24 +104,24 @@ def _synthetic_tables() -> Iterator[SyntheticTable]:
     )
 
 
-def transformation_built() -> Iterator[Built]:
+def transformation_built(skipped: list[str]) -> Iterator[Built]:
     for synthetic in _synthetic_tables():
         table = synthetic.table
-        yield Built(
-            transformation_item(
+        try:
+            item = transformation_item(
                 table_id=table.pk,
                 canonical_csv=table.canonical_csv,
                 relational_csv=synthetic.relational_csv,
-            ),
-            table.pk,
-        )
+            )
+        except ValueError as exc:
+            skipped.append(f"transformation {table.pk}: {exc}")
+            continue
+        yield Built(item, table.pk)
 
 
-def sql_built() -> Iterator[Built]:
+def sql_built(skipped: list[str]) -> Iterator[Built]:
     questions = (
-        Question.objects.filter(
-            status=QuestionStatus.VERIFIED, in_gold_pool=False, table__source=Source.SYNTHETIC
-        )
+        Question.objects.filter(status=QuestionStatus.VERIFIED, in_gold_pool=False)
         .exclude(sql="")
         .exclude(table__synthetic__isnull=True)
         .values_list(
@@ -132,24 +132,28 @@ def sql_built() -> Iterator[Built]:
     for qid, table_id, text, sql, gold_answer, relational_csv in questions.iterator(
         chunk_size=2000
     ):
-        yield Built(
-            sql_item(
+        try:
+            item = sql_item(
                 item_id=qid,
                 table_id=table_id,
                 question=text,
                 sql=sql,
                 gold_answer=gold_answer,
                 relational_csv=relational_csv,
-            ),
-            table_id,
-        )
+            )
+        except ValueError as exc:
+            skipped.append(f"sql {qid}: {exc}")
+            continue
+        yield Built(item, table_id)
 
 
 def _title(table: Table, family: str) -> str:
     return table.title or family.replace("_", " ")
 
 
-def extraction_synthetic_built(report: Callable[[int, int], None] | None = None) -> Iterator[Built]:
+def extraction_synthetic_built(
+    skipped: list[str], report: Callable[[int, int], None] | None = None
+) -> Iterator[Built]:
     """Each synthetic table's four extraction items. A table already drawn from the same
     HTML and title keeps its items and files."""
     kept: dict[str, list[TrackItem]] = {}
@@ -170,7 +174,12 @@ def extraction_synthetic_built(report: Callable[[int, int], None] | None = None)
             for row in rows:
                 yield Built(core_item(row), table.pk, built_from, list(row.files))
         else:
-            for item in synthetic_items(table_id=table.pk, hct_html=hct_html, title=title):
+            try:
+                items = synthetic_items(table_id=table.pk, hct_html=hct_html, title=title)
+            except ValueError as exc:
+                skipped.append(f"extraction {table.pk}: {exc}")
+                items = []
+            for item in items:
                 yield _stored(item, table.pk, built_from)
         if report:
             report(number, total)
@@ -192,7 +201,7 @@ def _document_file(candidate: Candidate) -> tuple[str, str, bytes]:
     return f"{stem}.png", "png", data
 
 
-def extraction_accepted_built() -> tuple[list[Built], dict[str, str]]:
+def extraction_accepted_built(skipped: list[str]) -> tuple[list[Built], dict[str, str]]:
     """A region item per accepted table of a PDF or image, and a page item per page whose
     every table found was accepted; with each page item's most hidden table split (its
     tables' own splits decide it)."""
@@ -222,14 +231,26 @@ def extraction_accepted_built() -> tuple[list[Built], dict[str, str]]:
         first = candidates[0]
         try:
             path, kind, data = _document_file(first)
-        except (OSError, ValueError):
-            continue  # the document's file is gone: its tables have no item until it is back
+        except (OSError, ValueError) as exc:
+            # The document's file is gone or unreadable: no item until it is back.
+            skipped.append(f"extraction, document {first.document}: {exc}")
+            continue
         document = first.document
         split_key = f"accepted--{document.collection.code}--{document.number}"
         pages: dict[int, list[Candidate]] = {}
+        grids = {}
+        for candidate in candidates:
+            try:
+                grids[candidate.pk] = competition_form(
+                    grid_from_canonical(candidate.table.canonical_csv)
+                )
+            except ValueError as exc:
+                skipped.append(f"extraction {candidate.table.pk}: {exc}")
         for candidate in candidates:
             table = candidate.table
-            grid = competition_form(grid_from_canonical(table.canonical_csv))
+            if candidate.pk not in grids:
+                continue
+            grid = grids[candidate.pk]
             common = {"file": path, "data": data, "kind": kind, "page": candidate.page}
             built.append(
                 _stored(
@@ -251,13 +272,7 @@ def extraction_accepted_built() -> tuple[list[Built], dict[str, str]]:
             if (document_id, page) in undecided:
                 continue
             key = f"{document.collection.code}--{document.number}#p{page}"
-            tables = [
-                (
-                    tuple(c.bbox),
-                    competition_form(grid_from_canonical(c.table.canonical_csv)),
-                )
-                for c in on_page
-            ]
+            tables = [(tuple(c.bbox), grids[c.pk]) for c in on_page]
             item = page_item(
                 item_id=f"{document.collection.code}--{document.number}--p{page}--page",
                 table_id=key,
@@ -286,6 +301,8 @@ class BuildCounts:
     by_track: dict[str, int] = field(default_factory=dict)
     files_removed: int = 0
     rescored: int = 0
+    # What could not be made into an item, with the reason (a table the core cannot read).
+    skipped: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -300,6 +317,8 @@ class BuildCounts:
             "by_track": self.by_track,
             "files_removed": self.files_removed,
             "rescored": self.rescored,
+            "skipped": len(self.skipped),
+            "skipped_examples": self.skipped[:20],
         }
 
 
@@ -390,22 +409,22 @@ def items_build(*, report: Report | None = None) -> BuildCounts:
             report(percent, stage)
 
     started = time.monotonic()
+    counts = BuildCounts()
     say(1, "Transformation items")
-    built = list(transformation_built())
+    built = list(transformation_built(counts.skipped))
     say(4, "NL-to-SQL items")
-    built += sql_built()
+    built += sql_built(counts.skipped)
     say(10, "Drawing synthetic tables")
 
     def drawn(number: int, total: int) -> None:
         say(10 + 75 * number // max(total, 1), f"Drawing synthetic tables: {number:,} of {total:,}")
 
-    built += extraction_synthetic_built(drawn)
+    built += extraction_synthetic_built(counts.skipped, drawn)
     say(86, "Accepted tables")
-    accepted, page_splits = extraction_accepted_built()
+    accepted, page_splits = extraction_accepted_built(counts.skipped)
     splits = _splits(built) | _splits(accepted, page_splits)
     built += accepted
     say(92, "Saving")
-    counts = BuildCounts()
     with transaction.atomic():
         store(built, splits, counts)
         if counts.changed:

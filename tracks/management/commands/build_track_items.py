@@ -48,5 +48,10 @@ class Command(BaseCommand):
             f"Items: {tracks or 'none'}; {counts.created:,} created, {counts.updated:,} "
             f"updated, {counts.deleted:,} deleted, {counts.unchanged:,} unchanged."
         )
+        if counts.skipped:
+            self.stderr.write(
+                f"{len(counts.skipped):,} could not be made into items, e.g.: "
+                + "; ".join(counts.skipped[:5])
+            )
         if counts.rescored:
             self.stdout.write(f"{counts.rescored:,} scored submissions are scored again.")
