@@ -469,7 +469,7 @@ def secret_question(tmp_path, settings) -> dict:
 
     items_build()
     made["track_submissions"] = (
-        _track_scored(rival, "sql", {Q: f"SELECT * FROM DBdata -- {SECRET_SQL}"}),
+        _track_scored(rival, "sql", {Q: "SELECT * FROM DBdata -- " + SECRET_SQL}),  # noqa: S608
         _track_scored(rival, "transformation", {T: f"A,Value\n{SECRET_ROWS},2\n"}),
     )
     # A release holding the secret: its full edition has it, the public one never does;
