@@ -531,6 +531,19 @@ def submission_create(
     return submission
 
 
+def predictions_file(predictions: Mapping[str, Any], *, qa: bool) -> bytes:
+    """Predictions made on the platform as a gzipped predictions file, in the upload's own
+    format (QA: question_id and response; a track: id and prediction)."""
+    lines = "\n".join(
+        json.dumps(
+            {"question_id": key, "response": value} if qa else {"id": key, "prediction": value},
+            ensure_ascii=False,
+        )
+        for key, value in sorted(predictions.items())
+    )
+    return gzip.compress(lines.encode("utf-8"), mtime=0)
+
+
 @transaction.atomic
 def submission_create_from_predictions(
     *,
@@ -553,14 +566,7 @@ def submission_create_from_predictions(
     _check_metadata(data, problems)
     problems.raise_if_any()
     qa = data.track == QA_TRACK
-    lines = "\n".join(
-        json.dumps(
-            {"question_id": qid, "response": answer} if qa else {"id": qid, "prediction": answer},
-            ensure_ascii=False,
-        )
-        for qid, answer in sorted(predictions.items())
-    )
-    raw = gzip.compress(lines.encode("utf-8"), mtime=0)
+    raw = predictions_file(predictions, qa=qa)
     if qa:
         # The run's own answers: bounded by its max_tokens, not by the upload limit.
         _validated(
@@ -587,7 +593,12 @@ def submission_create_from_predictions(
 
 
 def _store(
-    *, owner: Any, data: SubmissionInput, content: File, too_long_prompts: int = 0
+    *,
+    owner: Any,
+    data: SubmissionInput,
+    content: File,
+    too_long_prompts: int = 0,
+    kind: str = Kind.SUBMISSION,
 ) -> Submission:
     """Save the checked predictions file and the submission, and queue its scoring. The file
     is hashed and copied a chunk at a time."""
@@ -599,7 +610,7 @@ def _store(
     gzipped = content.read(2) == b"\x1f\x8b"
     content.seek(0)
     submission = Submission(
-        kind=Kind.SUBMISSION,
+        kind=kind,
         owner=owner,
         **asdict(data),
         status=Status.QUEUED,
