@@ -683,8 +683,13 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"expected_refusals": {"()": "hctqa.log_filters.ExpectedRefusals"}},
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {
+        "expected_refusals": {"()": "hctqa.log_filters.ExpectedRefusals"},
+        "suspicious_requests": {"()": "hctqa.log_filters.SuspiciousRequests"},
+        "quiet_sweeps": {"()": "hctqa.log_filters.QuietSweeps"},
+    },
+    # On the handler: django.security.* loggers are made per exception class.
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["suspicious_requests"]}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {
         # One INFO line per HTTP request would flood the inference worker's log, and
@@ -692,6 +697,10 @@ LOGGING = {
         "httpx2": {"level": "WARNING"},
         "axes": {"level": "WARNING"},
         "django.request": {"filters": ["expected_refusals"]},
+        # Celery's "received" and "succeeded" lines for beat's periodic tasks.
+        "celery.worker.strategy": {"filters": ["quiet_sweeps"]},
+        "celery.app.trace": {"filters": ["quiet_sweeps"]},
+        "celery.beat": {"filters": ["quiet_sweeps"]},
     },
 }
 
