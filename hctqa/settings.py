@@ -223,6 +223,13 @@ INGEST_STALE_SECONDS = env_int("INGEST_STALE_SECONDS", 30)
 INGEST_MAX_ATTEMPTS = env_int("INGEST_MAX_ATTEMPTS", 3)
 # A document still queued after this long gets its message sent again (the broker lost it).
 INGEST_QUEUED_RESEND_SECONDS = env_int("INGEST_QUEUED_RESEND_SECONDS", 600)
+# Worker seconds each person's documents may take in any hour (pages read, OCR included).
+# Past it, that person's remaining pages wait until the hour's oldest work ages out; the
+# upload page shows what is used and left. 0: no limit.
+INGEST_SECONDS_PER_HOUR = env_int("INGEST_SECONDS_PER_HOUR", 1800)
+# An extraction works this long before it gives way, if a document of someone who has used
+# less of the hour is waiting: one person's backlog never holds another's pages.
+INGEST_SLICE_SECONDS = env_int("INGEST_SLICE_SECONDS", 5)
 # A file the ingest worker refused (damaged, encrypted, no table, too slow to open) is refused
 # at upload, at once and with the same reason, for this long after: its bytes are not read
 # again. An admin who deletes the refused document in the admin forgets it sooner.
