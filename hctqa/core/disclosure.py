@@ -136,7 +136,7 @@ class _Shown:
                 return False
         except _TooLong:
             return False
-        self._add(b)
+        self._add(b, weights)
         self.figures.append(members)
         return True
 
@@ -152,8 +152,11 @@ class _Shown:
             first.setdefault(old, new)
         self.pivots = [first[p] for p in self.pivots]
 
-    def _add(self, b: np.ndarray) -> None:
-        c = int(np.flatnonzero(b)[0])
+    def _add(self, b: np.ndarray, weights: np.ndarray) -> None:
+        # The heaviest atom as pivot: the search makes heavy atoms zero first, and a pivot's
+        # column is nonzero in one row only, so that costs one row's update.
+        support = np.flatnonzero(b)
+        c = int(support[np.argmax(weights[support])])
         b = b * pow(int(b[c]), -1, PRIME) % PRIME
         if len(self.rows):
             self.rows = (self.rows - self.rows[:, [c]] * b[None, :] % PRIME) % PRIME
@@ -225,8 +228,12 @@ def _eliminate(m: np.ndarray, c: int) -> np.ndarray:
     """The vectors of ``m``'s family that are zero in column ``c``: one direction fewer."""
     j = 1 + int(np.flatnonzero(m[1:, c])[0])
     pivot = m[j] * pow(int(m[j, c]), -1, PRIME) % PRIME
-    m = (m - m[:, [c]] * pivot[None, :] % PRIME) % PRIME
-    return np.delete(m, j, axis=0)
+    rows = np.flatnonzero(m[:, c])
+    rows = rows[rows != j]  # only rows with an entry in the column change
+    m = np.delete(m, j, axis=0)
+    rows[rows > j] -= 1
+    m[rows] = (m[rows] - m[rows, c][:, None] * pivot[None, :] % PRIME) % PRIME
+    return m
 
 
 def _merge(
