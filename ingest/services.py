@@ -359,6 +359,7 @@ def _claim(document_id: int) -> bool:
             started_at=now,
             heartbeat_at=now,
             attempts=F("attempts") + 1,
+            message="",  # a wait it was handed back with is over
         )
     )
 
@@ -690,22 +691,25 @@ def _hand_back(document_id: int, wait: float, message: str) -> None:
             queued_at=now + timedelta(seconds=wait),
             heartbeat_at=now,
             message=message,
+            # Giving way is no failed attempt: the sweeper counts only those.
+            attempts=F("attempts") - 1,
         ):
             transaction.on_commit(lambda: _enqueue(document_id, countdown=wait))
 
 
-def document_extract(*, document_id: int) -> str:
+def document_extract(*, document_id: int, shared: bool = True) -> str:
     """Open the document (refusing it if it cannot be read), then extract every page not yet
     done, recording each as it finishes (the ingest task's body; the ``ingest`` command runs
     it too). Safe to run again: pages done by an earlier attempt are skipped.
 
-    The worker is shared fairly: before each page the extraction gives way (goes back in the
-    queue, to go on later) when its uploader's hour of ingest work is used up, or when
-    someone who has used less of the hour has a document waiting (``_give_way``)."""
+    The worker is ``shared`` fairly: before each page the extraction gives way (goes back in
+    the queue, to go on later) when its uploader's hour of ingest work is used up, or when
+    someone who has used less of the hour has a document waiting (``_give_way``). The
+    ``ingest`` command, reading a file in its own process, does not share (``shared=False``)."""
     if not _claim(document_id):
         return "not claimed"
     document = Document.objects.select_related("collection").get(pk=document_id)
-    if (wait := _give_way(document, worked=0)) is not None:
+    if shared and (wait := _give_way(document, worked=0)) is not None:
         _hand_back(document_id, *wait)
         return DocumentStatus.QUEUED
     if not files.path_of(document.stored_path).is_file():
@@ -734,7 +738,7 @@ def document_extract(*, document_id: int) -> str:
             started = time.monotonic()
             for page in document.pages.filter(status=PageStatus.PENDING).order_by("number"):
                 worked = time.monotonic() - started
-                if worked and (wait := _give_way(document, worked=worked)) is not None:
+                if shared and worked and (wait := _give_way(document, worked=worked)):
                     _hand_back(document_id, *wait)
                     return DocumentStatus.QUEUED
                 _extract_pdf_page(runner, document, page)

@@ -108,6 +108,9 @@ def test_one_persons_backlog_does_not_hold_anothers_page(
     assert {pk for pk, _ in ran[4:]} == {d.pk for d in backlog}
     waited = Document.objects.get(pk=backlog[0].pk)
     assert waited.status == "done" and waited.pages_done == 4
+    assert waited.message == services.NO_TABLE_MESSAGE  # the wait it was told of is over
+    # Giving way is no failed attempt (the sweeper fails a document after a few of those).
+    assert waited.attempts == 1
 
 
 @override_settings(INGEST_SECONDS_PER_HOUR=100)
