@@ -14,7 +14,6 @@ and what the budget (INGEST_SECONDS_PER_HOUR) made wait.
 from __future__ import annotations
 
 import heapq
-import io
 import itertools
 import time
 
@@ -22,18 +21,6 @@ from _setup import setup
 
 FILES = 10
 PAGES = 500
-
-
-def blank_pdf(pages: int, tag: str) -> bytes:
-    from pypdf import PdfWriter
-
-    writer = PdfWriter()
-    for _ in range(pages):
-        writer.add_blank_page(width=595, height=842)
-    writer.add_metadata({"/Title": f"blank {tag}"})
-    out = io.BytesIO()
-    writer.write(out)
-    return out.getvalue()
 
 
 def main() -> None:
@@ -49,6 +36,7 @@ def main() -> None:
     from ingest import services
     from ingest.models import Document, DocumentPage
     from tests.factories import UserFactory
+    from tests.ingest.pdfs import blank_pdf
 
     permission = Permission.objects.get(codename="ingest_document")
     heavy, light = UserFactory(username="heavy"), UserFactory(username="light")
@@ -66,7 +54,7 @@ def main() -> None:
     services._enqueue = enqueue  # noqa: SLF001 - the benchmark is the broker
 
     made = time.monotonic()
-    blanks = [blank_pdf(PAGES, str(i)) for i in range(FILES)]
+    blanks = [blank_pdf(PAGES, tag=str(i)) for i in range(FILES)]
     print(
         f"{FILES} PDFs of {PAGES} blank pages made in {time.monotonic() - made:.1f} s, "
         f"{len(blanks[0]) / 1024:.0f} KB each"
