@@ -37,7 +37,7 @@ def rescore_submissions_on_test_questions(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("leaderboard", "0013_regression_left_out"),
+        ("leaderboard", "0014_inference_prompts_over_the_context"),
     ]
 
     operations = [
