@@ -8,6 +8,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from annotation.models import TABLE_NOTES_MAX_CHARS, TABLE_TITLE_MAX_CHARS
@@ -73,6 +74,7 @@ def home(request: HttpRequest) -> HttpResponse:
     documents = list(selectors.documents_recent(limit=50))
     context = {
         "form": form,
+        "budget": selectors.ingest_budget(user_id=request.user.pk, now=timezone.now()),
         "documents": documents,
         "any_working": any(d.is_working for d in documents),
         "can_add_collection": request.user.has_perm("annotation.add_collection"),
