@@ -20,7 +20,7 @@ from django.conf import settings
 from annotation.models import Question, Split
 from annotation.selectors.prompts import prompt_questions
 from hctqa.core import taxonomy
-from hctqa.core.disclosure import DISCLOSURE_MARGIN, withheld_groups, withheld_whole_and_parts
+from hctqa.core.disclosure import DISCLOSURE_MARGIN, disclosed
 from hctqa.core.predictions import PredictionsError, read_predictions
 from hctqa.core.scoring import evaluate_all
 from hctqa.core.tracks.figures import aggregate, intervals
@@ -168,19 +168,26 @@ def score_items(
     sources, properties = _groups(items, facts)
     labels = selectors.source_labels()
 
-    # The disclosure rule, on hidden items: the overall figure and its sources (parts of a
-    # whole), then each property group against the figures shown.
-    overall_withheld, sources_withheld = withheld_whole_and_parts(
-        hidden, {s: frozenset(i for i in ids if i in hidden) for s, ids in sources.items()}
+    # The disclosure rule (hctqa.core.disclosure) on the hidden items' scores: the overall
+    # figures, the sources' (largest first), then the property groups', in that priority;
+    # none shown may combine with the others into a figure on 1 to the margin hidden items.
+    # Every figure of a group is a sum over the same items, so one unknown stands for each.
+    def unknowns(ids: Collection[str]) -> set[tuple[str, int]]:
+        return {(i, 0) for i in ids if i in hidden}
+
+    ordered_sources = sorted(sources, key=lambda s: (-len(sources[s]), s))
+    shown = disclosed(
+        [
+            unknowns(results),
+            *(unknowns(sources[s]) for s in ordered_sources),
+            *(unknowns(ids) for ids in properties.values()),
+        ]
     )
-    published = [] if overall_withheld else [hidden]
-    published += [
-        frozenset(i for i in ids if i in hidden)
-        for s, ids in sources.items()
-        if not sources_withheld[s]
-    ]
-    property_hidden = [frozenset(i for i in ids if i in hidden) for ids in properties.values()]
-    property_withheld = withheld_groups(property_hidden, published=published)
+    overall_withheld = not shown[0]
+    sources_withheld = {
+        s: not ok for s, ok in zip(ordered_sources, shown[1 : 1 + len(sources)], strict=True)
+    }
+    property_withheld = [not ok for ok in shown[1 + len(sources) :]]
 
     names = [f.name for f in info.figures(mode)]
 

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('leaderboard', '0014_inference_prompts_over_the_context'),
+        ('leaderboard', '0015_rescore_under_linear_disclosure'),
         ('releases', '0002_release_pushes'),
         ('tracks', '0001_initial'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
