@@ -405,6 +405,8 @@ class InferenceRunOutput(serializers.ModelSerializer):
             "base_url",
             "api_key_given",
             "needs_api_key",
+            "track",
+            "mode",
             "modality",
             "table_format",
             "prompt_style",
@@ -468,6 +470,8 @@ class InferenceRunCreateApi(APIView):
             "api_key_env": "No longer taken: registered endpoints hold their keys; choose one "
             "by `endpoint`, or give your own `base_url` (and `api_key`, if it needs one)"
         }
+        track = serializers.ChoiceField(choices=TRACK_CHOICES, default=QA_TRACK)
+        mode = serializers.ChoiceField(choices=["", "region"], default="", allow_blank=True)
         model_name = serializers.CharField(max_length=200)
         endpoint = serializers.CharField(max_length=64, default="", allow_blank=True)
         base_url = serializers.CharField(max_length=500, default="", allow_blank=True)

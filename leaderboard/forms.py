@@ -27,6 +27,7 @@ from leaderboard.models import (
 from leaderboard.services import InferenceRunInput, SubmissionInput
 from leaderboard.services.submissions import TRACK_SPLITS
 from tracks.registry import TrackInfo
+from tracks.registry import choices as track_choices
 
 _ANY = [("", "Any")]
 T = TypeVar("T")
@@ -277,6 +278,20 @@ class InferenceRunForm(forms.Form):
     """A new inference run. Ranges and combinations are checked by the service, which says
     what is wrong with a field; the form only reads the values."""
 
+    track = forms.ChoiceField(
+        choices=track_choices(),
+        initial="qa",
+        required=False,
+        label="Task",
+        help_text="QA: the benchmark's questions. Extraction: a vision model transcribes each "
+        "table region as HTML. Transformation: the table in the format below, to relational "
+        "CSV. NL-to-SQL: the question and the schema, to SQL.",
+    )
+    mode = forms.ChoiceField(
+        choices=[("", "—"), ("region", "Region given (extraction)")],
+        required=False,
+        label="Extraction mode",
+    )
     model_name = forms.CharField(
         max_length=200, help_text="As the endpoint knows it, e.g. Qwen/Qwen2.5-7B-Instruct."
     )
@@ -347,6 +362,7 @@ class InferenceRunForm(forms.Form):
         """The values read (after ``is_valid()``); a field the form could not read keeps its
         default or is blank, and its error is in ``form_problems``."""
         values = dict(self.cleaned_data)
+        values["track"] = values.get("track") or "qa"
         if values.get("endpoint", OWN_ENDPOINT) != OWN_ENDPOINT:
             # The own-endpoint fields are for the other choice; without JavaScript they are
             # still on the page, with whatever the browser filled in.

@@ -684,6 +684,10 @@ class InferenceRun(models.Model):
         default=True, help_text="False: the system text starts the first user message."
     )
 
+    # The task: QA's questions, or a track's items (its mode: extraction's region given).
+    track = models.CharField(max_length=16, choices=TRACK_CHOICES, default=QA_TRACK, db_index=True)
+    mode = models.CharField(max_length=8, blank=True)
+
     # How it is asked
     modality = models.CharField(max_length=6, choices=Modality.choices)
     table_format = models.CharField(max_length=16, choices=INFERENCE_FORMATS)
@@ -756,7 +760,9 @@ class InferenceRun(models.Model):
                 condition=Q(modality__in=Modality.values), name="inference_modality_valid"
             ),
             models.CheckConstraint(
-                condition=Q(table_format__in=TABLE_FORMATS), name="inference_format_valid"
+                condition=Q(table_format__in=TABLE_FORMATS)
+                | (~Q(track=QA_TRACK) & Q(table_format=TableFormat.OTHER)),
+                name="inference_format_valid",
             ),
             # A vision model reads the table as an image, a text model never does.
             models.CheckConstraint(
@@ -765,13 +771,19 @@ class InferenceRun(models.Model):
                 name="inference_format_matches_modality",
             ),
             models.CheckConstraint(
+                condition=Q(track__in=[t for t, _ in TRACK_CHOICES]),
+                name="inference_track_valid",
+            ),
+            models.CheckConstraint(
                 condition=Q(prompt_style__in=PROMPT_STYLES), name="inference_style_valid"
             ),
             models.CheckConstraint(
                 condition=Q(split__in=EvalSplit.values), name="inference_split_valid"
             ),
             models.CheckConstraint(
-                condition=Q(data_scope__in=DataScope.values), name="inference_scope_valid"
+                condition=Q(track=QA_TRACK, data_scope__in=DataScope.values)
+                | (~Q(track=QA_TRACK) & Q(data_scope="")),
+                name="inference_scope_valid",
             ),
             models.CheckConstraint(
                 condition=Q(weights__in=Weights.values), name="inference_weights_valid"
@@ -780,7 +792,9 @@ class InferenceRun(models.Model):
                 condition=Q(visibility__in=Visibility.values), name="inference_visibility_valid"
             ),
             models.CheckConstraint(
-                condition=Q(weights=Weights.CLOSED) | Q(parameters_billions__isnull=False),
+                condition=Q(weights=Weights.CLOSED)
+                | Q(parameters_billions__isnull=False)
+                | ~Q(track=QA_TRACK),
                 name="inference_open_models_state_size",
             ),
             models.CheckConstraint(
@@ -833,6 +847,10 @@ class InferenceRun(models.Model):
         return self.status in ACTIVE_RUN_STATUSES
 
     @property
+    def is_qa(self) -> bool:
+        return self.track == QA_TRACK
+
+    @property
     def is_settled(self) -> bool:
         """Nothing about it changes any more: the run has stopped, and its board entry, if it
         has one, is scored or failed. Its pages follow it until then."""
@@ -876,10 +894,15 @@ class InferenceRun(models.Model):
 
 
 class InferenceResponse(models.Model):
-    """One question's reply in one run, saved the moment it arrives."""
+    """One question's (or a track item's) reply in one run, saved the moment it arrives."""
 
     run = models.ForeignKey(InferenceRun, on_delete=models.CASCADE, related_name="responses")
-    question = models.ForeignKey(Question, on_delete=models.CASCADE, related_name="+")
+    question = models.ForeignKey(
+        Question, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    item = models.ForeignKey(
+        "tracks.TrackItem", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
     status = models.CharField(
         max_length=8, choices=ResponseStatus.choices, default=ResponseStatus.ANSWERED
     )
@@ -895,6 +918,12 @@ class InferenceResponse(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["run", "question"], name="one_response_per_question"),
+            models.UniqueConstraint(fields=["run", "item"], name="one_response_per_item"),
+            # A reply is to a question (QA) or to a track's item, never both.
+            models.CheckConstraint(
+                condition=Q(question__isnull=True) ^ Q(item__isnull=True),
+                name="response_question_or_item",
+            ),
             models.CheckConstraint(
                 condition=Q(status__in=ResponseStatus.values), name="response_status_valid"
             ),
@@ -912,7 +941,7 @@ class InferenceResponse(models.Model):
         indexes = [models.Index(fields=["run", "status"])]
 
     def __str__(self) -> str:
-        return f"{self.question_id} in run {self.run_id} ({self.status})"
+        return f"{self.question_id or self.item_id} in run {self.run_id} ({self.status})"
 
 
 class CachedResponse(models.Model):

@@ -806,7 +806,8 @@ def inference_run_problems(*, run: InferenceRun, limit: int = 5) -> list[Inferen
         InferenceResponse.objects.filter(run=run)
         .exclude(status=ResponseStatus.ANSWERED)
         .exclude(question__in_gold_pool=True)
-        .only("question_id", "status", "error", "attempts", "created_at")
+        .select_related("item")
+        .only("question_id", "item__item_id", "status", "error", "attempts", "created_at")
         .order_by("-created_at", "-id")[:limit]
     )
 

@@ -35,7 +35,7 @@ from leaderboard.forms import (
 )
 from leaderboard.models import DEFAULT_RULES, DataScope, EvalSplit, InferenceRun, Modality, Score
 from tracks import selectors as track_selectors
-from tracks.registry import item_tracks
+from tracks.registry import TRACKS, item_tracks
 
 BOARD_PAGE_SIZE = 100
 
@@ -511,10 +511,15 @@ def _split_initial(user: object) -> dict[str, str]:
 def inference_run_new(request: HttpRequest) -> HttpResponse:
     if not selectors.can_start_inference(user=request.user):
         raise PermissionDenied("Inference runs are for researchers and admins")
+    initial = _split_initial(request.user)
+    if request.GET.get("track") in TRACKS:
+        initial["track"] = request.GET["track"]
+        if initial["track"] == "extraction":
+            initial.update(mode="region", modality=Modality.VISION, table_format="image")
     form = InferenceRunForm(
         request.POST if request.method == "POST" else None,
         endpoints=endpoint_choices(user=request.user),
-        initial=_split_initial(request.user),
+        initial=initial,
     )
     if request.method != "POST":
         return render(request, "leaderboard/inference_run_new.html", {"form": form})

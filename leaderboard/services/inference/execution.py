@@ -31,6 +31,7 @@ from annotation.models import Table
 from endpoints.client import ChatPool, ChatRequest, ChatResult, RetryPolicy
 from endpoints.selectors import chat_target, served_model_check
 from hctqa.core.prompts import PromptError, denonsense, nonsense_for, prompt_sha256
+from hctqa.core.tracks.prompts import ReplyError
 from hctqa.core.wording import counted
 from hctqa.errors import ApplicationError
 from leaderboard import selectors
@@ -44,15 +45,22 @@ from leaderboard.models import (
     RunStatus,
     TableFormat,
 )
-from leaderboard.services.inference.prompts import ImageUnreadable, RunPrompts, cache_key
+from leaderboard.services.inference.prompts import (
+    ImageUnreadable,
+    RunPrompts,
+    TrackRunPrompts,
+    cache_key,
+)
 from leaderboard.services.inference.runs import (
     check_room_for_answers,
     enqueue_run,
+    run_items,
     stale_before,
     submission_input,
 )
 from leaderboard.services.notices import inference_run_failed_notify
 from leaderboard.services.submissions import SubmissionInput, submission_create_from_predictions
+from tracks.registry import read_reply, track
 
 logger = logging.getLogger(__name__)
 
@@ -157,7 +165,8 @@ def inference_run_execute(
 
 @dataclass
 class _Prepared:
-    question_id: str
+    # The question's id, or (a track's run) the item's primary key.
+    subject: str
     messages: list[dict[str, Any]] | None
     prompt_hash: str
     key: str
@@ -258,10 +267,13 @@ class _Execution:
             "too_long": ResponseStatus.TOO_LONG,
         }.get(result.outcome, ResponseStatus.FAILED)
         answered = status == ResponseStatus.ANSWERED
+        subject = (
+            {"question_id": item.subject} if self.run.is_qa else {"item_id": int(item.subject)}
+        )
         self.buffer.append(
             InferenceResponse(
                 run_id=self.run_id,
-                question_id=item.question_id,
+                **subject,
                 status=status,
                 response=result.content,
                 finish_reason=result.finish_reason,
@@ -294,14 +306,19 @@ class _Execution:
     # --- the work
 
     def _start(self) -> list[tuple[str, str, str]]:
-        """Counters from what is saved; the questions still to send, by table."""
+        """Counters from what is saved; the questions (a track's items) still to send, by
+        table."""
         run = self.run
-        questions = selectors.benchmark_questions(split=run.split, data_scope=run.data_scope)
-        saved = InferenceResponse.objects.filter(run=run, question__in=questions)
+        if run.is_qa:
+            questions = selectors.benchmark_questions(split=run.split, data_scope=run.data_scope)
+            saved = InferenceResponse.objects.filter(run=run, question__in=questions)
+        else:
+            items = run_items(run)
+            saved = InferenceResponse.objects.filter(run=run, item__in=items)
         answered = saved.filter(status=ResponseStatus.ANSWERED)
         too_long = saved.filter(status=ResponseStatus.TOO_LONG)
         counts = {
-            "total": questions.count(),
+            "total": questions.count() if run.is_qa else items.count(),
             "answered": answered.count(),
             "cached": answered.filter(from_cache=True).count(),
             "failed": saved.exclude(
@@ -313,6 +330,10 @@ class _Execution:
             raise _LeaseLost
         self.counts = counts
         self._report()
+        if not run.is_qa:
+            done = InferenceResponse.objects.filter(run=run).values("item_id")
+            pending = items.exclude(pk__in=done).order_by("item_id")
+            return [(str(pk), "", key) for pk, key in pending.values_list("pk", "table_key")]
         done = InferenceResponse.objects.filter(run=run).values("question_id")
         return list(
             questions.exclude(pk__in=done)
@@ -321,16 +342,17 @@ class _Execution:
         )
 
     def _prepare(
-        self, prompts: RunPrompts, chunk: list[tuple[str, str, str]], scope: str
+        self,
+        prompts: RunPrompts | TrackRunPrompts,
+        chunk: list[tuple[str, str, str]],
+        scope: str,
     ) -> list[_Prepared]:
-        prompts.load({table_id for _, _, table_id in chunk})
         run = self.run
         out = []
-        for qid, text, table_id in chunk:
-            try:
-                messages = prompts.messages(text, table_id)
-            except PromptError as exc:
-                out.append(_Prepared(qid, None, "", "", error=f"The prompt cannot be built: {exc}"))
+        for prompt in prompts.messages_for(chunk):
+            messages = prompt.messages
+            if messages is None:
+                out.append(_Prepared(prompt.key, None, "", "", error=prompt.error))
                 continue
             digest = prompt_sha256(messages)
             key = cache_key(
@@ -341,7 +363,7 @@ class _Execution:
                 max_tokens=run.max_tokens,
                 scope=scope,
             )
-            out.append(_Prepared(qid, messages, digest, key))
+            out.append(_Prepared(prompt.key, messages, digest, key))
         return out
 
     def _chunks(self, pending: list[tuple[str, str, str]]) -> Iterator[list[tuple[str, str, str]]]:
@@ -387,7 +409,7 @@ class _Execution:
             self._mine().update(base_url=target.base_url)
         pending = self._start()
         try:
-            prompts = RunPrompts(run)
+            prompts = RunPrompts(run) if run.is_qa else TrackRunPrompts(run)
         except (PromptError, ImageUnreadable) as exc:
             return self.finish(RunStatus.FAILED, str(exc))
         policy = RetryPolicy(
@@ -452,7 +474,7 @@ class _Execution:
                 for item in prepared:
                     if item.messages is None:
                         refused = ChatResult(
-                            key=item.question_id, outcome="rejected", error=item.error, attempts=0
+                            key=item.subject, outcome="rejected", error=item.error, attempts=0
                         )
                         self._keep(item, refused)
                     elif item.key in hits:
@@ -460,7 +482,7 @@ class _Execution:
                         self._keep(
                             item,
                             ChatResult(
-                                key=item.question_id,
+                                key=item.subject,
                                 outcome="answered",
                                 content=content,
                                 finish_reason=finish_reason,
@@ -468,8 +490,8 @@ class _Execution:
                             cached=True,
                         )
                     else:
-                        self.prepared[item.question_id] = item
-                        pool.submit(ChatRequest(item.question_id, item.messages))
+                        self.prepared[item.subject] = item
+                        pool.submit(ChatRequest(item.subject, item.messages))
                         outstanding += 1
                         self.sent += 1
             if outstanding == 0 and (exhausted or stopping):
@@ -541,12 +563,14 @@ class _Execution:
                 f"({last.error if last else ''}); "
                 "resume the run to send them again",
             )
+        if not run.is_qa:
+            return _track_complete(self, run)
         questions = selectors.benchmark_questions(split=run.split, data_scope=run.data_scope)
         rejected = InferenceResponse.objects.filter(
             run=run, status=ResponseStatus.REJECTED, question__in=questions
         )
         refused, asked_total = rejected.count(), questions.count()
-        if refused and refused * 100 > settings.INFERENCE_MAX_REJECTED_PERCENT * asked_total:
+        if _refused_too_often(refused, asked_total):
             example = rejected.order_by("question_id").first()
             return self.finish(
                 RunStatus.FAILED,
@@ -613,6 +637,74 @@ class _Execution:
         return self.finish(RunStatus.DONE, submission=submission, config=config)
 
 
+def _refused_too_often(refused: int, total: int) -> bool:
+    return bool(refused) and refused * 100 > settings.INFERENCE_MAX_REJECTED_PERCENT * total
+
+
+def _track_complete(execution: _Execution, run: InferenceRun) -> str:
+    """A track run's replies read as predictions (``registry.read_reply``: a reply that does
+    not hold what was asked is no prediction, as is a prompt the endpoint refused or one over
+    the context), then submitted like an upload of them."""
+    info = track(run.track)
+    items = run_items(run)
+    responses = InferenceResponse.objects.filter(run=run, item__in=items)
+    refused = responses.filter(status=ResponseStatus.REJECTED)
+    total = items.count()
+    if _refused_too_often(refused.count(), total):
+        example = refused.order_by("item__item_id").first()
+        return execution.finish(
+            RunStatus.FAILED,
+            f"The endpoint refused {refused.count():,} of {counted(total, 'prompt')} "
+            f"({example.error if example else ''}): check the model's modality and context "
+            "length, then resume the run to send them again",
+        )
+    predictions: dict[str, Any] = dict.fromkeys(items.values_list("item_id", flat=True))
+    unreadable = 0
+    answers = responses.filter(status=ResponseStatus.ANSWERED).values_list(
+        "item__item_id", "response"
+    )
+    for item_id, reply in answers.iterator(chunk_size=500):
+        try:
+            predictions[item_id] = read_reply(info, reply)
+        except ReplyError:
+            unreadable += 1
+    if not any(v is not None for v in predictions.values()):
+        return execution.finish(
+            RunStatus.FAILED,
+            f"No reply held what the prompt asked for ({info.prediction}); check the model",
+        )
+    too_long = responses.filter(status=ResponseStatus.TOO_LONG).count()
+    sent = sorted(responses.values_list("item__item_id", "prompt_sha256", "from_cache"))
+    config = {
+        **run.config,
+        "items": total,
+        "items_sha256": hashlib.sha256("\n".join(sorted(predictions)).encode()).hexdigest(),
+        "answered": len(sent) - refused.count() - too_long,
+        "replies_without_a_prediction": unreadable,
+        "prompts_sha256": hashlib.sha256(
+            "\n".join(f"{key} {digest}" for key, digest, _ in sent).encode()
+        ).hexdigest(),
+        "answered_from_cache": sum(1 for *_, cached in sent if cached),
+        "over_context_length": too_long,
+        "completed_at": timezone.now().isoformat(),
+    }
+    data = submission_input(run)
+    data = SubmissionInput(**{**data.__dict__, "description": _description(run, config)})
+    entry = DailyLimitEntry.objects.filter(inference_run=run).first()
+    try:
+        submission = submission_create_from_predictions(
+            owner=run.created_by,
+            data=data,
+            predictions=predictions,
+            limit_entry=entry,
+            too_long_prompts=too_long,
+        )
+    except (ApplicationError, PermissionDenied) as exc:
+        message = exc.message if isinstance(exc, ApplicationError) else str(exc)
+        return execution.finish(RunStatus.FAILED, f"The replies could not be submitted: {message}")
+    return execution.finish(RunStatus.DONE, submission=submission, config=config)
+
+
 def _predictions(run: InferenceRun, rows: list[tuple[str, str, str]]) -> dict[str, str]:
     """The answers to score. Answers in nonsense tokens are mapped back to the table's words."""
     if run.table_format != TableFormat.NONSENSICAL_CSV:
@@ -631,9 +723,15 @@ def _predictions(run: InferenceRun, rows: list[tuple[str, str, str]]) -> dict[st
 
 def _description(run: InferenceRun, config: dict[str, Any]) -> str:
     """The submission's description: the researcher's note, then how the answers were made."""
+    if run.is_qa:
+        asked = f"{run.get_table_format_display()} tables"
+    else:
+        asked = f"the {track(run.track).name} track's prompt"
+        if run.table_format not in (TableFormat.OTHER, TableFormat.IMAGE):
+            asked += f", {run.get_table_format_display()} tables"
     parts = [
         f"Answers produced on the platform by inference run {run.pk}: {run.model_name}",
-        f"{run.get_table_format_display()} tables",
+        asked,
         run.get_prompt_style_display().lower(),
         "system role" if run.system_role else "no system role",
         f"temperature {run.temperature:g}",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any
 
 from annotation.models import Question, Table
@@ -17,8 +18,15 @@ from hctqa.core.prompts import (
     WorkedExample,
     prompt_messages,
     prompt_sha256,
+    without_system_role,
 )
+from hctqa.core.tracks.prompts import prompt_fingerprint as track_prompt_templates
+from hctqa.core.tracks.rendering import region_png
 from leaderboard.models import InferenceRun, TableFormat
+from tracks import files as track_files
+from tracks.models import TrackItem
+from tracks.registry import run_messages, track
+from tracks.selectors import core_item
 
 _SAMPLE_TABLE = PromptTable("Region,2019,__\n__,Male,Female\nNorth,1,2\n", source="psa")
 _SAMPLE_EXAMPLE = WorkedExample("How many in the North?", "{3}", _SAMPLE_TABLE)
@@ -65,6 +73,15 @@ def cache_key(
 class ImageUnreadable(Exception):
     """A table's own image that the executing worker cannot read: drawing the table instead
     would send other prompts than the export shows, so the run stops."""
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """What a run sends for one question or item (``key``), or why it cannot be asked."""
+
+    key: str
+    messages: list[dict[str, Any]] | None
+    error: str = ""
 
 
 class RunPrompts:
@@ -127,6 +144,17 @@ class RunPrompts:
         while len(self._tables) > max(self.KEEP, len(table_ids)):
             self._tables.popitem(last=False)
 
+    def messages_for(self, chunk: list[tuple[str, str, str]]) -> list[Prompt]:
+        """Each question's messages (key, text, table id), or why it cannot be asked."""
+        self.load({table_id for _, _, table_id in chunk})
+        out = []
+        for key, text, table_id in chunk:
+            try:
+                out.append(Prompt(key, self.messages(text, table_id)))
+            except PromptError as exc:
+                out.append(Prompt(key, None, f"The prompt cannot be built: {exc}"))
+        return out
+
     def messages(self, text: str, table_id: str) -> list[dict[str, Any]]:
         example = None
         if self._examples:
@@ -140,3 +168,56 @@ class RunPrompts:
             example=example,
             system_role=self.run.system_role,
         )
+
+
+class TrackRunPrompts:
+    """Builds each item's messages for a run on a track beside QA, from the track's
+    versioned prompts (``hctqa.core.tracks.prompts``); a vision run sends the item's table
+    region as a PNG (``rendering.region_png``)."""
+
+    def __init__(self, run: InferenceRun) -> None:
+        self.run = run
+        self.info = track(run.track)
+        self._file: tuple[str, bytes] | None = None
+
+    def _read(self, relative: str) -> bytes:
+        # A document's items come together (ids in order): its file is read once.
+        if self._file is None or self._file[0] != relative:
+            self._file = (relative, track_files.path_of(relative).read_bytes())
+        return self._file[1]
+
+    def _messages(self, row: TrackItem) -> list[dict[str, Any]]:
+        item = core_item(row)
+        image = None
+        if self.info.vision:
+            inputs = item.inputs
+            image = region_png(
+                self._read(inputs["file"]),
+                kind=inputs["kind"],
+                page=int(inputs["page"]),
+                bbox=tuple(inputs["bbox"]),
+            )
+        messages = run_messages(self.info, item, table_format=self.run.table_format, image=image)
+        return messages if self.run.system_role else without_system_role(messages)
+
+    def messages_for(self, chunk: list[tuple[str, str, str]]) -> list[Prompt]:
+        rows = TrackItem.objects.in_bulk([int(key) for key, _, _ in chunk])
+        out = []
+        for key, _, _ in chunk:
+            row = rows.get(int(key))
+            if row is None:
+                out.append(Prompt(key, None, "The item is gone"))
+                continue
+            try:
+                out.append(Prompt(key, self._messages(row)))
+            except (OSError, ValueError, KeyError) as exc:
+                out.append(Prompt(key, None, f"The prompt cannot be built: {exc}"))
+        return out
+
+
+def track_prompt_fingerprint(*, track_slug: str, table_format: str, system_role: bool) -> str:
+    """The hash of a track run's prompts: the track prompts' fingerprint (every template),
+    the format sent and the system role."""
+    return hashlib.sha256(
+        f"{track_prompt_templates()}:{track_slug}:{table_format}:{system_role}".encode()
+    ).hexdigest()

@@ -18,6 +18,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from annotation.selectors import one_shot_example_ids
@@ -34,11 +35,13 @@ from endpoints.services import api_key_checked, own_base_url_checked
 from hctqa.accounts.services import account_check_test_split_access
 from hctqa.commit import platform_commit
 from hctqa.core.prompts import PROMPT_STYLES, TABLE_FORMATS
+from hctqa.core.tracks.prompts import PROMPT_VERSION as TRACK_PROMPT_VERSION
 from hctqa.core.wording import counted
 from hctqa.errors import ApplicationError, ConflictError, Problems
 from leaderboard import selectors
 from leaderboard.models import (
     ACTIVE_RUN_STATUSES,
+    QA_TRACK,
     DailyLimitEntry,
     DataScope,
     EvalSplit,
@@ -47,17 +50,25 @@ from leaderboard.models import (
     Modality,
     ResponseStatus,
     RunStatus,
+    TableFormat,
     Visibility,
     Weights,
 )
-from leaderboard.services.inference.prompts import prompt_format_fingerprint
+from leaderboard.services.inference.prompts import (
+    prompt_format_fingerprint,
+    track_prompt_fingerprint,
+)
 from leaderboard.services.submissions import (
+    TRACK_SPLITS,
     SubmissionInput,
     _check_metadata,
     _take_test_split_slot,
     check_stored_submissions_left,
     lock_user,
 )
+from tracks import selectors as track_selectors
+from tracks.models import TrackItem
+from tracks.registry import track
 
 INFERENCE_QUEUE = "inference"
 TEMPERATURE_RANGE = (0.0, 2.0)
@@ -89,6 +100,14 @@ class InferenceRunInput:
     parameters_billions: Decimal | None = None
     visibility: str = Visibility.PUBLIC
     description: str = ""
+    # The task: QA's questions, or a track's items (extraction: region given).
+    track: str = QA_TRACK
+    mode: str = ""
+
+
+def run_items(run: InferenceRun | InferenceRunInput) -> QuerySet[TrackItem]:
+    """The items a run on a track beside QA asks about."""
+    return track_selectors.items_of(track=run.track, split=run.split, mode=run.mode)
 
 
 def enqueue_run(run_id: int) -> None:
@@ -154,7 +173,8 @@ def _validate(
     endpoint, base_url, api_key = _endpoint_chosen(
         user=user, data=data, model_name=model_name, problems=problems
     )
-    if not problems.on("table_format") and data.table_format not in TABLE_FORMATS:
+    qa = data.track == QA_TRACK
+    if qa and not problems.on("table_format") and data.table_format not in TABLE_FORMATS:
         problems.add(
             f"The table format should be one of {', '.join(TABLE_FORMATS)}", field="table_format"
         )
@@ -168,7 +188,7 @@ def _validate(
     for name, label, choices in (
         ("modality", "The modality", Modality.values),
         ("split", "The split", EvalSplit.values),
-        ("data_scope", "The data scope", DataScope.values),
+        ("data_scope", "The data scope", DataScope.values if qa else [""]),
         ("weights", "Weights", Weights.values),
         ("visibility", "Visibility", Visibility.values),
     ):
@@ -199,7 +219,43 @@ def submission_input(run: InferenceRun | InferenceRunInput) -> SubmissionInput:
         prompt_style=run.prompt_style,
         description=run.description,
         visibility=run.visibility,
+        track=run.track,
+        mode=run.mode,
     )
+
+
+def _track_run_checked(data: InferenceRunInput, problems: Problems) -> InferenceRunInput:
+    """A run on a track beside QA: its track's prompt, format and modality. Extraction runs
+    ask a vision model for the table in its region (the region given: one table an item);
+    transformation runs send the table in a QA text format; NL-to-SQL runs the question and
+    the schema. Zero-shot, on one split's items of every source."""
+    try:
+        info = track(data.track)
+    except KeyError:
+        problems.add(f"There is no track {data.track!r}", field="track")
+        return data
+    values = dict(data.__dict__, data_scope="", prompt_style="zero_shot")
+    if info.vision:
+        values.update(modality=Modality.VISION, table_format=TableFormat.IMAGE)
+        if data.mode not in ("", "region"):
+            problems.add(
+                f"An endpoint run on the {info.name} track asks for the one table in a region: "
+                "choose the region mode (whole-page systems submit a file)",
+                field="mode",
+            )
+        values["mode"] = "region"
+    else:
+        values.update(modality=Modality.TEXT, mode="")
+        if info.run_formats == ("schema",):
+            values["table_format"] = TableFormat.OTHER
+        elif not problems.on("table_format") and data.table_format not in info.run_formats:
+            problems.add(
+                f"A {info.name} run sends the table as one of {', '.join(info.run_formats)}",
+                field="table_format",
+            )
+    if not problems.on("split") and data.split not in TRACK_SPLITS:
+        problems.add(f"A {info.name} run is on the test, validation or train split", field="split")
+    return InferenceRunInput(**values)
 
 
 def _check_active_runs_left(user: Any, *, besides: int | None = None) -> None:
@@ -286,17 +342,29 @@ def inference_run_create(
     if not problems.on("split") and selectors.includes_test_questions(data.split):
         with problems.check():
             account_check_test_split_access(user=user)
+    qa = data.track == QA_TRACK
+    if not qa:
+        data = _track_run_checked(data, problems)
     data, endpoint = _validate(user=user, data=data, problems=problems)
     _check_metadata(submission_input(data), problems)
-    scope_known = not (problems.on("split") or problems.on("data_scope"))
-    questions = selectors.benchmark_questions(split=data.split, data_scope=data.data_scope)
-    total = questions.count() if scope_known else 0
-    if scope_known and not total:
-        problems.add(
-            f"There are no verified questions on {DataScope(data.data_scope).label.lower()} in "
-            f"{_split_words(data.split)} to run on",
-            field="split",
-        )
+    scope_known = not (problems.on("split") or problems.on("data_scope") or problems.on("track"))
+    if qa:
+        questions = selectors.benchmark_questions(split=data.split, data_scope=data.data_scope)
+        total = questions.count() if scope_known else 0
+        if scope_known and not total:
+            problems.add(
+                f"There are no verified questions on {DataScope(data.data_scope).label.lower()} "
+                f"in {_split_words(data.split)} to run on",
+                field="split",
+            )
+    else:
+        total = run_items(data).count() if scope_known else 0
+        if scope_known and not total:
+            problems.add(
+                f"The {track(data.track).name} track has no items in the {data.split} split to "
+                "run on",
+                field="split",
+            )
     examples: list[str] = []
     if data.prompt_style == "one_shot" and not problems.on("data_scope"):
         # The prompt export's own rule, so a run sends exactly the exported prompts.
@@ -333,6 +401,9 @@ def inference_run_create(
         "prompt_style": data.prompt_style,
         "system_role": data.system_role,
         "example_question_ids": examples,
+        "track": data.track,
+        "mode": data.mode,
+        **({} if qa else {"prompt_version": TRACK_PROMPT_VERSION}),
         "split": data.split,
         "data_scope": data.data_scope,
         "temperature": data.temperature,
@@ -344,6 +415,10 @@ def inference_run_create(
             table_format=data.table_format,
             prompt_style=data.prompt_style,
             system_role=data.system_role,
+        )
+        if qa
+        else track_prompt_fingerprint(
+            track_slug=data.track, table_format=data.table_format, system_role=data.system_role
         ),
         "platform_commit": platform_commit(),
         "max_attempts": settings.INFERENCE_MAX_ATTEMPTS,
