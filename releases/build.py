@@ -58,6 +58,7 @@ from hctqa.core.dataset_card import (
     CardFacts,
     Feature,
     SplitFile,
+    TrackFacts,
     dataset_card,
 )
 from hctqa.core.release_records import (
@@ -83,6 +84,10 @@ from hctqa.core.snapshots import (
 )
 from hctqa.errors import ApplicationError
 from releases.selectors import release_questions, release_tables
+from tracks import files as track_files
+from tracks.registry import item_tracks
+from tracks.selectors import PUBLIC_SPLITS, gold_origins
+from tracks.services.export import item_records
 
 SPLIT_ORDER = tuple(Split.values)
 _SAFE_STEM = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,150}")
@@ -570,6 +575,9 @@ def _finish(
         json.dumps(alpaca.dataset_info(names), indent=2).encode("utf-8") + b"\n",
     )
 
+    progress(90, "Writing the tracks' items", force=True)
+    track_facts = _write_tracks(full, digests)
+
     # What public/ does not have yet is the same in both editions: link it.
     for (edition, path), value in list(digests.items()):
         if edition == FULL and (PUBLIC, path) not in digests:
@@ -591,6 +599,7 @@ def _finish(
             table_files=_split_files("tables", edition, digests, line_counts),
             changes=log.counts() if previous is not None else None,
             previous=meta.previous_version,
+            tracks=track_facts,
         )
         digests[(edition, "hf/README.md")] = _write_bytes(
             folder / edition / "hf/README.md", dataset_card(facts).encode("utf-8")
@@ -610,9 +619,10 @@ def _finish(
             "previous": meta.previous_version,
             "counts": counts,
             "changes": log.counts(),
-            "withheld": "the test split's gold answers, SQL and relational tables"
+            "withheld": "the test split's gold answers, SQL and relational tables, and the "
+            "tracks' test gold"
             if edition == PUBLIC
-            else "nothing",
+            else "the tracks' test gold",
         }
         digests[(edition, "release.json")] = _write_bytes(
             folder / edition / "release.json",
@@ -641,6 +651,49 @@ def _finish(
             for (e, p), (size, sha) in sorted(digests.items())
         ],
     )
+
+
+# --- The tracks beside QA ------------------------------------------------------------------
+
+
+def _write_tracks(
+    full: Path, digests: dict[tuple[str, str], tuple[int, str]]
+) -> tuple[TrackFacts, ...]:
+    """Each track's items of each split, ``tracks/<track>/<split>/items.jsonl`` with the
+    files they name beside it: gold for train and validation only, in both editions (the
+    test split's gold is in neither: its boards score it)."""
+    out = []
+    for info in item_tracks():
+        counts: dict[str, int] = {}
+        for split in SPLIT_ORDER:
+            with_gold = split in PUBLIC_SPLITS
+            records, named = item_records(info, split=split, with_gold=with_gold)
+            if not records:
+                continue
+            base = f"tracks/{info.slug}/{split}"
+            lines = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+            digests[(FULL, f"{base}/items.jsonl")] = _write_bytes(
+                full / base / "items.jsonl", lines.encode("utf-8")
+            )
+            track_files.copy_out(named, full / base)
+            for relative in sorted(named):
+                digests[(FULL, f"{base}/{relative}")] = _file_digest(full / base / relative)
+            counts[split] = len(records)
+        if counts:
+            modes = [m for m, _ in info.modes] or [""]
+            figures = {f.name: f for m in modes for f in info.figures(m)}
+            out.append(
+                TrackFacts(
+                    slug=info.slug,
+                    name=info.name,
+                    measures=info.measures,
+                    submission=info.submission,
+                    figures=tuple(f"{f.name}: {f.description}" for f in figures.values()),
+                    items=counts,
+                    sources=gold_origins(info),
+                )
+            )
+    return tuple(out)
 
 
 # --- The one download per edition ----------------------------------------------------------

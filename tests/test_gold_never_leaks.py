@@ -32,7 +32,9 @@ pytestmark = pytest.mark.django_db
 SECRET = "SECRET-TEST-GOLD-7731"
 # What computes the gold answer of a synthetic question: its SQL and its relational table.
 SECRET_SQL = "SELECT SECRETSQL9 FROM t"
-SECRET_ROWS = "SECRETROWS4"
+# In the Value column: a table's attribute values are its schema, an input of the NL-to-SQL
+# items (the HCT shows them as labels anyway); its values are what the questions ask.
+SECRET_ROWS = "73317.37"
 T = "psa--5--5"
 Q = f"{T}--M0"
 OPEN_Q = "psa--5--6--M0"
@@ -399,7 +401,7 @@ def secret_question(tmp_path, settings) -> dict:
         family="t3qa",
         hct_csv="a,b\n1,2",
         hct_html="<table></table>",
-        relational_csv=f"A,Value\na,Value\n{SECRET_ROWS},2",
+        relational_csv=f"A,Value\na,Value\nb,{SECRET_ROWS}",
     )
     QuestionFactory(
         table=table,
@@ -470,7 +472,7 @@ def secret_question(tmp_path, settings) -> dict:
     items_build()
     made["track_submissions"] = (
         _track_scored(rival, "sql", {Q: "SELECT * FROM DBdata -- " + SECRET_SQL}),  # noqa: S608
-        _track_scored(rival, "transformation", {T: f"A,Value\n{SECRET_ROWS},2\n"}),
+        _track_scored(rival, "transformation", {T: f"A,Value\nb,{SECRET_ROWS}\n"}),
     )
     # A release holding the secret: its full edition has it, the public one never does;
     # neither holds the pool question. (Every file's contents, archives unpacked, are

@@ -193,6 +193,45 @@ class CardFacts:
     table_files: tuple[SplitFile, ...]
     changes: Mapping[str, int] | None  # changelog counts; None for the first release
     previous: str | None
+    tracks: tuple[TrackFacts, ...] = ()
+
+
+@dataclass(frozen=True)
+class TrackFacts:
+    """A track beside QA as a release carries it: ``tracks/<slug>/<split>/items.jsonl`` and
+    the files they name, gold for train and validation only."""
+
+    slug: str
+    name: str
+    measures: str
+    submission: str
+    figures: tuple[str, ...]  # "name: description"
+    items: Mapping[str, int]  # by split
+    sources: Mapping[str, str]  # item source → where its gold comes from
+
+
+def track_section(track: TrackFacts) -> str:
+    """A track's section of the dataset card."""
+    splits = "".join(
+        f"| {split} | {n:,} | {'yes' if split != 'test' else 'no (hidden)'} |\n"
+        for split, n in track.items.items()
+    )
+    figures = "".join(f"- {markdown_text(f, one_line=True)}\n" for f in track.figures)
+    sources = "".join(
+        f"- `{markdown_text(k, one_line=True)}`: {markdown_text(v, one_line=True)}\n"
+        for k, v in track.sources.items()
+    )
+    return (
+        f"### {markdown_text(track.name, one_line=True)} (`tracks/{track.slug}/`)\n\n"
+        f"{markdown_text(track.measures, one_line=True)}\n\n"
+        "| split | items | gold |\n|---|---:|---|\n"
+        f"{splits}\n"
+        "Each split's `items.jsonl` holds one object per item: `id`, the inputs a system is "
+        "given (files named by their path beside it) and, for train and validation, `gold`: "
+        "exactly a perfect prediction. A submission gives one "
+        f'`{{"id": ..., "prediction": ...}}` per item; {markdown_text(track.submission)}\n\n'
+        f"Figures:\n\n{figures}\nWhere the gold comes from:\n\n{sources}\n"
+    )
 
 
 def _config(name: str, files: Iterable[SplitFile], *, default: bool = False) -> dict[str, Any]:
@@ -276,6 +315,16 @@ def dataset_card(facts: CardFacts) -> str:
             + " (ids in `changelog.json` beside this folder)."
         )
     notes = f"\n## Notes\n\n{markdown_text(facts.notes)}\n" if facts.notes.strip() else ""
+    tracks = ""
+    if facts.tracks:
+        tracks = (
+            "\n## The tracks beside QA\n\n"
+            "The platform ranks three more tasks on the same tables: table extraction, table "
+            "transformation (HCT to relational) and NL-to-SQL. Each item takes its table's "
+            "split. The test split's gold is in neither edition: score test predictions on the "
+            "platform's boards; check train and validation ones with `python manage.py "
+            "score_track`.\n\n" + "".join(track_section(t) for t in facts.tracks)
+        )
     return (
         f"---\n{header}---\n\n"
         f"# HCT-QA {facts.version}: {markdown_text(facts.title, one_line=True)}\n\n"
@@ -315,6 +364,6 @@ def dataset_card(facts: CardFacts) -> str:
         "(here and in `tables.tar.gz`) a cell may start with `=`, `+`, `-` or `@`, which a "
         "spreadsheet would run as a formula. Read them with a CSV library, or import them as "
         "text.\n"
-        f"{notes}\n"
+        f"{notes}{tracks}\n"
         "## Licence\n\nMIT, as the HCT-QA benchmark.\n"
     )
