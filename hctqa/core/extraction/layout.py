@@ -131,9 +131,44 @@ def _is_bold(fontname: str | None) -> bool | None:
     return any(k in name for k in ("bold", "black", "heavy", "semibold", "demi"))
 
 
+def _straight_segments(curve: dict[str, Any]) -> list[Box] | None:
+    """The straight segments of a drawn path, each as ``(x0, top, x1, bottom)``; None when
+    the path bends (a Bézier part). A closed subpath gets its closing segment too."""
+    path = curve.get("path")
+    if not path:
+        points = curve.get("pts") or []
+        path = [("m", points[0])] + [("l", p) for p in points[1:]] if points else []
+    segments: list[Box] = []
+    start = current = None
+    for step in path:
+        kind = step[0]
+        if kind == "m":
+            start = current = step[1]
+        elif kind == "l" and current is not None:
+            segments.append((current[0], current[1], step[1][0], step[1][1]))
+            current = step[1]
+        elif kind == "h" and current is not None and start is not None:
+            if current != start:
+                segments.append((current[0], current[1], start[0], start[1]))
+            current = start
+        elif kind not in ("m", "l", "h"):
+            return None
+    return segments
+
+
+def _axis_aligned(segments: list[Box]) -> bool:
+    """Every segment horizontal or vertical: a frame, a box or a ruling line drawn as a path,
+    not a chart's mark."""
+    return bool(segments) and all(
+        min(abs(x1 - x0), abs(y1 - y0)) <= 0.5 for x0, y0, x1, y1 in segments
+    )
+
+
 def _rules_of(page: Any) -> list[Rule]:
     """Drawn lines and the edges of rectangles: a thin filled rectangle is one rule; a
-    stroked rectangle gives its four sides; a thick filled one (shading) gives none."""
+    stroked rectangle gives its four sides; a thick filled one (shading) gives none. A path
+    of horizontal and vertical strokes (a table's frame drawn as one closed path) gives each
+    stroke."""
     rules: list[Rule] = []
     for line in page.lines:
         if min(line["x1"] - line["x0"], line["bottom"] - line["top"]) > 1.0:
@@ -156,18 +191,26 @@ def _rules_of(page: Any) -> list[Rule]:
         # shape drawn as a path) is a rule too.
         x0, top, x1, bottom = curve["x0"], curve["top"], curve["x1"], curve["bottom"]
         thin = min(x1 - x0, bottom - top) <= RULE_THICKNESS
-        if thin and (curve.get("stroke") or curve.get("fill")):
+        segments = _straight_segments(curve)
+        if curve.get("stroke") and not thin and segments and _axis_aligned(segments):
+            rules += [Rule(min(a, c), min(b, d), max(a, c), max(b, d)) for a, b, c, d in segments]
+        elif thin and (curve.get("stroke") or curve.get("fill")):
             rules.append(Rule(x0, top, x1, bottom))
     return [r for r in rules if r.length >= MIN_RULE_LENGTH]
 
 
 def _graphics_of(page: Any) -> list[Box]:
-    """Curves that are not straight rules, and slanted lines."""
+    """Curves that are not straight rules, and slanted lines. Paths of horizontal and
+    vertical strokes only (frames, boxes, shading drawn as paths) are no chart marks."""
     found: list[Box] = []
     for curve in page.curves:
         x0, top, x1, bottom = curve["x0"], curve["top"], curve["x1"], curve["bottom"]
-        if min(x1 - x0, bottom - top) > RULE_THICKNESS:
-            found.append((float(x0), float(top), float(x1), float(bottom)))
+        if min(x1 - x0, bottom - top) <= RULE_THICKNESS:
+            continue
+        segments = _straight_segments(curve)
+        if segments is not None and _axis_aligned(segments):
+            continue
+        found.append((float(x0), float(top), float(x1), float(bottom)))
     for line in page.lines:
         if min(line["x1"] - line["x0"], line["bottom"] - line["top"]) > 1.0:
             found.append(
