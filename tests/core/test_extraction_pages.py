@@ -8,7 +8,7 @@ import io
 
 import pdfplumber
 
-from hctqa.core.extraction.extract import extract_page
+from hctqa.core.extraction.extract import extract_box, extract_page
 from hctqa.core.extraction.layout import PageLayout, layout_from_pdfplumber
 from hctqa.core.extraction.table import Table
 from tests.pdfpages import PdfPage
@@ -63,3 +63,123 @@ def test_a_frame_drawn_as_one_closed_path_closes_the_grid() -> None:
     paragraph(page, 230)
     (table,) = extract_page(layout(page))
     assert (table.strategy, rows(table)) == ("lines", cells)
+
+
+def test_a_header_label_beside_a_rule_that_starts_lower_down_stays_apart() -> None:
+    # The rule between the last two columns is drawn cell by cell, the header's piece a tenth
+    # of a point right of the body's (as exporters place them), and the labels either side of
+    # it are close: the rule still separates them.
+    page = PdfPage()
+    xs, ys = [60.0, 160.0, 230.0, 280.0], [100.0, 118.0, 136.0, 154.0]
+    for r, (label, left, right) in enumerate(
+        [("Region", "Men", "Women"), ("North", "1.5", "2.5"), ("South", "3.5", "4.5")]
+    ):
+        page.text(64, ys[r] + 4, label)
+        page.text(226 - 5.6 * len(left), ys[r] + 4, left)  # set against the rule
+        page.text(234, ys[r] + 4, right)
+    for y in ys:
+        page.rect(xs[0], y, xs[-1], y + 0.45)
+    for x in xs[:2] + xs[3:]:
+        page.rect(x, ys[0], x + 0.45, ys[-1])
+    page.rect(230.55, ys[0], 231.0, ys[1])  # rounds to 231
+    for top, bottom in zip(ys[1:], ys[2:], strict=False):
+        page.rect(230.45, top, 230.9, bottom)  # rounds to 230
+    table = extract_box(layout(page), (xs[0], ys[0], xs[-1], ys[-1]))
+    assert table.strategy == "lines"
+    assert rows(table) == [
+        ["Region", "Men", "Women"],
+        ["North", "1.5", "2.5"],
+        ["South", "3.5", "4.5"],
+    ]
+
+
+def test_a_row_label_over_two_ruled_rows_of_values_spans_them() -> None:
+    # A label of two lines with no rule under its cell, beside two rows of values whose rules
+    # are drawn: the rules still draw the table, and the label spans both rows.
+    page = PdfPage()
+    xs, ys = [60.0, 190.0, 260.0, 300.0], [100.0 + 18 * k for k in range(4)]
+    page.text(64, 104, "Group")
+    page.text(194, 104, "Men")
+    page.text(264, 104, "Women")
+    page.text(64, 122, "Blood")
+    page.text(64, 140, "pressure")
+    for r, (a, b) in enumerate([("10", "12"), ("14", "16")]):
+        page.text(194, 122 + 18 * r, a)
+        page.text(264, 122 + 18 * r, b)
+    for x in xs:
+        page.line(x, ys[0], x, ys[-1])
+    page.line(xs[0], ys[0], xs[-1], ys[0])
+    page.line(xs[0], ys[1], xs[-1], ys[1])
+    page.line(xs[1], ys[2], xs[-1], ys[2])  # not under the label
+    page.line(xs[0], ys[3], xs[-1], ys[3])
+    table = extract_box(layout(page), (xs[0], ys[0], xs[-1], ys[-1]))
+    assert table.strategy == "lines"
+    assert rows(table) == [
+        ["Group", "Men", "Women"],
+        ["Blood pressure", "10", "12"],
+        ["", "14", "16"],
+    ]
+    assert next(c for c in table.cells if c.text == "Blood pressure").rowspan == 2
+
+
+# --- Columns -----------------------------------------------------------------------------------
+
+
+def test_columns_with_one_value_each_are_not_merged() -> None:
+    # Two outer columns hold a value in the first row only; their header labels stand apart.
+    page = PdfPage()
+    header = [(60, "Outer 1"), (130, "Outer 2"), (200, "Long 1"), (270, "Long 2"), (340, "Inner")]
+    header.append((410, "Long 3"))
+    for x, text in header:
+        page.text(x, 100, text)
+    for x, text in zip(
+        (66, 136, 206, 276, 346, 416), ("A1", "B1", "C1", "D1", "E1", "F1"), strict=True
+    ):
+        page.text(x, 114, text)
+    for k in (2, 3, 4):
+        for x, column in ((206, "C"), (276, "D"), (416, "F")):
+            page.text(x, 100 + 14 * k, f"{column}{k}")
+    table = extract_box(layout(page), (60, 100, 450, 170))
+    assert rows(table) == [
+        ["Outer 1", "Outer 2", "Long 1", "Long 2", "Inner", "Long 3"],
+        ["A1", "B1", "C1", "D1", "E1", "F1"],
+        ["", "", "C2", "D2", "", "F2"],
+        ["", "", "C3", "D3", "", "F3"],
+        ["", "", "C4", "D4", "", "F4"],
+    ]
+
+
+def test_a_column_with_a_value_in_one_row_of_many_keeps_it_apart() -> None:
+    # Twelve rows; the middle column has one value. Every other row leaves its gap open.
+    page = PdfPage()
+    page.text(60, 100, "Region")
+    page.text(180, 100, "Note")
+    page.text(262, 100, "Total")
+    for k in range(12):
+        top = 114 + 14 * k
+        page.text(60, top, f"Region {k + 1}")
+        page.text(270, top, f"{100 + 7 * k}.5")
+    page.text(185, 114 + 14 * 5, "(p)")
+    table = extract_box(layout(page), (60, 100, 300, 114 + 14 * 12))
+    assert table.cols == 3
+    assert rows(table)[6] == ["Region 6", "(p)", "135.5"]
+
+
+def test_a_frame_padded_far_past_the_text_still_draws_the_grid() -> None:
+    # The last column is four times as wide as its numbers; no rule is drawn under "North" in
+    # the label column, which makes it one cell over two rows.
+    page = PdfPage()
+    xs, ys = [60.0, 140.0, 190.0, 330.0], [100.0 + 18 * k for k in range(5)]
+    cells = [("Region", "Men", "Women"), ("North", "1.5", "2.5"), ("", "3.5", "4.5")]
+    cells.append(("South", "5.5", "6.5"))
+    for r, row in enumerate(cells):
+        for x, text in zip((64, 144, 194), row, strict=True):
+            if text:
+                page.text(x, ys[r] + 4, text)
+    for k, y in enumerate(ys):
+        page.line(xs[1] if k == 2 else xs[0], y, xs[-1], y)
+    for x in xs:
+        page.line(x, ys[0], x, ys[-1])
+    table = extract_box(layout(page), (xs[0], ys[0], xs[-1], ys[-1]))
+    assert rows(table) == [list(row) for row in cells]
+    assert next(c for c in table.cells if c.text == "North").rowspan == 2

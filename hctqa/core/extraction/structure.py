@@ -455,23 +455,45 @@ def column_separators(
         if not corridor:
             return
         least = min(c for _a, _b, c, _s in corridor)
-        best: tuple[float, float] | None = None
+        runs: list[tuple[float, float]] = []
         run_start = None
         for a, b, c, _s in corridor + [(0, 0, least + 1, 0)]:
             if c == least:
                 run_start = a if run_start is None else run_start
                 run_end = b
             elif run_start is not None:
-                if best is None or run_end - run_start > best[1] - best[0]:
-                    best = (run_start, run_end)
+                runs.append((run_start, run_end))
                 run_start = None
-        if best is not None and best[1] - best[0] >= 0.12 * em:
+        wide = [r for r in runs if r[1] - r[0] >= 0.12 * em]
+        if least == 0 and len(wide) >= 2:
+            # Text standing alone inside the gap, with every other line open on both sides
+            # of it: a sparse column's values. Each clear run around them is a boundary.
+            for run in wide:
+                separators.append((run[0] + run[1]) / 2)
+                gaps.append(run)
+        elif wide:
+            best = max(wide, key=lambda r: r[1] - r[0])
             separators.append((best[0] + best[1]) / 2)
             gaps.append((corridor[0][0], corridor[-1][1]))
         corridor.clear()
 
+    # A gap only one body line has text on both sides of (a column with one value) counts
+    # when no body line crosses it and a header line also has labels on both sides of it.
+    header_spans = [[(p.x0, p.x1) for p in line.phrases] for line in header_lines]
+
+    def header_supports(a: float, b: float) -> bool:
+        mid = (a + b) / 2
+        return any(
+            not any(x0 < mid < x1 for x0, x1 in spans)
+            and any(x1 <= mid for _x0, x1 in spans)
+            and any(x0 >= mid for x0, _x1 in spans)
+            for spans in header_spans
+        )
+
     for a, b, crossing, supporting in intervals:
-        if supporting >= need and crossing <= 0.12 * (crossing + supporting):
+        if (supporting >= need and crossing <= 0.12 * (crossing + supporting)) or (
+            supporting == 1 and crossing == 0 and header_supports(a, b)
+        ):
             corridor.append((a, b, crossing, supporting))
         else:
             close()
@@ -551,29 +573,43 @@ def column_separators(
     return separators, {x for x in ruled if x in separators}
 
 
+def _merge_collinear(
+    segments: Sequence[tuple[float, float, float]], tolerance: float
+) -> list[tuple[float, float, float]]:
+    """``(position, start, end)`` segments on one line (positions within ``tolerance``) that
+    touch or overlap, as one segment each (at the first one's position). Positions are
+    grouped before the ends are compared, so that a rule a hair off its neighbours still
+    joins them wherever it starts."""
+    groups: list[list[tuple[float, float, float]]] = []
+    for segment in sorted(segments):
+        if groups and segment[0] - groups[-1][-1][0] <= tolerance:
+            groups[-1].append(segment)
+        else:
+            groups.append([segment])
+    out: list[tuple[float, float, float]] = []
+    for group in groups:
+        merged: list[list[float]] = []
+        for position, start, end in sorted(group, key=lambda g: g[1]):
+            if merged and start <= merged[-1][2] + tolerance:
+                merged[-1][2] = max(merged[-1][2], end)
+            else:
+                merged.append([position, start, end])
+        out += [(m[0], m[1], m[2]) for m in merged]
+    return out
+
+
 def merge_vertical(vrules: Sequence[Rule], tolerance: float = 1.5) -> list[Rule]:
     """Vertical segments on one x that touch, as one rule each."""
-    out: list[Rule] = []
-    for rule in sorted(vrules, key=lambda r: (round(r.x0), r.top)):
-        x = (rule.x0 + rule.x1) / 2
-        if out and abs(out[-1].x0 - x) <= tolerance and rule.top <= out[-1].bottom + tolerance:
-            last = out[-1]
-            out[-1] = Rule(last.x0, last.top, last.x0, max(last.bottom, rule.bottom))
-        else:
-            out.append(Rule(x, rule.top, x, rule.bottom))
-    return out
+    merged = _merge_collinear([((r.x0 + r.x1) / 2, r.top, r.bottom) for r in vrules], tolerance)
+    return sorted(
+        (Rule(x, top, x, bottom) for x, top, bottom in merged), key=lambda r: (r.x0, r.top)
+    )
 
 
 def merge_horizontal(hrules: Sequence[Rule], tolerance: float = 1.5) -> list[Rule]:
-    out: list[Rule] = []
-    for rule in sorted(hrules, key=lambda r: (round((r.top + r.bottom) / 2), r.x0)):
-        y = (rule.top + rule.bottom) / 2
-        if out and abs(out[-1].top - y) <= tolerance and rule.x0 <= out[-1].x1 + tolerance:
-            last = out[-1]
-            out[-1] = Rule(last.x0, last.top, max(last.x1, rule.x1), last.top)
-        else:
-            out.append(Rule(rule.x0, y, rule.x1, y))
-    return out
+    """Horizontal segments on one y that touch, as one rule each."""
+    merged = _merge_collinear([((r.top + r.bottom) / 2, r.x0, r.x1) for r in hrules], tolerance)
+    return sorted((Rule(x0, y, x1, y) for y, x0, x1 in merged), key=lambda r: (r.top, r.x0))
 
 
 def _column_of(x: float, bounds: Sequence[float]) -> int:
@@ -1064,7 +1100,15 @@ def _continues(
         # Text under a row's cells with its label cell empty.
         return not line_values and all(not p.numeric for p in line)
     if label is None and last_label is None and cells and not line_values:
-        return gap < 0.5 * em and all(not p.numeric for p in line)
+        if gap >= 0.5 * em or any(p.numeric for p in line):
+            return False
+        # Text in several cells again, none of it reading on from the cell above (lower
+        # case, or after a connector): a record of its own, its label cells empty.
+        return len(line) < 2 or any(
+            p.c0 in cells
+            and (_starts_lower(p.text) or bool(_CONNECTOR.search(cells[p.c0][-1].text)))
+            for p in line
+        )
     return False
 
 
@@ -1156,13 +1200,27 @@ def _read_by_rules(
     draw only part of the grid)."""
     x0, x1 = min(line.x0 for line in lines), max(line.x1 for line in lines)
     top, bottom = min(line.top for line in lines), max(line.bottom for line in lines)
-    # The table's own rules: within its text's reach (not a page's section rules).
+    # The table's own rules: within its text's reach (not a page's section rules), or its
+    # frame's further out: a vertical rule down the text's height where rules drawn across
+    # the text end (a wide last column pads the frame well past its numbers).
     near = 2 * em
+    tall = [r for r in vrules if min(r.bottom, bottom) - max(r.top, top) >= 0.5 * (bottom - top)]
+    ends = [
+        (r.x0, r.x1)
+        for r in hrules
+        if top - near <= r.top <= bottom + near and r.x0 < x1 and r.x1 > x0
+    ]
+    left, right = x0 - near, x1 + near
+    for rule in tall:
+        if any(abs(rule.x0 - a) <= 2 for a, _b in ends):
+            left = min(left, rule.x0 - 1)
+        if any(abs(rule.x0 - b) <= 2 for _a, b in ends):
+            right = max(right, rule.x0 + 1)
     vs = [
         r
         for r in vrules
         if r.bottom - r.top >= em
-        and x0 - near <= r.x0 <= x1 + near
+        and left <= r.x0 <= right
         and r.top >= top - near
         and r.bottom <= bottom + near
     ]
@@ -1171,8 +1229,8 @@ def _read_by_rules(
         for r in hrules
         if r.x1 - r.x0 >= em
         and top - near <= r.top <= bottom + near
-        and r.x0 >= x0 - near
-        and r.x1 <= x1 + near
+        and r.x0 >= left
+        and r.x1 <= right
     ]
     # Double rules are one grid line.
     xs = _cluster([r.x0 for r in vs], max(1.5, 0.5 * em))
@@ -1252,17 +1310,22 @@ def _read_by_rules(
             previous = (cell, phrase)
             found.setdefault(cell, []).append(phrase)
     # Two lines in one cell that are each a label with its values are two rows: the rules
-    # group rows rather than draw them.
-    full_rows: set[tuple[int, int]] = set()
+    # group rows rather than draw them. A label cell may span rows whose values the rules
+    # keep apart (a label over two rows of values).
+    full_rows: dict[tuple[int, int], set[tuple[int, int]]] = {}
     for line in lines:
         r = min(max(0, bisect.bisect_right(ys, line.middle) - 1), n_rows - 1)
         labels = [p for p in line.phrases if p.x1 <= xs[1] + 0.5 and not p.numeric]
-        valued = any(p.x0 >= xs[1] - 0.5 and p.numeric for p in line.phrases)
+        valued = {
+            anchor[(r, min(max(0, bisect.bisect_right(xs, p.x0 + 0.5) - 1), n_cols - 1))][:2]
+            for p in line.phrases
+            if p.x0 >= xs[1] - 0.5 and p.numeric
+        }
         if labels and valued:
             cell = anchor[(r, 0)][:2]
-            if cell in full_rows:
+            if cell in full_rows and valued & full_rows[cell]:
                 return None
-            full_rows.add(cell)
+            full_rows.setdefault(cell, set()).update(valued)
     first_body = lines[header_end].middle if header_end < len(lines) else bottom
     header_rows = sum(1 for r in range(n_rows) if ys[r + 1] <= first_body)
     draft = Draft(n_rows, n_cols)
