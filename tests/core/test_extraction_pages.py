@@ -183,3 +183,97 @@ def test_a_frame_padded_far_past_the_text_still_draws_the_grid() -> None:
     table = extract_box(layout(page), (xs[0], ys[0], xs[-1], ys[-1]))
     assert rows(table) == [list(row) for row in cells]
     assert next(c for c in table.cells if c.text == "North").rowspan == 2
+
+
+# --- Rows and header cells ---------------------------------------------------------------------
+
+
+def lined_table(
+    lines: list[list[tuple[float, str]]], *, rules_above: tuple[int, ...] = ()
+) -> Table:
+    """A table of text lines 14 pt apart (each item: x, text), with a rule across it above the
+    lines numbered in ``rules_above``; read from a box around it."""
+    page = PdfPage()
+    for k, items in enumerate(lines):
+        for x, text in items:
+            page.text(x, 100 + 14 * k, text)
+    for k in rules_above:
+        page.line(55, 97.5 + 14 * k, 300, 97.5 + 14 * k)
+    return extract_box(layout(page), (55, 95, 300, 100 + 14 * len(lines)))
+
+
+HEADER = [(60, "Item"), (200, "2019"), (260, "2020")]
+
+
+def test_rules_around_groups_of_rows_leave_each_groups_label_a_row_of_its_own() -> None:
+    # Rules under the header, under the total and between the groups: each stretch between two
+    # rules holds a group's label and its rows, not one row.
+    table = lined_table(
+        [
+            HEADER,
+            [(60, "Total"), (205, "30"), (265, "34")],
+            [(60, "Male")],
+            [(66, "Young"), (205, "10"), (265, "11")],
+            [(66, "Old"), (210, "5"), (270, "6")],
+            [(60, "Female")],
+            [(66, "Young"), (205, "10"), (265, "11")],
+            [(66, "Old"), (210, "5"), (270, "6")],
+        ],
+        rules_above=(1, 2, 5),
+    )
+    assert rows(table) == [
+        ["Item", "2019", "2020"],
+        ["Total", "30", "34"],
+        ["Male", "", ""],
+        ["Young", "10", "11"],
+        ["Old", "5", "6"],
+        ["Female", "", ""],
+        ["Young", "10", "11"],
+        ["Old", "5", "6"],
+    ]
+
+
+def test_a_label_line_hanging_under_a_row_continues_its_label() -> None:
+    table = lined_table(
+        [
+            HEADER,
+            [(60, "Exports to the United"), (205, "12"), (265, "13")],
+            [(70, "Kingdom")],
+            [(60, "Imports"), (205, "14"), (265, "15")],
+        ]
+    )
+    assert rows(table)[1:] == [
+        ["Exports to the United Kingdom", "12", "13"],
+        ["Imports", "14", "15"],
+    ]
+
+
+def test_a_label_line_ending_in_a_colon_heads_the_rows_below_it() -> None:
+    table = lined_table(
+        [
+            HEADER,
+            [(60, "Total population"), (200, "100"), (260, "200")],
+            [(60, "of which:")],
+            [(70, "Women"), (205, "50"), (260, "100")],
+            [(70, "Men"), (205, "50"), (260, "100")],
+        ]
+    )
+    assert rows(table)[1:3] == [["Total population", "100", "200"], ["of which:", "", ""]]
+
+
+def test_header_labels_set_with_more_leading_than_the_body_stay_whole() -> None:
+    page = PdfPage()
+    page.text(200, 100, "Number")
+    page.text(260, 100, "Share")
+    page.text(60, 115, "Region")  # the header's lines 15 pt apart, the body's 14
+    page.text(200, 115, "of firms")
+    page.text(260, 115, "(%)")
+    for k, (name, a, b) in enumerate([("North", "1.5", "2.5"), ("South", "3.5", "4.5")]):
+        for x, text in ((60, name), (205, a), (265, b)):
+            page.text(x, 136 + 14 * k, text)
+    page.text(60, 164, "East")
+    page.text(205, 164, "5.5")
+    page.text(265, 164, "6.5")
+    table = extract_box(layout(page), (55, 95, 300, 175))
+    assert table.header_rows == 1
+    assert rows(table)[0] == ["Region", "Number of firms", "Share (%)"]

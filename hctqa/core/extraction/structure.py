@@ -931,11 +931,28 @@ def _rule_between_y(
     )
 
 
+def _label_line_gap(lines: Sequence[Line], header_end: int, em: float) -> float:
+    """How far apart the lines of one header label may be: 0.4 em, or as far as the body's
+    lines usually are when the table is set with more leading (to 0.8 em)."""
+    body = lines[header_end:]
+    gaps = [b.top - a.bottom for a, b in zip(body, body[1:], strict=False)]
+    gaps = [g for g in gaps if g > 0]
+    if len(gaps) < 2:
+        return 0.4 * em
+    return max(0.4 * em, min(statistics.median(gaps) + 0.15 * em, 0.8 * em))
+
+
 def _header_blocks(
-    placed: list[list[Phrase]], hrules: Sequence[Rule], em: float, ruled: dict[int, bool]
+    placed: list[list[Phrase]],
+    hrules: Sequence[Rule],
+    em: float,
+    ruled: dict[int, bool],
+    join_gap: float | None = None,
 ) -> list[_Block]:
     """Header phrases stacked into cells: a phrase joins the block right above it in the same
-    columns (or one nested in it, when it has no sibling there), unless a rule lies between."""
+    columns (or one nested in it, when it has no sibling there), unless a rule lies between.
+    Lines of one label are at most ``join_gap`` apart (0.4 em unless given)."""
+    join_gap = 0.4 * em if join_gap is None else join_gap
     blocks: list[_Block] = []
     phrases = sorted((p for ps in placed for p in ps), key=lambda p: (p.top, p.x0))
     siblings = {id(p): ps for ps in placed for p in ps}
@@ -943,7 +960,7 @@ def _header_blocks(
         target = None
         for block in blocks:
             # Lines of one label are closer than two header rows' labels.
-            if phrase.top - block.bottom > 0.4 * em or block.bottom > phrase.top + 0.5 * em:
+            if phrase.top - block.bottom > join_gap or block.bottom > phrase.top + 0.5 * em:
                 continue
             if block.c1 < phrase.c0 or block.c0 > phrase.c1:
                 continue
@@ -1082,8 +1099,10 @@ def _continues(
     gap: float,
     label_share: float,
     em: float,
+    following: Sequence[Phrase] = (),
 ) -> bool:
-    """Whether a body line continues the row whose phrases by column are ``cells``."""
+    """Whether a body line continues the row whose phrases by column are ``cells``;
+    ``following`` is the next body line's phrases."""
     if _conflict(cells, line):
         return False
     mine = {p.c0: p for p in line}
@@ -1092,6 +1111,20 @@ def _continues(
     label = mine.get(0)
     last_label = cells[0][-1] if cells.get(0) else None
     if label is not None and last_label is not None:
+        if len(line) == 1 and row_has_values:
+            # A label alone under a row with values heads the lines below it when it ends
+            # with a colon or they are indented under it ("of which:"); it wraps the label
+            # above when it hangs indented under it and the next line is back at its level.
+            after = next((p for p in following if p.c0 == 0), None)
+            if label.text.rstrip().endswith(":") or (
+                after is not None and after.x0 > label.x0 + 0.3 * em
+            ):
+                return False
+            first = cells[0][0]
+            if label.x0 > first.x0 + 0.3 * em and (
+                after is None or after.x0 <= first.x0 + 0.3 * em
+            ):
+                return True
         wrapped = _starts_lower(label.text) or bool(_CONNECTOR.search(last_label.text))
         if wrapped and (not row_has_values or not line_values):
             return True
@@ -1109,6 +1142,20 @@ def _continues(
             and (_starts_lower(p.text) or bool(_CONNECTOR.search(cells[p.c0][-1].text)))
             for p in line
         )
+    return False
+
+
+def _rules_group_records(body: list[int], breaks: set[int], placed: list[list[Phrase]]) -> bool:
+    """Whether some stretch between two rules holds two records: values of two lines that
+    would share a cell. Then the rules group rows rather than draw them."""
+    cells: dict[int, list[Phrase]] = {}
+    for i in body:
+        if i in breaks:
+            cells = {}
+        if _conflict(cells, placed[i]):
+            return True
+        for p in placed[i]:
+            cells.setdefault(p.c0, []).append(p)
     return False
 
 
@@ -1133,13 +1180,17 @@ def _body_rows(
         if any(lines[a].bottom - 0.3 * em <= r.top <= lines[b].top + 0.3 * em for r in across):
             breaks.add(b)
     ruled = len(breaks) >= 2 or rules_only
+    if ruled and not rules_only and _rules_group_records(body, breaks, placed):
+        # Rules around groups of records (a group's label, its rows): the rows are read from
+        # the text as without rules, and a rule still ends a row.
+        ruled = False
     data = [i for i in body if len(placed[i]) >= 2]
     label_share = (
         sum(1 for i in data if any(p.c0 == 0 for p in placed[i])) / len(data) if data else 0.0
     )
     rows: list[list[int]] = []
     cells: dict[int, list[Phrase]] = {}
-    for i in body:
+    for k, i in enumerate(body):
         if rows and i not in breaks:
             gap = lines[i].top - lines[rows[-1][-1]].bottom
             if rules_only:
@@ -1147,7 +1198,8 @@ def _body_rows(
             elif ruled:
                 joins = not _conflict(cells, placed[i])
             else:
-                joins = _continues(cells, placed[i], gap, label_share, em)
+                following = placed[body[k + 1]] if k + 1 < len(body) else []
+                joins = _continues(cells, placed[i], gap, label_share, em, following)
             if joins:
                 rows[-1].append(i)
                 for p in placed[i]:
@@ -1375,7 +1427,9 @@ def _read_by_text(
         ruled_phrases = _widen_header(
             placed[:header_end], lines[:header_end], hrules, vrules, edges, em
         )
-        blocks = _header_blocks(placed[:header_end], hrules, em, ruled_phrases)
+        blocks = _header_blocks(
+            placed[:header_end], hrules, em, ruled_phrases, _label_line_gap(lines, header_end, em)
+        )
         header_bands = _header_rows(blocks, em)
     header_rows = len(header_bands)
     body = list(range(header_end, len(lines)))
