@@ -277,3 +277,123 @@ def test_header_labels_set_with_more_leading_than_the_body_stay_whole() -> None:
     table = extract_box(layout(page), (55, 95, 300, 175))
     assert table.header_rows == 1
     assert rows(table)[0] == ["Region", "Number of firms", "Share (%)"]
+
+
+# --- Whole pages: one table, not cut short ----------------------------------------------------
+
+
+def section_rows(page: PdfPage, top: float, indent: float = 0) -> float:
+    for label, a, b in [("Under 18", "1.5", "2.5"), ("18 to 64", "3.5", "4.5")]:
+        page.text(60 + indent, top, label)
+        page.text(205, top, a)
+        page.text(265, top, b)
+        top += 14
+    return top
+
+
+SECTION = [["Under 18", "1.5", "2.5"], ["18 to 64", "3.5", "4.5"]]
+
+
+def test_sections_under_centred_headings_after_a_gap_are_one_table() -> None:
+    page = PdfPage()
+    paragraph(page, 40)
+    for x, text in ((60, "Age"), (200, "2019"), (260, "2020")):
+        page.text(x, 100, text)
+    top = 120.0
+    for heading in ("Male", "Female"):
+        page.text(160, top, heading, bold=True)  # centred over the table
+        top = section_rows(page, top + 18) + 14  # a blank line's gap after each section
+    paragraph(page, top + 20)
+    (table,) = extract_page(layout(page))
+    assert rows(table) == [
+        ["Age", "2019", "2020"],
+        ["Male", "", ""],
+        *SECTION,
+        ["Female", "", ""],
+        *SECTION,
+    ]
+
+
+def test_sections_under_headings_at_the_left_after_a_wide_gap_are_one_table() -> None:
+    page = PdfPage()
+    paragraph(page, 40)
+    for x, text in ((60, "Age"), (200, "2019"), (260, "2020")):
+        page.text(x, 100, text)
+    top = 118.0
+    for heading in ("Male", "Female"):
+        page.text(60, top, heading, bold=True)
+        top = section_rows(page, top + 16, indent=6) + 22
+    paragraph(page, top + 10)
+    (table,) = extract_page(layout(page))
+    assert [r[0] for r in rows(table)] == ["Age", "Male", "Under 18", "18 to 64"] + [
+        "Female",
+        "Under 18",
+        "18 to 64",
+    ]
+
+
+def test_two_tables_in_the_same_columns_under_their_own_headers_stay_two() -> None:
+    page = PdfPage()
+    for k, (header, years) in enumerate(
+        [("Exports", ("2019", "2020")), ("Imports", ("2017", "2018"))]
+    ):
+        top = 100 + 70 * k
+        page.text(60, top, header)
+        page.text(200, top, years[0])
+        page.text(260, top, years[1])
+        section_rows(page, top + 16)
+    assert len(extract_page(layout(page))) == 2
+
+
+def test_the_last_rows_wrapped_label_stays_in_the_table() -> None:
+    page = PdfPage()
+    paragraph(page, 40)
+    for x, text in ((60, "Offense"), (200, "2019"), (260, "2020")):
+        page.text(x, 100, text)
+    for k, label in enumerate(["Robbery", "Burglary", "All other offenses (except"]):
+        page.text(60, 114 + 14 * k, label)
+        page.text(205, 114 + 14 * k, f"{k}.5")
+        page.text(265, 114 + 14 * k, f"{k}.7")
+    page.text(66, 156, "traffic and parking)")
+    paragraph(page, 190)
+    (table,) = extract_page(layout(page))
+    assert rows(table)[-1] == ["All other offenses (except traffic and parking)", "2.5", "2.7"]
+
+
+def test_row_labels_left_of_a_ruled_frame_are_the_tables_first_column() -> None:
+    page = PdfPage()
+    paragraph(page, 40)
+    xs, ys = [180.0, 240.0, 300.0], [100.0 + 16 * k for k in range(5)]
+    cells = [("Offense", "2019", "2020"), ("Robbery", "1.5", "2.5")]
+    cells += [("Burglary", "3.5", "4.5"), ("Arson", "5.5", "6.5")]
+    for k, row in enumerate(cells):
+        for x, text in zip((60, 190, 250), row, strict=True):
+            page.text(x, ys[k] + 4, text)
+    for y in ys:
+        page.line(xs[0], y, xs[-1], y)
+    for x in xs:
+        page.line(x, ys[0], x, ys[-1])
+    paragraph(page, 200)
+    (table,) = extract_page(layout(page))
+    assert rows(table) == [list(row) for row in cells]
+
+
+def test_a_totals_row_framed_on_its_own_below_the_grid_is_part_of_the_table() -> None:
+    page = PdfPage()
+    paragraph(page, 40)
+    xs, ys = [60.0, 180.0, 240.0, 300.0], [100.0 + 16 * k for k in range(5)]
+    cells = [("Offense", "2019", "2020"), ("Robbery", "1.5", "2.5")]
+    cells += [("Burglary", "3.5", "4.5"), ("Arson", "5.5", "6.5")]
+    for k, row in enumerate(cells):
+        for x, text in zip((64, 190, 250), row, strict=True):
+            page.text(x, ys[k] + 4, text)
+    for y in ys:
+        page.line(xs[0], y, xs[-1], y)
+    for x in xs:
+        page.line(x, ys[0], x, ys[-1])
+    page.rect(xs[0], ys[-1] + 8, xs[-1], ys[-1] + 24, fill=False, stroke=True)
+    for x, text in zip((64, 190, 250), ("Total", "10.5", "13.5"), strict=True):
+        page.text(x, ys[-1] + 12, text)
+    paragraph(page, 210)
+    (table,) = extract_page(layout(page))
+    assert rows(table) == [list(row) for row in cells] + [["Total", "10.5", "13.5"]]

@@ -687,6 +687,19 @@ def _full_rules(hrules: Sequence[Rule], x0: float, x1: float, share: float) -> l
     return [r for r in hrules if min(r.x1, x1) - max(r.x0, x0) >= share * width]
 
 
+def is_section_heading(line: Line, x0: float, x1: float, em: float) -> bool:
+    """A line of one label centred across a table (from ``x0`` to ``x1``) that starts a
+    section of it ("Male", "Female"): no value, not in parentheses, not in lower case."""
+    if len(line.phrases) != 1:
+        return False
+    phrase = line.phrases[0]
+    text = phrase.text
+    if phrase.numeric or text.startswith(("(", "[")) or _starts_lower(text):
+        return False
+    centre = (phrase.x0 + phrase.x1) / 2
+    return phrase.x0 > x0 + 2 * em and abs(centre - (x0 + x1) / 2) <= max(2 * em, 0.1 * (x1 - x0))
+
+
 def _header_end(lines: Sequence[Line], hrules: Sequence[Rule], em: float) -> int:
     """How many lines at the top are column headers: those above the first line of values
     (when it comes in the first half), else those above the first rule across the table
@@ -708,12 +721,15 @@ def _header_end(lines: Sequence[Line], hrules: Sequence[Rule], em: float) -> int
             between = lines[ruled_end:first_data]
             if any(_is_data_line(line) for line in between):
                 return ruled_end
-        # A label alone at the left edge right above the values is a row-group label.
+        # A label alone at the left edge, or a section heading, right above the values is a
+        # row-group label.
         end = first_data
         while (
             end > 1
             and len(lines[end - 1].phrases) == 1
-            and lines[end - 1].x0 <= x0 + 0.5 * em
+            and (
+                lines[end - 1].x0 <= x0 + 0.5 * em or is_section_heading(lines[end - 1], x0, x1, em)
+            )
             and len(lines[end - 2].phrases) >= 2
         ):
             end -= 1
@@ -1190,7 +1206,17 @@ def _body_rows(
     )
     rows: list[list[int]] = []
     cells: dict[int, list[Phrase]] = {}
+    lo = min(lines[i].x0 for i in range(len(lines)))
+    hi = max(lines[i].x1 for i in range(len(lines)))
+    headings = {i for i in body if is_section_heading(lines[i], lo, hi, em)}
+    for i in headings:
+        for p in placed[i]:
+            p.c0 = p.c1 = 0  # a section's heading is a row-group label
     for k, i in enumerate(body):
+        if i in headings or (k > 0 and body[k - 1] in headings):
+            rows.append([i])
+            cells = {p.c0: [p] for p in placed[i]}
+            continue
         if rows and i not in breaks:
             gap = lines[i].top - lines[rows[-1][-1]].bottom
             if rules_only:
