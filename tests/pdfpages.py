@@ -43,6 +43,17 @@ class PdfPage:
             f"BT /{font} {size:g} Tf 1 0 0 1 {x:.3f} {baseline:.3f} Tm ({_escape(text)}) Tj ET"
         )
 
+    def text_with_marker(
+        self, x: float, top: float, text: str, marker: str, size: float = 10, ratio: float = 0.7
+    ) -> None:
+        """``text`` with a footnote marker set right after it, smaller (``ratio`` of the size)
+        and raised, as a superscript: one run of glyphs, no space between."""
+        baseline = self._y(top + ASCENT * size)
+        self.ops.append(
+            f"BT /F1 {size:g} Tf 1 0 0 1 {x:.3f} {baseline:.3f} Tm ({_escape(text)}) Tj "
+            f"/F1 {size * ratio:g} Tf {0.4 * size:g} Ts ({_escape(marker)}) Tj 0 Ts ET"
+        )
+
     def vertical_text(self, x: float, bottom: float, text: str, size: float = 10) -> None:
         """``text`` turned a quarter left (reading upwards, as vertical column headers are set),
         its baseline at ``x`` and its first glyph starting at ``bottom``."""

@@ -261,22 +261,29 @@ def test_a_label_line_ending_in_a_colon_heads_the_rows_below_it() -> None:
     assert rows(table)[1:3] == [["Total population", "100", "200"], ["of which:", "", ""]]
 
 
-def test_header_labels_set_with_more_leading_than_the_body_stay_whole() -> None:
+def test_two_line_header_labels_beside_one_line_labels_are_one_header_row() -> None:
+    # A table of codes and names: bold two-line labels ("Code" / "State"), and one-line
+    # labels set between their two lines.
     page = PdfPage()
-    page.text(200, 100, "Number")
-    page.text(260, 100, "Share")
-    page.text(60, 115, "Region")  # the header's lines 15 pt apart, the body's 14
-    page.text(200, 115, "of firms")
-    page.text(260, 115, "(%)")
-    for k, (name, a, b) in enumerate([("North", "1.5", "2.5"), ("South", "3.5", "4.5")]):
-        for x, text in ((60, name), (205, a), (265, b)):
-            page.text(x, 136 + 14 * k, text)
-    page.text(60, 164, "East")
-    page.text(205, 164, "5.5")
-    page.text(265, 164, "6.5")
-    table = extract_box(layout(page), (55, 95, 300, 175))
+    for x, first, second in ((60, "Code", "State"), (200, "Code", "District")):
+        page.text(x, 100, first, bold=True)
+        page.text(x, 112, second, bold=True)
+    page.text(100, 106, "Name of state", bold=True)
+    page.text(250, 106, "Name of district", bold=True)
+    records = [
+        ("01", "Aguascalientes", "001", "Calvillo"),
+        ("02", "Baja California", "002", "Mexicali"),
+    ]
+    records.append(("03", "Campeche", "003", "Carmen"))
+    for k, record in enumerate(records):
+        for x, text in zip((64, 100, 204, 250), record, strict=True):
+            page.text(x, 130 + 12 * k, text)
+    table = extract_box(layout(page), (55, 95, 340, 170))
     assert table.header_rows == 1
-    assert rows(table)[0] == ["Region", "Number of firms", "Share (%)"]
+    assert rows(table) == [
+        ["Code State", "Name of state", "Code District", "Name of district"],
+        *[list(record) for record in records],
+    ]
 
 
 # --- Whole pages: one table, not cut short ----------------------------------------------------
@@ -397,3 +404,63 @@ def test_a_totals_row_framed_on_its_own_below_the_grid_is_part_of_the_table() ->
     paragraph(page, 210)
     (table,) = extract_page(layout(page))
     assert rows(table) == [list(row) for row in cells] + [["Total", "10.5", "13.5"]]
+
+
+# --- Text direction and footnote markers --------------------------------------------------------
+
+
+def test_right_to_left_text_is_stored_in_the_order_it_is_written(print_pdf) -> None:
+    # Chromium, as most PDF producers, draws Arabic as presentation forms in visual order.
+    names = [("الدوحة الكبرى", "956457"), ("الريان", "605712"), ("مدينة الخور", "202031")]
+    body = "".join(f"<tr><td>{name}</td><td>{count}</td></tr>" for name, count in names)
+    html = (
+        '<!doctype html><html><head><meta charset="utf-8"><style>body{font: 12px "DejaVu Sans";'
+        "margin: 24px} td, th {padding: 3px 10px; border: 1px solid #000} table "
+        "{border-collapse: collapse}</style></head><body><table dir=rtl>"
+        f"<tr><th>المنطقة</th><th>السكان</th></tr>{body}</table></body></html>"
+    )
+    with pdfplumber.open(io.BytesIO(print_pdf(html, a4=True))) as document:
+        (table,) = extract_page(layout_from_pdfplumber(document.pages[0], 1))
+    # The columns as the page lays them out, left to right; each cell's text as written.
+    assert rows(table) == [["السكان", "المنطقة"]] + [[count, name] for name, count in names]
+
+
+def test_column_headers_set_vertically_read_in_their_direction() -> None:
+    page = PdfPage()
+    xs, ys = [60.0, 140.0, 190.0, 240.0], [100.0, 190.0, 208.0, 226.0]
+    page.text(64, 175, "County")
+    page.vertical_text(170, 185, "Number of voters")  # reads up the page
+    page.vertical_text(220, 185, "Poll Book Totals")
+    for k, (name, a, b) in enumerate([("Alcona", "963", "439"), ("Curtis", "1026", "349")]):
+        for x, text in ((64, name), (150, a), (200, b)):
+            page.text(x, ys[k + 1] + 4, text)
+    for y in ys:
+        page.line(xs[0], y, xs[-1], y)
+    for x in xs:
+        page.line(x, ys[0], x, ys[-1])
+    table = extract_box(layout(page), (xs[0], ys[0], xs[-1], ys[-1]))
+    assert rows(table) == [
+        ["County", "Number of voters", "Poll Book Totals"],
+        ["Alcona", "963", "439"],
+        ["Curtis", "1026", "349"],
+    ]
+
+
+def test_a_superscript_marker_glued_to_a_label_is_kept_apart_from_it() -> None:
+    # One run of glyphs: "Stolen property" then a smaller, raised "1".
+    page = PdfPage()
+    page.text(60, 100, "Offense")
+    page.text(200, 100, "Count")
+    page.text_with_marker(60, 114, "Stolen property", "1")
+    page.text(205, 114, "84.3")
+    page.text_with_marker(60, 128, "Sex offenses", "2")
+    page.text(205, 128, "61.5")
+    page.text(60, 142, "Fraud")
+    page.text(205, 142, "12.0")
+    table = extract_box(layout(page), (55, 95, 260, 155))
+    assert [r[0] for r in rows(table)] == [
+        "Offense",
+        "Stolen property 1",
+        "Sex offenses 2",
+        "Fraud",
+    ]

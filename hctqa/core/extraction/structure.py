@@ -47,8 +47,9 @@ import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
-from hctqa.core.extraction.layout import Box, Rule, Word
+from hctqa.core.extraction.layout import Box, Rule, Word, is_rtl
 from hctqa.core.extraction.table import (
     FLAG_INFERRED_SPAN,
     FLAG_JOINED_LINES,
@@ -59,6 +60,8 @@ from hctqa.core.extraction.table import (
     Cell,
     Table,
 )
+
+_T = TypeVar("_T")
 
 # OCR words less sure than this mark their cell.
 LOW_CONFIDENCE = 0.6
@@ -232,6 +235,22 @@ def _rough_lines(pieces: Sequence[Piece]) -> list[list[Piece]]:
 # --- Lines ------------------------------------------------------------------------------------
 
 
+def reading_order(items: Sequence[_T]) -> list[_T]:
+    """Pieces (or phrases) of a line, left to right on the page, in the order they read:
+    right to left when the line is in a right-to-left script, a run of left-to-right words
+    in it (a name, a number) still read left to right."""
+    if not is_rtl("".join(item.text for item in items)):  # type: ignore[attr-defined]
+        return list(items)
+    runs: list[list[_T]] = []
+    for item in items:
+        ltr = not any(unicodedata.bidirectional(c) in ("R", "AL") for c in item.text)  # type: ignore[attr-defined]
+        if runs and runs[-1][0] is ltr and ltr:
+            runs[-1].append(item)
+        else:
+            runs.append([ltr, item])  # type: ignore[list-item]
+    return [item for _ltr, *run in reversed(runs) for item in run]  # type: ignore[misc]
+
+
 @dataclass
 class Phrase:
     pieces: list[Piece]
@@ -257,10 +276,7 @@ class Phrase:
 
     @property
     def text(self) -> str:
-        out = ""
-        for piece in self.pieces:
-            out = piece.text if not out else f"{out} {piece.text}"
-        return out
+        return " ".join(p.text for p in reading_order(self.pieces))
 
     @property
     def numeric(self) -> bool:
@@ -288,7 +304,7 @@ class Line:
 
     @property
     def text(self) -> str:
-        return " ".join(p.text for p in self.phrases)
+        return " ".join(p.text for p in reading_order(self.phrases))
 
 
 def _em(pieces: Sequence[Piece]) -> float:
@@ -356,21 +372,33 @@ def _join_numbers(line: Line, em: float) -> None:
                 )
                 joined = bool(decimal or thousands)
             # A footnote marker stays with the word before it, unless that word ends a
-            # sentence (then the marker starts the next note).
+            # sentence (then the marker starts the next note). A raised one (a superscript:
+            # smaller, its foot above the word's baseline) is kept apart from the word by a
+            # space, so that the label still reads as itself ("Stolen property 1").
+            raised = (
+                len(piece.text) <= 3
+                and piece.height <= 0.85 * last.height
+                and piece.bottom <= last.bottom - 0.15 * last.height
+            )
+            marker = (piece.small or raised) and len(piece.text) <= 3
             if (
-                piece.small
+                marker
                 and gap <= 0.6 * em
-                and len(piece.text) <= 3
                 and not last.small
                 and not last.text.endswith((".", ";", ":"))
             ):
                 joined = True
             if joined:
-                sep = "" if gap <= 0.12 * em or piece.small or piece.text[:1] in ".," else " "
+                if raised and not last.small:
+                    sep = " "
+                elif gap <= 0.12 * em or piece.small or piece.text[:1] in ".,":
+                    sep = ""
+                else:
+                    sep = " "
                 last.text = f"{last.text}{sep}{piece.text}"
                 last.x1 = max(last.x1, piece.x1)
-                last.top = min(last.top, piece.top) if not piece.small else last.top
-                last.bottom = max(last.bottom, piece.bottom) if not piece.small else last.bottom
+                last.top = min(last.top, piece.top) if not marker else last.top
+                last.bottom = max(last.bottom, piece.bottom) if not marker else last.bottom
                 last.words += piece.words
                 continue
         merged.append(piece)
@@ -430,6 +458,13 @@ def _coverage(lines: Sequence[Line], lo: float, hi: float) -> list[tuple[float, 
     return out
 
 
+def _islands_are_records(lines: Sequence[Line], a: float, b: float) -> bool:
+    """Whether the text standing alone between ``a`` and ``b`` belongs to lines of values
+    (records), not to header lines taken for the body."""
+    crossing = [line for line in lines if any(p.x0 < b and p.x1 > a for p in line.phrases)]
+    return bool(crossing) and all(any(p.numeric for p in line.phrases) for line in crossing)
+
+
 def column_separators(
     column_lines: Sequence[Line],
     lines: Sequence[Line],
@@ -465,10 +500,15 @@ def column_separators(
                 runs.append((run_start, run_end))
                 run_start = None
         wide = [r for r in runs if r[1] - r[0] >= 0.12 * em]
-        if least == 0 and len(wide) >= 2:
-            # Text standing alone inside the gap, with every other line open on both sides
-            # of it: a sparse column's values. Each clear run around them is a boundary.
-            for run in wide:
+        clear = [r for r in runs if r[1] - r[0] >= 0.5 * em]
+        if (
+            least == 0
+            and len(clear) >= 2
+            and _islands_are_records(multi, clear[0][1], clear[-1][0])
+        ):
+            # Text standing well apart inside the gap, with every other line open on both
+            # sides of it: a sparse column's values. Each clear run around them is a boundary.
+            for run in clear:
                 separators.append((run[0] + run[1]) / 2)
                 gaps.append(run)
         elif wide:
@@ -703,7 +743,7 @@ def is_section_heading(line: Line, x0: float, x1: float, em: float) -> bool:
 def _header_end(lines: Sequence[Line], hrules: Sequence[Rule], em: float) -> int:
     """How many lines at the top are column headers: those above the first line of values
     (when it comes in the first half), else those above the first rule across the table
-    under the top lines, else the first line."""
+    under the top lines, else the bold lines at the top, else the first line."""
     if len(lines) < 2:
         return 0
     x0 = min(line.x0 for line in lines)
@@ -736,7 +776,17 @@ def _header_end(lines: Sequence[Line], hrules: Sequence[Rule], em: float) -> int
         return end
     if ruled_end is not None:
         return ruled_end
+    # A table of text (no line of values): the bold lines at its top, over regular ones.
+    bold = 0
+    while bold < len(lines) and _is_bold(lines[bold]):
+        bold += 1
+    if 0 < bold <= max(1, len(lines) // 2):
+        return bold
     return 1
+
+
+def _is_bold(line: Line) -> bool:
+    return all(w.bold for p in line.pieces for w in p.words)
 
 
 def _assign_columns(line: Line, bounds: Sequence[float], em: float, header: bool) -> list[Phrase]:
@@ -887,7 +937,14 @@ def _widen_header(
                 continue
             # Centred over labels below it, unless the label right under it in its own
             # column follows as closely as a wrapped line (the first line of a stacked label).
-            below = [q for j in range(i + 1, len(placed)) for q in placed[j]]
+            # Labels of later lines that sit beside it (a one-line label set between the
+            # two lines of its neighbours) are not below it.
+            below = [
+                q
+                for j in range(i + 1, len(placed))
+                for q in placed[j]
+                if q.top >= phrase.bottom - 0.2 * em
+            ]
             if not below or any(
                 q.c0 <= phrase.c1
                 and q.c1 >= phrase.c0
@@ -947,28 +1004,14 @@ def _rule_between_y(
     )
 
 
-def _label_line_gap(lines: Sequence[Line], header_end: int, em: float) -> float:
-    """How far apart the lines of one header label may be: 0.4 em, or as far as the body's
-    lines usually are when the table is set with more leading (to 0.8 em)."""
-    body = lines[header_end:]
-    gaps = [b.top - a.bottom for a, b in zip(body, body[1:], strict=False)]
-    gaps = [g for g in gaps if g > 0]
-    if len(gaps) < 2:
-        return 0.4 * em
-    return max(0.4 * em, min(statistics.median(gaps) + 0.15 * em, 0.8 * em))
-
-
 def _header_blocks(
     placed: list[list[Phrase]],
     hrules: Sequence[Rule],
     em: float,
     ruled: dict[int, bool],
-    join_gap: float | None = None,
 ) -> list[_Block]:
     """Header phrases stacked into cells: a phrase joins the block right above it in the same
-    columns (or one nested in it, when it has no sibling there), unless a rule lies between.
-    Lines of one label are at most ``join_gap`` apart (0.4 em unless given)."""
-    join_gap = 0.4 * em if join_gap is None else join_gap
+    columns (or one nested in it, when it has no sibling there), unless a rule lies between."""
     blocks: list[_Block] = []
     phrases = sorted((p for ps in placed for p in ps), key=lambda p: (p.top, p.x0))
     siblings = {id(p): ps for ps in placed for p in ps}
@@ -976,7 +1019,7 @@ def _header_blocks(
         target = None
         for block in blocks:
             # Lines of one label are closer than two header rows' labels.
-            if phrase.top - block.bottom > join_gap or block.bottom > phrase.top + 0.5 * em:
+            if phrase.top - block.bottom > 0.4 * em or block.bottom > phrase.top + 0.5 * em:
                 continue
             if block.c1 < phrase.c0 or block.c0 > phrase.c1:
                 continue
@@ -1453,9 +1496,7 @@ def _read_by_text(
         ruled_phrases = _widen_header(
             placed[:header_end], lines[:header_end], hrules, vrules, edges, em
         )
-        blocks = _header_blocks(
-            placed[:header_end], hrules, em, ruled_phrases, _label_line_gap(lines, header_end, em)
-        )
+        blocks = _header_blocks(placed[:header_end], hrules, em, ruled_phrases)
         header_bands = _header_rows(blocks, em)
     header_rows = len(header_bands)
     body = list(range(header_end, len(lines)))
