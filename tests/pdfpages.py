@@ -13,6 +13,7 @@ drawn the ways real producers draw them. Coordinates are given as pdfplumber rep
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 # Helvetica's ascent over its font size, as pdfminer places a glyph's top.
 ASCENT = 0.718
@@ -34,13 +35,22 @@ class PdfPage:
         return self.height - top
 
     def text(
-        self, x: float, top: float, text: str, size: float = 10, *, bold: bool = False
+        self,
+        x: float,
+        top: float,
+        text: str,
+        size: float = 10,
+        *,
+        bold: bool = False,
+        grey: float = 0.0,
     ) -> None:
-        """``text`` with its glyphs' top at ``top`` (pdfminer's top: baseline − ascent)."""
+        """``text`` with its glyphs' top at ``top`` (pdfminer's top: baseline − ascent), in
+        ``grey`` (0 black, 1 white)."""
         font = "F2" if bold else "F1"
         baseline = self._y(top + ASCENT * size)
         self.ops.append(
-            f"BT /{font} {size:g} Tf 1 0 0 1 {x:.3f} {baseline:.3f} Tm ({_escape(text)}) Tj ET"
+            f"{grey:g} g BT /{font} {size:g} Tf 1 0 0 1 {x:.3f} {baseline:.3f} Tm "
+            f"({_escape(text)}) Tj ET 0 g"
         )
 
     def text_with_marker(
@@ -80,10 +90,23 @@ class PdfPage:
             f"{bottom - top:.3f} re {paint} 0 g 0 G"
         )
 
-    def line(self, x0: float, top: float, x1: float, bottom: float, width: float = 0.5) -> None:
-        """A stroked straight line."""
+    def line(
+        self,
+        x0: float,
+        top: float,
+        x1: float,
+        bottom: float,
+        width: float = 0.5,
+        *,
+        grey: float = 0.0,
+        dash: tuple[float, float] | None = None,
+    ) -> None:
+        """A stroked straight line, in ``grey`` (0 black, 1 white), dashed with ``dash``
+        (on, off; points)."""
+        pattern = f"[{dash[0]:g} {dash[1]:g}] 0 d " if dash else ""
         self.ops.append(
-            f"{width:g} w {x0:.3f} {self._y(top):.3f} m {x1:.3f} {self._y(bottom):.3f} l S"
+            f"{grey:g} G {pattern}{width:g} w {x0:.3f} {self._y(top):.3f} m {x1:.3f} "
+            f"{self._y(bottom):.3f} l S 0 G [] 0 d"
         )
 
     def path(
@@ -103,6 +126,16 @@ class PdfPage:
             parts.append("h")
         parts.append("f" if fill else "S")
         self.ops.append(" ".join(parts))
+
+    def picture(self, dpi: int = 200) -> Any:
+        """The page rendered as a greyscale picture (PIL), as a scanner gives it."""
+        import pypdfium2 as pdfium
+
+        document = pdfium.PdfDocument(self.pdf())
+        try:
+            return document[0].render(scale=dpi / 72).to_pil().convert("L")
+        finally:
+            document.close()
 
     def pdf(self) -> bytes:
         """The page as a complete PDF file."""

@@ -28,7 +28,7 @@ from typing import Any
 
 from hctqa.core.extraction.documents import DocumentError
 from hctqa.core.extraction.layout import Box, PageLayout, Rule, Word, layout_of_words
-from hctqa.core.extraction.rules_image import erase_rules, find_rules
+from hctqa.core.extraction.rules_image import erase_rules, find_rules, reverse_bands
 
 # A scanned page is read at its scan's own resolution, within these bounds: finer costs time
 # and gains nothing; coarser text is enlarged first (Tesseract wants letters 20+ pixels high).
@@ -386,7 +386,7 @@ def read_picture(
         gray = gray.resize(size, Image.Resampling.LANCZOS)
         dpi *= shrink
         scale /= shrink
-    pixels = np.asarray(gray)
+    pixels = reverse_bands(np.asarray(gray), dpi)
     found = find_rules(pixels, dpi)
     erased = erase_rules(pixels, found.mask)
     # Light shading behind cells becomes paper: Tesseract takes its edges for text.

@@ -314,9 +314,12 @@ def _em(pieces: Sequence[Piece]) -> float:
 
 def group_lines(pieces: Sequence[Piece], em: float) -> list[Line]:
     """Pieces that share a baseline band, top to bottom; small pieces (superscripts) join
-    the line they overlap."""
-    normal = [p for p in pieces if p.height >= 0.7 * em]
-    small = [p for p in pieces if p.height < 0.7 * em]
+    the line they overlap. A small piece of more than three characters is a word in small
+    print (or an OCR word measured on its own ink), grouped as any other."""
+    for piece in pieces:
+        piece.small = piece.height < 0.7 * em
+    normal = [p for p in pieces if not p.small or len(p.text) > 3]
+    small = [p for p in pieces if p.small and len(p.text) <= 3]
     lines: list[Line] = []
     for piece in sorted(normal, key=lambda p: (p.top, p.x0)):
         best = None
@@ -332,7 +335,6 @@ def group_lines(pieces: Sequence[Piece], em: float) -> list[Line]:
         else:
             best.pieces.append(piece)
     for piece in small:
-        piece.small = True
         best = None
         distance = float("inf")
         for line in lines:
@@ -1205,16 +1207,18 @@ def _continues(
 
 
 def _rules_group_records(body: list[int], breaks: set[int], placed: list[list[Phrase]]) -> bool:
-    """Whether some stretch between two rules holds two records: values of two lines that
-    would share a cell. Then the rules group rows rather than draw them."""
-    cells: dict[int, list[Phrase]] = {}
+    """Whether some stretch between two rules holds two records: two lines each with a
+    label and values in the same column. Then the rules group rows rather than draw them."""
+    valued: set[int] = set()
     for i in body:
         if i in breaks:
-            cells = {}
-        if _conflict(cells, placed[i]):
+            valued = set()
+        if not any(p.c0 == 0 and not p.numeric for p in placed[i]):
+            continue
+        columns = {p.c0 for p in placed[i] if p.numeric and p.c0 > 0}
+        if columns & valued:
             return True
-        for p in placed[i]:
-            cells.setdefault(p.c0, []).append(p)
+        valued |= columns
     return False
 
 
