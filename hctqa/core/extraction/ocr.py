@@ -28,7 +28,6 @@ from typing import Any
 
 from hctqa.core.extraction.documents import DocumentError
 from hctqa.core.extraction.layout import Box, PageLayout, Rule, Word, layout_of_words
-from hctqa.core.extraction.rules_image import erase_rules, find_rules, reverse_bands
 
 # A scanned page is read at its scan's own resolution, within these bounds: finer costs time
 # and gains nothing; coarser text is enlarged first (Tesseract wants letters 20+ pixels high).
@@ -377,6 +376,8 @@ def read_picture(
     pixels times ``scale`` (72 / dpi for a PDF page: points; 1 for an image file)."""
     import numpy as np
     from PIL import Image
+
+    from hctqa.core.extraction.rules_image import erase_rules, find_rules, reverse_bands
 
     width, height = gray.width * scale, gray.height * scale
     shrink = 1.0
