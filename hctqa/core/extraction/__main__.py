@@ -16,9 +16,9 @@ contract). Each page is read in a child process under a time and memory limit, t
 the ingest worker uses, calling the same functions (``extract.extract_page`` and
 ``extract.extract_box``) with the app's default strategy. The child starts first and loads
 the PDF library while this process reads its arguments; this process loads no PDF, picture
-or OCR library, and a page with a text layer loads no picture or OCR library either. An unreadable file, a page that
-does not exist or a page over the limit ends the command with a message on stderr and exit
-status 1; bad arguments with status 2.
+or OCR library, and a page with a text layer loads no picture or OCR library either. An
+unreadable file, a page that does not exist or a page over the limit ends the command with a
+message on stderr and exit status 1; bad arguments with status 2.
 """
 
 from __future__ import annotations
