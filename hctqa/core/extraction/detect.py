@@ -22,19 +22,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hctqa.core.extraction.layout import Box, PageLayout, Rule
-from hctqa.core.extraction.structure import (
-    _CAPTION,
-    _CONNECTOR,
-    _NOTE_START,
-    _UNITS,
+from hctqa.core.extraction.lines import (
+    CAPTION,
+    CONNECTOR,
+    NOTE_START,
+    UNITS,
     Line,
-    _em,
-    _is_data_line,
-    _join_numbers,
-    _starts_lower,
+    em_of,
     group_lines,
+    is_data_line,
     is_value,
+    join_numbers,
     make_phrases,
+    starts_lower,
     strip_leaders,
 )
 
@@ -178,7 +178,7 @@ def _lines_box(lines: Sequence[Line]) -> Box:
 def _lines_of(pieces: Sequence, em: float) -> list[Line]:
     lines = group_lines(pieces, em)
     for line in lines:
-        _join_numbers(line, em)
+        join_numbers(line, em)
         make_phrases(line, em, ())
     return lines
 
@@ -186,7 +186,7 @@ def _lines_of(pieces: Sequence, em: float) -> list[Line]:
 def _kinds(lines: Sequence[Line], text_width: float, em: float) -> list[str]:
     kinds = []
     for line in lines:
-        if _CAPTION.match(line.text) or _FIGURE.match(line.text):
+        if CAPTION.match(line.text) or _FIGURE.match(line.text):
             kinds.append("caption")
         elif _is_prose(line, text_width, em):
             kinds.append("prose")
@@ -253,7 +253,7 @@ def _runs(lines: Sequence[Line], kinds: Sequence[str], em: float) -> list[tuple[
                 and lines[up].top - lines[up - 1].bottom <= 1.2 * em
                 and lines[up - 1].x0 >= x0 - 2 * em
                 and lines[up - 1].x1 <= x1 + 2 * em
-                and not _NOTE_START.match(lines[up - 1].text)
+                and not NOTE_START.match(lines[up - 1].text)
             ):
                 up -= 1
             runs.append((up, end))
@@ -269,7 +269,7 @@ def _continues_last_row(lines: Sequence[Line], end: int, left: float, em: float)
     if line.top - last.bottom > 0.6 * em or not last.phrases or len(line.phrases) > 1:
         return False
     text = line.text
-    if _NOTE_START.match(text) or line.pieces[0].small or is_value(text):
+    if NOTE_START.match(text) or line.pieces[0].small or is_value(text):
         return False
     label = last.phrases[0]
     if label.numeric or not (left - 0.5 * em <= line.x0 < label.x1):
@@ -278,8 +278,8 @@ def _continues_last_row(lines: Sequence[Line], end: int, left: float, em: float)
         return False  # reaches into the values
     open_bracket = label.text.count("(") > label.text.count(")")
     return (
-        _starts_lower(text)
-        or bool(_CONNECTOR.search(label.text))
+        starts_lower(text)
+        or bool(CONNECTOR.search(label.text))
         or open_bracket
         or line.x0 >= label.x0 + 0.3 * em
     )
@@ -318,7 +318,7 @@ def _join_sections(
                 b.top - a.bottom
                 for a, b in zip(lines[last:start], lines[last + 1 : start + 1], strict=False)
             ]
-            lead = next((m for m in range(start, end + 1) if _is_data_line(lines[m])), start)
+            lead = next((m for m in range(start, end + 1) if is_data_line(lines[m])), start)
             heads = [lines[m] for m in range(start, lead)]
             own_header = [
                 h
@@ -350,8 +350,8 @@ def _is_heading(line: Line, kind: str) -> bool:
         kind in ("other", "table")
         and len(line.phrases) == 1
         and len(line.text.split()) <= 6
-        and not _NOTE_START.match(line.text)
-        and not _UNITS.match(line.text)
+        and not NOTE_START.match(line.text)
+        and not UNITS.match(line.text)
         and not is_value(line.text)
     )
 
@@ -409,7 +409,7 @@ def find_regions(layout: PageLayout) -> list[Region]:
     pieces, _leaders = strip_leaders([w for w in layout.words if w.upright])
     if not pieces:
         return []
-    em = _em(pieces)
+    em = em_of(pieces)
     lines = _lines_of(pieces, em)
     text_width = max(line.x1 for line in lines) - min(line.x0 for line in lines)
     kinds = _kinds(lines, text_width, em)
@@ -510,7 +510,7 @@ def _with_stray_rows(
     on its own, a row set apart by a wider gap), is part of it."""
     out = list(boxes)
     for n, line in enumerate(lines):
-        if kinds[n] != "table" or _NOTE_START.match(line.text) or line.pieces[0].small:
+        if kinds[n] != "table" or NOTE_START.match(line.text) or line.pieces[0].small:
             continue
         if len(line.phrases) < 2 or not all(p.numeric for p in line.phrases[1:]):
             continue  # a row: its label, then values only
@@ -580,7 +580,7 @@ def _near_figure_caption(
         if not (0 <= k < len(lines)) or kinds[k] != "caption" or not _FIGURE.match(lines[k].text):
             continue
         between = k + 1 if k < first else k - 1
-        if between not in (first, last) and _NOTE_START.match(lines[between].text):
+        if between not in (first, last) and NOTE_START.match(lines[between].text):
             continue  # the run's source or note line ends it: the caption is the next one's
         near = (
             lines[first].top - lines[k].bottom if k < first else lines[k].top - lines[last].bottom
@@ -609,7 +609,7 @@ def _title_above(
         if kinds[k] == "table":
             break
         k -= 1
-    if taken and _UNITS.match(taken[0].text):
+    if taken and UNITS.match(taken[0].text):
         return taken[0].text
     return ""
 
@@ -625,7 +625,7 @@ def _notes_below(
         above = lines[k - 1]
         if line.top - above.bottom > (1.5 if not taken else 1.0) * em or kinds[k] == "caption":
             break
-        note = bool(_NOTE_START.match(line.text)) or line.pieces[0].small
+        note = bool(NOTE_START.match(line.text)) or line.pieces[0].small
         if taken and abs(line.bottom - line.top - (taken[0].bottom - taken[0].top)) > 0.3 * em:
             break  # a running footer in another size
         if not taken and not note:

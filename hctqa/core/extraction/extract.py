@@ -20,9 +20,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from hctqa.core.extraction.columns import merge_horizontal, merge_vertical
 from hctqa.core.extraction.detect import find_regions
 from hctqa.core.extraction.layout import Box, PageLayout, layout_from_pdfplumber
-from hctqa.core.extraction.structure import merge_horizontal, merge_vertical, read_structure
+from hctqa.core.extraction.structure import read_structure
 from hctqa.core.extraction.table import (
     DEFAULT_STRATEGY,
     STRATEGIES,
