@@ -7,10 +7,12 @@ text layer (``layout_from_pdfplumber``) and a page read through OCR (words with 
 rules found in the picture, no characters) go through the same grid logic.
 
 - A ``Word`` is a run of characters without a space: its text, its box, its font size and, from
-  OCR, its confidence (0–1). ``bold`` and ``upright`` are None / True when not known.
+  OCR, its confidence (0–1). ``bold`` and ``upright`` are None / True when not known. A line
+  of turned text (a column header set vertically) is one word, its words spaced.
 - A ``Char`` is one glyph of the text layer; OCR layouts have none.
-- A ``Rule`` is a ruling segment: a drawn line, or the edge of a thin filled rectangle. It is
-  horizontal when it is wider than tall.
+- A ``Rule`` is a ruling segment: a drawn line, the edge of a thin filled rectangle, or a
+  straight stroke of a path drawn across or down the page. It is horizontal when it is wider
+  than tall.
 - ``graphics`` are the boxes of drawings that are not rules (curves, slanted lines): a chart's
   marks, so that its labels are not taken for a table.
 """
@@ -276,9 +278,9 @@ def _marker_start(chars: Sequence[dict[str, Any]]) -> int:
     return k if marked and k >= 2 else len(chars)
 
 
-def _reads_upward(chars: Sequence[dict[str, Any]]) -> bool:
-    """Glyphs turned a quarter left (their baseline runs up the page), from their matrix."""
-    matrix = chars[0].get("matrix") or (1, 0, 0, 1, 0, 0)
+def _reads_upward(char: dict[str, Any]) -> bool:
+    """A glyph turned a quarter left (its baseline runs up the page), from its matrix."""
+    matrix = char.get("matrix") or (1, 0, 0, 1, 0, 0)
     return float(matrix[1]) > 0
 
 
@@ -353,8 +355,8 @@ def words_from_chars(chars: Sequence[dict[str, Any]]) -> list[Word]:
     upright = [c for c in chars if c.get("upright", True) and str(c.get("text", "")).strip()]
     # Turned glyphs keep their spaces: along a turned line the gap alone does not split words.
     turned = [c for c in chars if not c.get("upright", True)]
-    up = [c for c in turned if _reads_upward([c])]
-    down = [c for c in turned if not _reads_upward([c])]
+    up = [c for c in turned if _reads_upward(c)]
+    down = [c for c in turned if not _reads_upward(c)]
     words: list[Word] = []
     vertical: list[tuple[Word, bool]] = []
     groups = [
@@ -375,12 +377,12 @@ def words_from_chars(chars: Sequence[dict[str, Any]]) -> list[Word]:
             if not is_upright:
                 vertical.append((_word(glyphs, text, False), group is up))
                 continue
+            # (A ligature expanded makes the text longer than its glyphs: no marker then.)
             cut = _marker_start(glyphs) if len(text) == len(glyphs) else len(glyphs)
+            head = text if cut == len(glyphs) else text[:cut]
+            words.append(_word(glyphs[:cut], logical_order(head), True))
             if cut < len(glyphs):
-                words.append(_word(glyphs[:cut], text[:cut], True))
                 words.append(_word(glyphs[cut:], text[cut:], True))
-            else:
-                words.append(_word(glyphs, logical_order(text), True))
     return words + _vertical_lines(vertical)
 
 
