@@ -1,12 +1,17 @@
 """Where the tables of a page are, bordered or not, and the title and notes around each.
 
 - **Ruled grids**: ruling segments that touch one another make a frame; one with at least two
-  horizontal and two vertical rules around text is a table.
+  horizontal and two vertical rules around text is a table. A column of short labels left of
+  its frame, one on each of most of its lines, is its row-label column.
 - **Text tables**: lines whose words stand apart in several phrases (values beside labels,
   or three phrases or more) are table lines; a run of them, with the odd label line between,
-  is a table. Prose (long runs of words), captions and a wide vertical gap end a run. Header
-  lines right above a run, inside its width, join it; so do the lines between rules drawn
-  across it.
+  is a table. Prose (long runs of words), captions and a wide vertical gap end a run; the
+  line carrying on the last row's wrapped label does not. Header lines right above a run,
+  inside its width, join it; so do the lines between rules drawn across it.
+- **One table, not several**: the next run set in the same columns, at most 3 em below, with
+  nothing but up to two section headings between ("Male", "Female"), is a section of the same
+  table, unless it has column headers of its own; a lone row of a label and values right
+  below or above a table, in its columns (a totals row framed on its own), is part of it.
 - **Not tables**: a run under or over a "Figure" caption is a chart's labels.
 - **Title**: the caption above a table ("Table 3. …") and the lines between it and the table
   (units, head notes); or a units line right above it. **Notes**: the footnotes and source

@@ -197,13 +197,13 @@ def _page_count(documents: dict[str, Any], path: str) -> int:
     to load); one that cannot be opened so is refused with PDFium's reason."""
     from hctqa.core.extraction import documents as docs
 
-    with open(path, "rb") as handle:
-        handle.seek(0, 2)
-        handle.seek(max(0, handle.tell() - 2048))
-        docs.check_pdf_bytes_end(handle.read())
+    docs.check_pdf_file_end(Path(path))
     try:
         count = len(_opened(documents, path).pages)
     except Exception:  # noqa: BLE001 - a broken PDF raises anything; PDFium says what
+        for old in documents.values():
+            with contextlib.suppress(Exception):
+                old.close()
         documents.clear()
         count = 0
     return count if count > 0 else docs.pdf_page_count(Path(path))
