@@ -28,7 +28,6 @@ from typing import Any
 
 from hctqa.core.extraction.documents import DocumentError
 from hctqa.core.extraction.layout import Box, PageLayout, Rule, Word, layout_of_words
-from hctqa.core.extraction.rules_image import erase_rules, find_rules
 
 # A scanned page is read at its scan's own resolution, within these bounds: finer costs time
 # and gains nothing; coarser text is enlarged first (Tesseract wants letters 20+ pixels high).
@@ -394,6 +393,8 @@ def read_picture(
     import numpy as np
     from PIL import Image
 
+    from hctqa.core.extraction.rules_image import erase_rules, find_rules, reverse_bands
+
     width, height = gray.width * scale, gray.height * scale
     shrink = 1.0
     if gray.width * gray.height > OCR_MAX_PIXELS:
@@ -402,7 +403,7 @@ def read_picture(
         gray = gray.resize(size, Image.Resampling.LANCZOS)
         dpi *= shrink
         scale /= shrink
-    pixels = np.asarray(gray)
+    pixels = reverse_bands(np.asarray(gray), dpi)
     found = find_rules(pixels, dpi)
     erased = erase_rules(pixels, found.mask)
     # Light shading behind cells becomes paper: Tesseract takes its edges for text.
