@@ -5,6 +5,7 @@ already (``items.extraction_synthetic_built``)."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import timedelta
 from typing import Any
 
@@ -51,9 +52,12 @@ def _stale_before() -> Any:
     return timezone.now() - timedelta(seconds=settings.TRACK_BUILD_STALE_SECONDS)
 
 
-def item_build_run(*, build_id: int, report: Report | None = None) -> BuildCounts | None:
-    """Build the items of a queued build. Safe to run twice: only the run that claims it
-    works, and only while it holds it. None when there was nothing to claim."""
+def item_build_run(
+    *, build_id: int, report: Report | None = None, tracks: Collection[str] | None = None
+) -> BuildCounts | None:
+    """Build the items of a queued build (``tracks``: only theirs). Safe to run twice: only
+    the run that claims it works, and only while it holds it. None when there was nothing
+    to claim."""
     now = timezone.now()
     claimed = ItemBuild.objects.filter(pk=build_id, status=BuildStatus.QUEUED).update(
         status=BuildStatus.RUNNING,
@@ -76,7 +80,7 @@ def item_build_run(*, build_id: int, report: Report | None = None) -> BuildCount
 
     try:
         with heartbeat.beating(beat, f"track-item-build-{build_id}"):
-            counts = items_build(report=progress)
+            counts = items_build(report=progress, tracks=tracks)
     except Exception as exc:
         mine.update(
             status=BuildStatus.FAILED,

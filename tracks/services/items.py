@@ -24,7 +24,7 @@ import hashlib
 import io
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field, replace
 
 from django.db import transaction
@@ -329,10 +329,13 @@ def _splits(built: list[Built], extra: dict[str, str] | None = None) -> dict[str
     return item_splits([b.item for b in built], table_splits)  # type: ignore[arg-type]
 
 
-def store(built: list[Built], splits: dict[str, str], counts: BuildCounts) -> None:
+def store(
+    built: list[Built], splits: dict[str, str], counts: BuildCounts, tracks: Collection[str]
+) -> None:
     """Create, update or delete the items of the builder-made sources (synthetic and
-    accepted) so that they are exactly ``built``; inside the caller's transaction."""
-    managed = TrackItem.objects.filter(ground_truth_set__isnull=True)
+    accepted) of ``tracks`` so that they are exactly ``built``; inside the caller's
+    transaction."""
+    managed = TrackItem.objects.filter(ground_truth_set__isnull=True, track__in=list(tracks))
     existing = {
         (track, item_id): (pk, digest, built_from)
         for pk, track, item_id, digest, built_from in managed.values_list(
@@ -400,33 +403,45 @@ def store(built: list[Built], splits: dict[str, str], counts: BuildCounts) -> No
     counts.updated += len(update)
 
 
-def items_build(*, report: Report | None = None) -> BuildCounts:
-    """Make every track's items from the dataset, store what changed, and tell the
-    leaderboard when an item set changed under scored submissions."""
+def items_build(
+    *, report: Report | None = None, tracks: Collection[str] | None = None
+) -> BuildCounts:
+    """Make every track's items from the dataset (``tracks``: only these), store what
+    changed, and tell the leaderboard when an item set changed under scored submissions."""
 
     def say(percent: int, stage: str) -> None:
         if report:
             report(percent, stage)
 
+    wanted = set(Track.values if tracks is None else tracks)
     started = time.monotonic()
     counts = BuildCounts()
-    say(1, "Transformation items")
-    built = list(transformation_built(counts.skipped))
-    say(4, "NL-to-SQL items")
-    built += sql_built(counts.skipped)
-    say(10, "Drawing synthetic tables")
+    built: list[Built] = []
+    if Track.TRANSFORMATION in wanted:
+        say(1, "Transformation items")
+        built += transformation_built(counts.skipped)
+    if Track.SQL in wanted:
+        say(4, "NL-to-SQL items")
+        built += sql_built(counts.skipped)
+    accepted: list[Built] = []
+    page_splits: dict[str, str] = {}
+    if Track.EXTRACTION in wanted:
+        say(10, "Drawing synthetic tables")
 
-    def drawn(number: int, total: int) -> None:
-        say(10 + 75 * number // max(total, 1), f"Drawing synthetic tables: {number:,} of {total:,}")
+        def drawn(number: int, total: int) -> None:
+            say(
+                10 + 75 * number // max(total, 1),
+                f"Drawing synthetic tables: {number:,} of {total:,}",
+            )
 
-    built += extraction_synthetic_built(counts.skipped, drawn)
-    say(86, "Accepted tables")
-    accepted, page_splits = extraction_accepted_built(counts.skipped)
+        built += extraction_synthetic_built(counts.skipped, drawn)
+        say(86, "Accepted tables")
+        accepted, page_splits = extraction_accepted_built(counts.skipped)
     splits = _splits(built) | _splits(accepted, page_splits)
     built += accepted
     say(92, "Saving")
     with transaction.atomic():
-        store(built, splits, counts)
+        store(built, splits, counts, wanted)
         if counts.changed:
             counts.rescored = announce_question_set_change(
                 sender=TrackItem,

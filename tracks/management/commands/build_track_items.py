@@ -24,8 +24,16 @@ class Command(BaseCommand):
         parser.add_argument(
             "--queue", action="store_true", help="queue it for a worker instead of building here"
         )
+        parser.add_argument(
+            "--track",
+            action="append",
+            choices=["extraction", "transformation", "sql"],
+            help="only this track's items (repeat for several; in the foreground only)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if options["track"] and options["queue"]:
+            raise CommandError("A queued build makes every track's items; drop --track")
         try:
             build = item_build_start(user=None, enqueue=options["queue"])
         except ApplicationError as exc:
@@ -38,7 +46,7 @@ class Command(BaseCommand):
             self.stdout.write(f"{percent:3d}% {stage}")
 
         try:
-            counts = item_build_run(build_id=build.pk, report=report)
+            counts = item_build_run(build_id=build.pk, report=report, tracks=options["track"])
         except ApplicationError as exc:
             raise CommandError(exc.message) from None
         if counts is None:
