@@ -157,7 +157,13 @@ def track_counts() -> list[TrackCounts]:
         by_source[track_slug][source] = n
     out = []
     for info in item_tracks():
-        splits = {mode: dict(s) for mode, s in by_split.get(info.slug, {}).items()}
+        found = by_split.get(info.slug, {})
+        order = [m for m, _ in info.modes] or [""]
+        splits = {
+            mode: {s: found[mode][s] for s in PUBLIC_SPLITS + ("test",) if s in found[mode]}
+            for mode in order
+            if mode in found
+        }
         sources = by_source.get(info.slug, {})
         out.append(TrackCounts(info, splits, sources, sum(sources.values())))
     return out
