@@ -164,6 +164,12 @@ PUBLIC = {
     "api/questions/<str:question_id>/",
     # The public boards' exports (public submissions only: tests/leaderboard).
     "leaderboard/<str:modality>/export.<str:fmt>",
+    # The tracks' public boards, their exports and API (public test-split submissions and the
+    # platform's baselines only: tests/tracks), and their submit form (the researcher's own).
+    "leaderboard/tracks/<slug:track>/",
+    "leaderboard/tracks/<slug:track>/export.<str:fmt>",
+    "leaderboard/tracks/<slug:track>/submit/",
+    "api/tracks/<slug:track>/board/",
     # Releases: public editions for all, the full one for admins (tests/releases).
     "releases/<str:version>/",
     "releases/<str:version>/<str:edition>/<path:path>",

@@ -46,8 +46,10 @@ def test_a_board_ranks_test_submissions_sorted_and_by_group(
     submit_track(researcher, "sql", half, split="test", model_name="half")
     validation = gold_predictions("sql", "validation")
     submit_track(researcher, "sql", validation, model_name="mine only")
+    submit_track(researcher, "sql", gold, split="test", model_name="hidden", visibility="private")
     rows = _board_rows(client, "/leaderboard/tracks/sql/")
-    assert rows == ["best", "half"]  # the validation one is its owner's only
+    # The validation one is its owner's only; the private one is off the board.
+    assert rows == ["best", "half"]
     assert _board_rows(client, "/leaderboard/tracks/sql/?sort=execution_accuracy") == [
         "half",
         "best",
