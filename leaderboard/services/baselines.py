@@ -30,7 +30,7 @@ from hctqa.core.tracks.extraction import pdfplumber_prediction, platform_predict
 from hctqa.core.tracks.shared import TrackError
 from hctqa.core.tracks.transformation import unpivot
 from hctqa.errors import Problems
-from leaderboard.models import Kind, Submission, Visibility
+from leaderboard.models import Kind, Submission, TrackScore, Visibility
 from leaderboard.services.submissions import (
     SubmissionInput,
     _check_metadata,
@@ -193,3 +193,21 @@ def baselines_run(
                 baseline_store(baseline=baseline, mode=mode, split=split, predictions=predictions)
             )
     return made
+
+
+def describe_track_score(submission: Submission) -> str:
+    """One line on a scored track submission, for the commands: its figures (withheld ones
+    said so), or its status and error."""
+    info = track(submission.track)
+    mode = f" ({submission.mode})" if submission.mode else ""
+    head = f"{info.name}{mode}, {submission.model_name}: {submission.status}"
+    score = TrackScore.objects.filter(submission=submission).first()
+    if score is None:
+        return head + (f" — {submission.error}" if submission.error else "")
+    figures = ", ".join(
+        f"{f.name} withheld"
+        if score.figures.get(f.name) is None
+        else f"{f.name} {score.figures[f.name]:.3f}"
+        for f in info.figures(submission.mode)
+    )
+    return f"{head}: {figures} on {score.n:,} items"

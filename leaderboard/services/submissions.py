@@ -535,10 +535,11 @@ def submission_create(
 def predictions_file(predictions: Mapping[str, Any], *, qa: bool) -> bytes:
     """Predictions made on the platform as a gzipped predictions file, in the upload's own
     format (QA: question_id and response; a track: id and prediction)."""
+    # ASCII with escapes: a reply may hold a lone surrogate, which UTF-8 cannot carry but a
+    # JSON escape can (the reader then sees the same string the endpoint sent).
     lines = "\n".join(
         json.dumps(
-            {"question_id": key, "response": value} if qa else {"id": key, "prediction": value},
-            ensure_ascii=False,
+            {"question_id": key, "response": value} if qa else {"id": key, "prediction": value}
         )
         for key, value in sorted(predictions.items())
     )

@@ -175,3 +175,39 @@ def test_track_runs_refuse_what_their_prompt_cannot_ask(built, researcher) -> No
         with pytest.raises(ApplicationError) as refused:
             run_on(researcher, server, "sql", split="all")
         assert "split" in refused.value.by_field
+
+
+def test_a_track_run_from_the_command_line(built, researcher) -> None:
+    import io
+
+    from django.core.management import call_command
+
+    gold = dict(
+        TrackItem.objects.filter(track="sql", split="validation").values_list(
+            "inputs__question", "gold"
+        )
+    )
+
+    def model(body):
+        question = last_user_text(body).split("Question: ", 1)[1].split("\n\nSQL:")[0]
+        return Reply(gold[question])
+
+    with FakeOpenAI(model) as server:
+        out = io.StringIO()
+        call_command(
+            "run_inference",
+            "--user",
+            researcher.username,
+            "--model",
+            "fake-7b",
+            "--endpoint",
+            registered(server.base_url).name,
+            "--parameters",
+            "7",
+            "--track",
+            "sql",
+            "--split",
+            "validation",
+            stdout=out,
+        )
+    assert "execution_accuracy 1.000" in out.getvalue()

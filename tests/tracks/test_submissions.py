@@ -95,3 +95,26 @@ def test_a_file_of_another_split_or_mode_is_refused_saying_where_its_ids_are(
         submit_track(researcher, "sql", {"no-such-item": "SELECT 1"})
     with pytest.raises(ApplicationError, match="modes are region, page"):
         submit_track(researcher, "extraction", page, mode="sideways")
+
+
+def test_submitting_by_command_for_a_researcher(built, researcher, tmp_path) -> None:
+    import io
+    import json
+
+    from django.core.management import CommandError, call_command
+
+    gold = gold_predictions("transformation", "validation")
+    path = tmp_path / "predictions.jsonl"
+    path.write_text("\n".join(json.dumps({"id": k, "prediction": v}) for k, v in gold.items()))
+    args = ["--user", researcher.username, "--track", "transformation", "--split", "validation"]
+    args += ["--model-name", "from the command line", "--weights", "open"]
+    out = io.StringIO()
+    call_command("submit_predictions", str(path), *args, "--wait", stdout=out)
+    assert "row_f1 1.000" in out.getvalue()
+    path.write_text('{"id": "nothing-of-the-track", "prediction": "a,b"}')
+    with pytest.raises(CommandError, match="(?s)Nothing was submitted.*unknown"):
+        call_command("submit_predictions", str(path), *args, stdout=io.StringIO())
+    with pytest.raises(CommandError, match="no user"):
+        call_command(
+            "submit_predictions", str(path), *args[:1], "nobody", *args[2:], stdout=io.StringIO()
+        )

@@ -12,5 +12,9 @@ NL-to-SQL, as pure functions the platform's services, commands and tasks call.
 - ``sandbox``: the child process that runs submitted SQL under limits;
 - ``prompts``: the versioned prompts of the endpoint baselines and strict readers of replies.
 
-``docs/tracks-core.md`` states every contract. None of it imports Django.
+- ``figures``: each track's figures as sums over items, for any part of the items and their
+  bootstrap intervals.
+
+``docs/tracks.md`` and each track's page (``docs/track-*.md``) state every contract. None of
+it imports Django.
 """

@@ -84,9 +84,10 @@ def _row_distances(rows1: list[list[int]], rows2: list[list[int]], costs: np.nda
     for i, row in enumerate(rows1):
         d = local.astype(np.float64)  # no cell of this row yet: insert the other's
         for a, cell in enumerate(row, start=1):
-            rename = np.empty(size)
+            # The slots of a row's start are set below; zeros keep them finite meanwhile.
+            rename = np.zeros(size)
             rename[~first] = costs[cell, cell_of[~first]]
-            shifted = np.empty(size)
+            shifted = np.zeros(size)
             shifted[1:] = d[:-1]
             x = np.minimum(d + 1.0, shifted + rename)
             x[first] = a

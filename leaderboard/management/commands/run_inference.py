@@ -4,6 +4,8 @@
         --endpoint vllm-gpu1 --parameters 7          # an endpoint an admin registered
     manage.py run_inference --user ada --model gpt-4o --weights closed \\
         --base-url https://api.openai.com/v1 --api-key-stdin < key.txt   # ada's own
+    manage.py run_inference --user ada --model Qwen/Qwen2.5-7B-Instruct --endpoint vllm-gpu1 \
+        --parameters 7 --track sql --split validation   # a track beside QA
     manage.py run_inference --resume 12        # carry on where run 12 stopped
     manage.py run_inference --cancel 12
 
@@ -47,7 +49,9 @@ from leaderboard.services import (
     inference_run_resume,
     submission_score,
 )
+from leaderboard.services.baselines import describe_track_score
 from leaderboard.services.inference import Progress
+from tracks.registry import TRACKS
 
 # The option that gives a field, where its name is not the field's.
 _OPTIONS = {
@@ -85,6 +89,13 @@ class Command(BaseCommand):
         )
         new = parser.add_argument_group("a new run")
         new.add_argument("--user", help="the researcher or admin it runs for")
+        new.add_argument(
+            "--track",
+            choices=list(TRACKS),
+            default="qa",
+            help="qa (default), or a track's items: extraction (a vision model, region "
+            "items), transformation (--table-format), sql",
+        )
         new.add_argument("--model", help="the model's name as the endpoint knows it")
         where = new.add_mutually_exclusive_group()
         where.add_argument("--endpoint", help="the name of an endpoint an admin registered")
@@ -106,7 +117,9 @@ class Command(BaseCommand):
             help="put the system text in the first user message",
         )
         new.add_argument("--split", choices=EvalSplit.values, default=EvalSplit.TEST)
-        new.add_argument("--scope", choices=DataScope.values, default=DataScope.REAL)
+        new.add_argument(
+            "--scope", choices=DataScope.values, default=DataScope.REAL, help="qa only"
+        )
         new.add_argument("--temperature", type=float, default=0.0)
         new.add_argument("--max-tokens", type=int, default=128)
         new.add_argument("--concurrency", type=int, default=8, help="requests in flight")
@@ -183,18 +196,21 @@ class Command(BaseCommand):
             user = get_user_model().objects.get(username=options["user"])
         except get_user_model().DoesNotExist:
             raise CommandError(f"There is no user {options['user']!r}") from None
-        vision = options["modality"] == Modality.VISION
+        qa = options["track"] == "qa"
+        vision = options["modality"] == Modality.VISION or options["track"] == "extraction"
         data = InferenceRunInput(
+            track=options["track"],
+            mode="region" if options["track"] == "extraction" else "",
             model_name=options["model"],
             endpoint=options["endpoint"] or "",
             base_url=options["base_url"] or "",
             api_key=self._key(options),
-            modality=options["modality"],
+            modality=Modality.VISION if vision else options["modality"],
             table_format=options["table_format"] or ("image" if vision else "paper"),
             prompt_style=options["prompt_style"],
             system_role=not options["no_system_role"],
             split=options["split"],
-            data_scope=options["scope"],
+            data_scope=options["scope"] if qa else "",
             temperature=options["temperature"],
             max_tokens=options["max_tokens"],
             concurrency=options["concurrency"],
@@ -275,6 +291,9 @@ class Command(BaseCommand):
         # The web's worker may have scored it already; scoring twice does the work once.
         submission_score(submission_id=submission.pk)
         submission.refresh_from_db()
+        if not submission.is_qa:
+            self.stdout.write(describe_track_score(submission))
+            return
         score = submission.score_for()
         if submission.status == Status.SCORED and score is not None and score.withheld:
             self.stdout.write(

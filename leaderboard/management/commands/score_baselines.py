@@ -9,8 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from hctqa.errors import ApplicationError
 from leaderboard import services
-from leaderboard.models import TrackScore
-from leaderboard.services.baselines import BASELINES, baselines_run
+from leaderboard.services.baselines import BASELINES, baselines_run, describe_track_score
 
 
 class Command(BaseCommand):
@@ -60,19 +59,4 @@ class Command(BaseCommand):
             if not options["queue"]:
                 services.submission_score(submission_id=submission.pk)
                 submission.refresh_from_db()
-            score = TrackScore.objects.filter(submission=submission).first()
-            info = submission.track_info
-            shown = ""
-            if score is not None:
-                figures = ", ".join(
-                    f"{f.name} {score.figures.get(f.name):.3f}"
-                    if score.figures.get(f.name) is not None
-                    else f"{f.name} withheld"
-                    for f in info.figures(submission.mode)
-                )
-                shown = f": {figures} on {score.n:,} items"
-            mode = f" ({submission.mode})" if submission.mode else ""
-            self.stdout.write(
-                f"{info.name}{mode}, {submission.model_name}: {submission.status}{shown}"
-                + (f" — {submission.error}" if submission.error else "")
-            )
+            self.stdout.write(describe_track_score(submission))
