@@ -5,12 +5,14 @@ from leaderboard.models import (
     DailyLimitEntry,
     InferenceResponse,
     InferenceRun,
+    ItemResult,
     KeptUpload,
     PropertyRegression,
     QuestionResult,
     Rescore,
     Score,
     Submission,
+    TrackScore,
 )
 
 
@@ -20,6 +22,8 @@ class SubmissionAdmin(admin.ModelAdmin):
         "id",
         "model_name",
         "kind",
+        "track",
+        "mode",
         "modality",
         "split",
         "data_scope",
@@ -31,6 +35,7 @@ class SubmissionAdmin(admin.ModelAdmin):
     )
     list_filter = (
         "kind",
+        "track",
         "status",
         "stale",
         "modality",
@@ -146,3 +151,19 @@ class CachedResponseAdmin(admin.ModelAdmin):
     list_select_related = ("endpoint", "owner")
     raw_id_fields = ("endpoint", "owner")
     search_fields = ("model_name", "key", "prompt_sha256")
+
+
+@admin.register(TrackScore)
+class TrackScoreAdmin(admin.ModelAdmin):
+    list_display = ("submission", "n", "withheld")
+    list_filter = ("submission__track", "withheld")
+    raw_id_fields = ("submission",)
+    search_fields = ("submission__model_name",)
+
+
+@admin.register(ItemResult)
+class ItemResultAdmin(admin.ModelAdmin):
+    list_display = ("submission", "item", "reason")
+    list_filter = ("reason",)
+    raw_id_fields = ("submission", "item")
+    search_fields = ("item__item_id", "submission__model_name")

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.django_db
 
 MODELS = [
     model
-    for app in ("endpoints", "annotation", "leaderboard", "ingest", "discussion")
+    for app in ("endpoints", "annotation", "leaderboard", "ingest", "tracks", "discussion")
     for model in apps.get_app_config(app).get_models()
 ]
 
