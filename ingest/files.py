@@ -3,43 +3,17 @@ images and crops. Never served as files; views that check permissions stream the
 
 from __future__ import annotations
 
-import contextlib
-import os
 import uuid
 from pathlib import Path
 
-from django.conf import settings
+from hctqa.private_files import PrivateFolder
 
-
-def root() -> Path:
-    return Path(settings.INGEST_FILES_ROOT)
-
-
-def path_of(relative: str) -> Path:
-    """The file's path; a name that would leave the root is refused."""
-    base = root().resolve()
-    path = (base / relative).resolve()
-    if base not in path.parents:
-        raise ValueError(f"not an ingest file: {relative!r}")
-    return path
-
-
-def write(relative: str, data: bytes) -> None:
-    """Write the whole file or nothing: a temporary name first, then renamed into place."""
-    path = path_of(relative)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.{uuid.uuid4().hex}.part")
-    partial.write_bytes(data)
-    os.replace(partial, path)
-
-
-def read(relative: str) -> bytes:
-    return path_of(relative).read_bytes()
-
-
-def remove(relative: str) -> None:
-    with contextlib.suppress(FileNotFoundError, ValueError):
-        path_of(relative).unlink()
+_FOLDER = PrivateFolder("INGEST_FILES_ROOT", "an ingest file")
+root = _FOLDER.root
+path_of = _FOLDER.path_of
+write = _FOLDER.write
+read = _FOLDER.read
+remove = _FOLDER.remove
 
 
 def incoming() -> Path:

@@ -7,33 +7,15 @@ from __future__ import annotations
 
 import contextlib
 import os
-import uuid
 from collections.abc import Iterable
 from pathlib import Path
 
-from django.conf import settings
+from hctqa.private_files import PrivateFolder
 
-
-def root() -> Path:
-    return Path(settings.TRACK_FILES_ROOT)
-
-
-def path_of(relative: str) -> Path:
-    """The file's path; a name that would leave the root is refused."""
-    base = root().resolve()
-    path = (base / relative).resolve()
-    if base not in path.parents:
-        raise ValueError(f"not a track file: {relative!r}")
-    return path
-
-
-def write(relative: str, data: bytes) -> None:
-    """Write the whole file or nothing: a temporary name first, then renamed into place."""
-    path = path_of(relative)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.{uuid.uuid4().hex}.part")
-    partial.write_bytes(data)
-    os.replace(partial, path)
+_FOLDER = PrivateFolder("TRACK_FILES_ROOT", "a track file")
+root = _FOLDER.root
+path_of = _FOLDER.path_of
+write = _FOLDER.write
 
 
 def exists(relative: str) -> bool:

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.core.files.base import ContentFile
 from django.db import transaction
 
 from hctqa.core.extraction.worker import PageRunner
@@ -29,15 +28,8 @@ from hctqa.core.tables import TableFormatError
 from hctqa.core.tracks.extraction import pdfplumber_prediction, platform_prediction
 from hctqa.core.tracks.shared import TrackError
 from hctqa.core.tracks.transformation import unpivot
-from hctqa.errors import Problems
 from leaderboard.models import Kind, Submission, TrackScore, Visibility
-from leaderboard.services.submissions import (
-    SubmissionInput,
-    _check_metadata,
-    _check_track,
-    _store,
-    predictions_file,
-)
+from leaderboard.services.submissions import SubmissionInput, baseline_create
 from tracks import files
 from tracks import selectors as track_selectors
 from tracks.models import TrackItem
@@ -145,10 +137,6 @@ def baseline_store(
         description=baseline.description,
         visibility=Visibility.PUBLIC,
     )
-    problems = Problems()
-    _check_track(data, problems)
-    _check_metadata(data, problems)
-    problems.raise_if_any()
     old = Submission.objects.filter(
         kind=Kind.BASELINE, track=info.slug, mode=mode, split=split, model_name=baseline.name
     )
@@ -157,8 +145,7 @@ def baseline_store(
         submission.delete()
         if stored:
             transaction.on_commit(lambda stored=stored: stored.storage.delete(stored.name))
-    content = ContentFile(predictions_file(predictions, qa=False))
-    return _store(owner=None, data=data, content=content, kind=Kind.BASELINE)
+    return baseline_create(data=data, predictions=predictions)
 
 
 def baselines_run(

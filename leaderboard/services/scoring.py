@@ -351,6 +351,16 @@ def _score_track(
     )
 
 
+def _still_ours(submission_id: int, attempt: int) -> bool:
+    """Whether this scoring (``attempt``) still holds the submission, locked until the
+    transaction ends: the sweeper, a delete or a later attempt may have moved on meanwhile."""
+    return (
+        Submission.objects.select_for_update()
+        .filter(pk=submission_id, status=Status.SCORING, attempts=attempt)
+        .exists()
+    )
+
+
 @transaction.atomic
 def _save_track_scores(
     submission_id: int,
@@ -362,11 +372,7 @@ def _save_track_scores(
     refresh_regression: bool,
     tell_owner: bool,
 ) -> None:
-    if (
-        not Submission.objects.select_for_update()
-        .filter(pk=submission_id, status=Status.SCORING, attempts=attempt)
-        .exists()
-    ):
+    if not _still_ours(submission_id, attempt):
         return
     ItemResult.objects.filter(submission_id=submission_id).delete()
     ItemResult.objects.bulk_create(
@@ -508,12 +514,7 @@ def _save_scores(
     refresh_regression: bool = True,
     tell_owner: bool = True,
 ) -> None:
-    # Still ours? The sweeper, a delete or a later attempt may have moved on meanwhile.
-    if (
-        not Submission.objects.select_for_update()
-        .filter(pk=submission_id, status=Status.SCORING, attempts=attempt)
-        .exists()
-    ):
+    if not _still_ours(submission_id, attempt):
         return
     old = evaluations["2025-05"]
     new = evaluations.get("2025-10")

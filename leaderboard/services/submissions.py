@@ -442,8 +442,10 @@ def _check_track(data: SubmissionInput, problems: Problems) -> None:
 
 
 def check_metadata(data: SubmissionInput) -> None:
-    """Raise every problem with the model's metadata at once."""
+    """Raise every problem with the track, its mode and split, and the model's metadata at
+    once."""
     problems = Problems()
+    _check_track(data, problems)
     _check_metadata(data, problems)
     problems.raise_if_any()
 
@@ -563,10 +565,7 @@ def submission_create_from_predictions(
     model's context length (shown with the submission and its board row)."""
     if not owner.has_perm("leaderboard.add_submission"):
         raise PermissionDenied("Only researchers can submit predictions")
-    problems = Problems()
-    _check_track(data, problems)
-    _check_metadata(data, problems)
-    problems.raise_if_any()
+    check_metadata(data)
     qa = data.track == QA_TRACK
     raw = predictions_file(predictions, qa=qa)
     if qa:
@@ -625,6 +624,14 @@ def _store(
     submission.save()
     _enqueue_scoring(submission.pk)
     return submission
+
+
+def baseline_create(*, data: SubmissionInput, predictions: Mapping[str, Any]) -> Submission:
+    """Store the platform's own system's predictions as a baseline row of a track's board
+    (no owner, no daily limit), queued for scoring."""
+    check_metadata(data)
+    content = ContentFile(predictions_file(predictions, qa=False))
+    return _store(owner=None, data=data, content=content, kind=Kind.BASELINE)
 
 
 def _require_manager(user: Any, submission: Submission) -> None:

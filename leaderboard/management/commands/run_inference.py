@@ -21,7 +21,6 @@ from __future__ import annotations
 import sys
 import time
 from argparse import ArgumentParser
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -31,6 +30,7 @@ from django.core.management.base import BaseCommand, CommandError
 from hctqa.core.disclosure import DISCLOSURE_MARGIN
 from hctqa.core.prompts import PROMPT_STYLES, TABLE_FORMATS
 from hctqa.errors import ApplicationError
+from leaderboard.management.commands._arguments import decimal_argument
 from leaderboard.models import (
     DataScope,
     EvalSplit,
@@ -63,13 +63,6 @@ _OPTIONS = {
     "system_role": "--no-system-role",
     "visibility": "--private",
 }
-
-
-def _decimal(value: str) -> Decimal:
-    try:
-        return Decimal(value)
-    except InvalidOperation:
-        raise ValueError(value) from None
 
 
 class Command(BaseCommand):
@@ -125,7 +118,7 @@ class Command(BaseCommand):
         new.add_argument("--concurrency", type=int, default=8, help="requests in flight")
         new.add_argument("--no-cache", action="store_true", help="send every question again")
         new.add_argument("--weights", choices=Weights.values, default=Weights.OPEN)
-        new.add_argument("--parameters", type=_decimal, help="billions, for open weights")
+        new.add_argument("--parameters", type=decimal_argument, help="billions, for open weights")
         new.add_argument("--organisation", default="")
         new.add_argument("--private", action="store_true", help="a private leaderboard entry")
         new.add_argument("--description", default="")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from argparse import ArgumentParser
-from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
@@ -14,16 +13,10 @@ from django.core.management.base import BaseCommand, CommandError
 
 from hctqa.errors import ApplicationError
 from leaderboard import services
+from leaderboard.management.commands._arguments import decimal_argument
 from leaderboard.models import DataScope, EvalSplit, Modality, TableFormat, Visibility, Weights
 from leaderboard.services.baselines import describe_track_score
 from tracks.registry import TRACKS
-
-
-def _decimal(value: str) -> Decimal:
-    try:
-        return Decimal(value)
-    except InvalidOperation:
-        raise ValueError(value) from None
 
 
 class Command(BaseCommand):
@@ -42,7 +35,7 @@ class Command(BaseCommand):
         parser.add_argument("--split", choices=EvalSplit.values, required=True)
         parser.add_argument("--model-name", required=True)
         parser.add_argument("--weights", choices=Weights.values, required=True)
-        parser.add_argument("--parameters", type=_decimal, help="billions")
+        parser.add_argument("--parameters", type=decimal_argument, help="billions")
         parser.add_argument("--modality", choices=Modality.values, default=Modality.TEXT)
         parser.add_argument("--table-format", choices=TableFormat.values, help="qa only")
         parser.add_argument("--scope", choices=DataScope.values, help="qa only (default real)")

@@ -618,23 +618,7 @@ class _Execution:
             "over_context_length": len(too_long_ids),
             "completed_at": timezone.now().isoformat(),
         }
-        data = submission_input(run)
-        data = SubmissionInput(
-            **{**data.__dict__, "description": _description(run, config)},
-        )
-        entry = DailyLimitEntry.objects.filter(inference_run=run).first()
-        try:
-            submission = submission_create_from_predictions(
-                owner=run.created_by,
-                data=data,
-                predictions=predictions,
-                limit_entry=entry,
-                too_long_prompts=len(too_long_ids),
-            )
-        except (ApplicationError, PermissionDenied) as exc:
-            message = exc.message if isinstance(exc, ApplicationError) else str(exc)
-            return self.finish(RunStatus.FAILED, f"The answers could not be submitted: {message}")
-        return self.finish(RunStatus.DONE, submission=submission, config=config)
+        return _submit(self, run, predictions, config, too_long=len(too_long_ids))
 
 
 def _refused_too_often(refused: int, total: int) -> bool:
@@ -688,6 +672,19 @@ def _track_complete(execution: _Execution, run: InferenceRun) -> str:
         "over_context_length": too_long,
         "completed_at": timezone.now().isoformat(),
     }
+    return _submit(execution, run, predictions, config, too_long=too_long)
+
+
+def _submit(
+    execution: _Execution,
+    run: InferenceRun,
+    predictions: dict[str, Any],
+    config: dict[str, Any],
+    *,
+    too_long: int,
+) -> str:
+    """The run's answers as its owner's submission (the run took today's test-split slot
+    when it started), and the run done; or failed, saying why they could not be."""
     data = submission_input(run)
     data = SubmissionInput(**{**data.__dict__, "description": _description(run, config)})
     entry = DailyLimitEntry.objects.filter(inference_run=run).first()
@@ -701,7 +698,7 @@ def _track_complete(execution: _Execution, run: InferenceRun) -> str:
         )
     except (ApplicationError, PermissionDenied) as exc:
         message = exc.message if isinstance(exc, ApplicationError) else str(exc)
-        return execution.finish(RunStatus.FAILED, f"The replies could not be submitted: {message}")
+        return execution.finish(RunStatus.FAILED, f"The answers could not be submitted: {message}")
     return execution.finish(RunStatus.DONE, submission=submission, config=config)
 
 

@@ -12,6 +12,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Split
 from hctqa.core.predictions import PredictionsError
+from tracks.management.commands._item_set import add_item_set_arguments
 from tracks.registry import TRACKS, track
 from tracks.services.scoring import score_file
 
@@ -36,18 +37,7 @@ class Command(BaseCommand):
             choices=Split.values,
             help="train or validation (the test split is refused: its gold is hidden)",
         )
-        parser.add_argument(
-            "--mode",
-            default="",
-            choices=["", "region", "page"],
-            help="extraction: the region or whole-page items only (default: both)",
-        )
-        parser.add_argument(
-            "--data-scope",
-            default="real",
-            choices=["real", "synthetic"],
-            help="qa: the real or synthetic tables' questions (default real)",
-        )
+        add_item_set_arguments(parser)
         parser.add_argument("--model-name", default="", help="decides 2025-10's GPT rule")
 
     def handle(self, *args: Any, **options: Any) -> None:

@@ -11,6 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.models import Split
 from hctqa.core.wording import counted
 from hctqa.errors import ApplicationError
+from tracks.management.commands._item_set import add_item_set_arguments
 from tracks.registry import TRACKS, track
 from tracks.services.export import ITEMS_FILE, items_write, split_has_public_gold
 
@@ -28,18 +29,7 @@ class Command(BaseCommand):
         parser.add_argument("--track", required=True, choices=list(TRACKS))
         parser.add_argument("--split", required=True, choices=Split.values)
         parser.add_argument("--out", required=True, type=Path, help="the folder to write")
-        parser.add_argument(
-            "--mode",
-            default="",
-            choices=["", "region", "page"],
-            help="extraction: the region or whole-page items only (default: both)",
-        )
-        parser.add_argument(
-            "--data-scope",
-            default="real",
-            choices=["real", "synthetic"],
-            help="qa: the real or synthetic tables' questions (default real)",
-        )
+        add_item_set_arguments(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
         info = track(options["track"])
