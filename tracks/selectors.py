@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import Count, F, QuerySet
+from django.http import Http404
 
 from annotation.models import Split
 from hctqa.core.tracks.shared import Item
@@ -182,8 +183,6 @@ def can_build(user: Any) -> bool:
 
 
 def track_or_404(slug: str) -> TrackInfo:
-    from django.http import Http404
-
     try:
         return track(slug)
     except KeyError:
