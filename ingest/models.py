@@ -17,6 +17,7 @@ from django.db.models.lookups import LessThanOrEqual
 from django.urls import reverse
 
 from annotation.models import TABLE_NOTES_MAX_CHARS, TABLE_TITLE_MAX_CHARS, Collection, Table
+from hctqa.core.wording import whole_percent
 
 
 class DocumentKind(models.TextChoices):
@@ -118,7 +119,7 @@ class Document(models.Model):
 
     @property
     def percent_done(self) -> int:
-        return round(100 * self.pages_done / self.page_count) if self.page_count else 0
+        return whole_percent(self.pages_done, self.page_count or 0)
 
 
 class PageStatus(models.TextChoices):

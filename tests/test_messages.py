@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hctqa.core.wording import counted, time_span
+from hctqa.core.wording import counted, percent, time_span, whole_percent
 
 REPO = Path(__file__).resolve().parent.parent
 # The project's own code: every app and the project package (tests, migrations and the
@@ -121,3 +121,28 @@ def test_a_time_span_says_the_date_once_on_one_day() -> None:
     assert time_span(start, datetime(2026, 11, 24, 9, 5)) == (
         "2026-11-23 14:16 to 2026-11-24 09:05"
     )
+
+
+@pytest.mark.parametrize(
+    ("share", "decimals", "expected"),
+    [
+        (1.0, 1, "100.0"),
+        (9834 / 9835, 1, "99.9"),
+        (0.9996, 0, "99"),
+        (0.5, 1, "50.0"),
+        (0.12345, 2, "12.35"),
+        (0.0, 1, "0.0"),
+        (None, 1, "0.0"),
+        (1.5, 1, "100.0"),
+    ],
+)
+def test_a_share_short_of_the_whole_never_reads_100_percent(
+    share: float | None, decimals: int, expected: str
+) -> None:
+    assert percent(share, decimals) == expected
+
+
+def test_whole_percent_is_100_only_when_all_are_done() -> None:
+    assert whole_percent(199, 200) == 99
+    assert whole_percent(200, 200) == 100
+    assert whole_percent(0, 0) == 0
