@@ -639,3 +639,15 @@ def test_beat_queues_again_an_extraction_whose_worker_died(
     assert services.documents_sweep() == 0
     document.refresh_from_db()
     assert document.status == "failed" and "stopped 3 times" in document.message
+
+
+def test_the_quality_page_is_linked_from_the_dataset_and_each_document(
+    candidate, adjudicator
+) -> None:
+    # The dataset page is public: anyone finds how extraction does from there.
+    assert 'href="/ingest/quality/"' in Client().get("/dataset/").content.decode()
+    client = Client()
+    client.force_login(adjudicator)
+    document = client.get(candidate.document.get_absolute_url()).content.decode()
+    assert 'href="/ingest/quality/"' in document
+    assert 'href="/ingest/quality/"' in client.get("/ingest/").content.decode()
