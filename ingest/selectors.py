@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Avg, Count, Q, QuerySet
+from django.db.models import Avg, Case, Count, Q, QuerySet, Value, When
 from django.db.models.functions import TruncMonth
 from django.shortcuts import get_object_or_404
 
@@ -117,14 +117,28 @@ def candidate_review(*, candidate_id: int, editor: Any) -> Review:
                 }
             )
     draft = CandidateDraft.objects.filter(candidate=candidate, editor=editor).first()
-    next_pending = (
+    return Review(candidate, page, boxes, draft, next_pending(candidate))
+
+
+def next_pending(candidate: Candidate) -> int | None:
+    """The candidate to review after this one: the rest of its document first (those after
+    it, then those before it), then the next documents, then the earlier ones."""
+    document = candidate.document
+    return (
         Candidate.objects.filter(status=CandidateStatus.PENDING)
-        .filter(Q(document=document, number__gt=candidate.number) | Q(document__pk__gt=document.pk))
-        .order_by("document_id", "number")
+        .exclude(pk=candidate.pk)
+        .annotate(
+            turn=Case(
+                When(document=document, number__gt=candidate.number, then=Value(0)),
+                When(document=document, then=Value(1)),
+                When(document__pk__gt=document.pk, then=Value(2)),
+                default=Value(3),
+            )
+        )
+        .order_by("turn", "document_id", "number")
         .values_list("pk", flat=True)
         .first()
     )
-    return Review(candidate, page, boxes, draft, next_pending)
 
 
 @dataclass(frozen=True)
