@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from annotation.models import Question, RunStatus  # a run's states, as question generation's
 from hctqa.core.prompts import PROMPT_STYLES, TABLE_FORMATS
+from hctqa.core.wording import counted
 
 
 def private_storage() -> FileSystemStorage:
@@ -394,7 +395,7 @@ class Rescore(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"re-scoring {self.pk}: {self.total} submissions ({self.status})"
+        return f"re-scoring {self.pk}: {counted(self.total, 'submission')} ({self.status})"
 
     @property
     def is_active(self) -> bool:
@@ -514,7 +515,8 @@ class PropertyRegression(models.Model):
 
     def __str__(self) -> str:
         return (
-            f"regression over {self.submissions} submissions at {self.computed_at:%Y-%m-%d %H:%M}"
+            f"regression over {counted(self.submissions, 'submission')} "
+            f"at {self.computed_at:%Y-%m-%d %H:%M}"
         )
 
 

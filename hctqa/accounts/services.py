@@ -378,7 +378,7 @@ def approval_request_make(*, user: User, note: str) -> ApprovalRequest:
         )
     if len(note) > APPROVAL_NOTE_MAX:
         raise ApplicationError(
-            f"The note is {len(note):,} characters long; keep it to {APPROVAL_NOTE_MAX}",
+            f"The note is {counted(len(note), 'character')} long; keep it to {APPROVAL_NOTE_MAX}",
             field="note",
         )
     declined = (
@@ -412,7 +412,9 @@ def confirmed_label(account: Account | None) -> str:
 
 
 def _digest_body(waiting: list[ApprovalRequest], total: int) -> str:
-    parts = [f"{counted(total, 'approval request')} for test-split submissions wait for you:"]
+    # The verb and pronoun agree with the count: "1 approval request … waits; decline it".
+    verb, them = ("waits", "it") if total == 1 else ("wait", "them")
+    parts = [f"{counted(total, 'approval request')} for test-split submissions {verb} for you:"]
     for item in waiting:
         user = item.user
         address = user.email or "no email address"
@@ -424,7 +426,7 @@ def _digest_body(waiting: list[ApprovalRequest], total: int) -> str:
     if total > len(waiting):
         parts.append(f"… and {total - len(waiting)} more.")
     parts.append(
-        f"Approve or decline them here:\n{absolute_url(reverse('accounts:approval_requests'))}"
+        f"Approve or decline {them} here:\n{absolute_url(reverse('accounts:approval_requests'))}"
     )
     return "\n\n".join(parts)
 

@@ -167,7 +167,7 @@ def check_matches_split(
     if len(answers) == 1:
         message = f"The one prediction is not {where}"
     else:
-        message = f"None of the {len(answers):,} predictions is {where}"
+        message = f"None of the {counted(len(answers), 'prediction')} is {where}"
     raise PredictionsError(f"{message}. Choose the split and tables the file answers.")
 
 

@@ -600,7 +600,7 @@ def test_the_command_ingests_files_into_a_collection(print_pdf, tmp_path: Path, 
     path.write_bytes(table_pdf(print_pdf, TOTAL_ROWS))
     out = io.StringIO()
     call_command("ingest", str(path), "--collection", "QNPC Statistical Abstract 2024", stdout=out)
-    assert "document qnpc-2024--1, 1 page(s), 1 table candidate(s) (1 lines)" in out.getvalue()
+    assert "document qnpc-2024--1, 1 page, 1 table candidate (1 lines)" in out.getvalue()
     assert Candidate.objects.get().machine_csv == TOTAL_ROWS
 
 
