@@ -348,6 +348,7 @@ def run_payload(run: GenerationRun) -> dict[str, Any]:
         "use_images": run.use_images,
         "questions_per_table": run.questions_per_table,
         "status": run.status,
+        "state": run.state,
         "error": run.error,
         "tables_total": run.tables_total,
         "tables_done": run.tables_done,

@@ -77,6 +77,7 @@ def document_payload(document: Document, *, pages: bool = False) -> dict[str, An
         "uploaded_by": str(document.uploaded_by or ""),
         "uploaded_at": document.uploaded_at.isoformat(),
         "status": document.status,
+        "state": document.state,
         "message": document.message,
         "refused_code": document.refused_code or None,
         "pages_done": document.pages_done,

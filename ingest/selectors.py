@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Avg, Case, Count, Q, QuerySet, Value, When
-from django.db.models.functions import TruncMonth
+from django.db.models import Avg, Case, Count, OuterRef, Q, QuerySet, Subquery, Value, When
+from django.db.models.functions import Coalesce, TruncMonth
 from django.shortcuts import get_object_or_404
 
 from annotation.models import Collection
@@ -20,6 +20,7 @@ from ingest.models import (
     CandidateStatus,
     Document,
     DocumentPage,
+    PageStatus,
     Strategy,
 )
 
@@ -28,9 +29,24 @@ def collections() -> QuerySet[Collection]:
     return Collection.objects.order_by("name")
 
 
+def _documents() -> QuerySet[Document]:
+    """Documents with their failed pages counted (``Document.state`` reads it): a subquery,
+    so that it multiplies no other count."""
+    failed = (
+        DocumentPage.objects.filter(document=OuterRef("pk"), status=PageStatus.FAILED)
+        .order_by()
+        .values("document")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return Document.objects.select_related("collection", "uploaded_by").annotate(
+        n_failed_pages=Coalesce(Subquery(failed), 0)
+    )
+
+
 def documents_recent(*, limit: int = 50) -> QuerySet[Document]:
     return (
-        Document.objects.select_related("collection", "uploaded_by")
+        _documents()
         .annotate(
             n_candidates=Count("candidates"),
             n_pending=Count("candidates", filter=Q(candidates__status=CandidateStatus.PENDING)),
@@ -40,9 +56,7 @@ def documents_recent(*, limit: int = 50) -> QuerySet[Document]:
 
 
 def document_get(*, document_id: int) -> Document:
-    return get_object_or_404(
-        Document.objects.select_related("collection", "uploaded_by"), pk=document_id
-    )
+    return get_object_or_404(_documents(), pk=document_id)
 
 
 @dataclass(frozen=True)

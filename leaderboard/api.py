@@ -279,6 +279,11 @@ class InferenceRunOutput(serializers.ModelSerializer):
         read_only=True, help_text="Resuming needs the own endpoint's key again."
     )
     progress = serializers.IntegerField(read_only=True, help_text="Percent of questions settled.")
+    state = serializers.CharField(
+        read_only=True,
+        help_text="Its state as pages show it: a run done with questions left without an "
+        "answer is partly_failed, or failed when none has one; else its status.",
+    )
     submission_url = serializers.SerializerMethodField()
 
     class Meta:
@@ -288,6 +293,7 @@ class InferenceRunOutput(serializers.ModelSerializer):
             "url",
             "created_by",
             "status",
+            "state",
             "model_name",
             "endpoint",
             "base_url",

@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import Question, RunStatus  # a run's states, as question generation's
+from hctqa.core.outcomes import Outcome
 from hctqa.core.prompts import PROMPT_STYLES, TABLE_FORMATS
 from hctqa.core.wording import counted
 
@@ -537,7 +538,7 @@ INFERENCE_STYLES = [(v, label) for v, label in PromptStyle.choices if v in PROMP
 ACTIVE_RUN_STATUSES = (RunStatus.QUEUED, RunStatus.RUNNING)
 
 
-class InferenceRun(models.Model):
+class InferenceRun(Outcome, models.Model):
     """The benchmark's questions sent to a model behind an OpenAI-compatible endpoint. Each
     answer is saved as it arrives; when all are in, the run becomes a scored submission.
 
@@ -742,6 +743,9 @@ class InferenceRun(models.Model):
         if self.status == RunStatus.QUEUED:
             return self.queued_at is None or self.queued_at < stale
         return False
+
+    def tally(self) -> tuple[int, int]:
+        return self.answered, self.failed
 
     @property
     def progress(self) -> int:
