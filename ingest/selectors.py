@@ -94,7 +94,13 @@ def preview(canonical_csv: str) -> dict[str, Any]:
     try:
         table = parse_table(canonical_csv)
     except TableFormatError as exc:
-        return {"html": "", "error": str(exc), "header_rows": 0, "header_columns": 0}
+        return {
+            "html": "",
+            "error": str(exc),
+            "header_rows": 0,
+            "header_columns": 0,
+            "canonical_csv": canonical_csv,
+        }
     return {
         "html": to_html(table),
         "error": "",

@@ -44,6 +44,8 @@ GLYPH_PIXELS = 20
 # An image file that does not say its resolution is taken to be a screenshot or a scan at
 # this many dots per inch (it sets the length a ruling line needs).
 ASSUMED_IMAGE_DPI = 150.0
+# A layout's meta key: the words the OCR engine found in its language's dictionary.
+DICTIONARY_WORDS = "dictionary_words"
 LANGUAGE_PATTERN = re.compile(r"^[a-z][a-z_]{1,15}(\+[a-z][a-z_]{1,15}){0,4}$", re.ASCII)
 TESSDATA_DIRS = (
     "/usr/share/tesseract-ocr/5/tessdata",
@@ -66,6 +68,8 @@ class OcrWord:
     confidence: float
     # Each character's box (x0, top, x1, bottom), as the engine placed it; () when unknown.
     glyphs: tuple[tuple[float, float, float, float], ...] = ()
+    # The engine found the word in its language's dictionary.
+    in_dictionary: bool = False
 
 
 def tessdata_dir() -> Path | None:
@@ -192,7 +196,8 @@ def recognise(gray: Any, *, dpi: float, language: str = DEFAULT_LANGUAGE) -> lis
                 x0, _top, x1, _bottom = box
                 top, bottom = _band(item, line, band, box)
                 confidence = max(0.0, item.Confidence(word)) / 100
-                current = OcrWord(text, x0, top, x1, bottom, confidence)
+                known = bool(item.WordIsFromDictionary())
+                current = OcrWord(text, x0, top, x1, bottom, confidence, in_dictionary=known)
         glyph = item.BoundingBox(symbol)
         if current is not None and glyph is not None:
             glyphs.append(tuple(float(v) for v in glyph))  # type: ignore[arg-type]
@@ -275,6 +280,7 @@ def _scaled(word: OcrWord, factor: float) -> OcrWord:
         word.bottom * factor,
         word.confidence,
         tuple(tuple(v * factor for v in g) for g in word.glyphs),  # type: ignore[misc]
+        word.in_dictionary,
     )
 
 
@@ -405,25 +411,29 @@ def read_picture(
         for w in recognise(picture, dpi=dpi * enlarge, language=language)
         if _keep(w)
     ]
-    return layout_of_words(
+    placed = [
+        Word(
+            w.text,
+            w.x0 * scale,
+            w.top * scale,
+            w.x1 * scale,
+            w.bottom * scale,
+            size=(w.bottom - w.top) * scale,
+            confidence=round(w.confidence, 3),
+        )
+        for w in words
+    ]
+    layout = layout_of_words(
         number,
         width,
         height,
-        (
-            Word(
-                w.text,
-                w.x0 * scale,
-                w.top * scale,
-                w.x1 * scale,
-                w.bottom * scale,
-                size=(w.bottom - w.top) * scale,
-                confidence=round(w.confidence, 3),
-            )
-            for w in words
-        ),
+        placed,
         (Rule(r.x0 * scale, r.top * scale, r.x1 * scale, r.bottom * scale) for r in found.rules),
         source="ocr",
     )
+    # The words the engine's dictionary knows, for the review marks (``review_marks``).
+    known = frozenset(p for p, w in zip(placed, words, strict=True) if w.in_dictionary)
+    return replace(layout, meta={DICTIONARY_WORDS: known})
 
 
 def render_gray(page: Any, dpi: float = OCR_DPI) -> tuple[Any, float]:
@@ -457,7 +467,7 @@ def layout_from_scan(page: Any, number: int, language: str = DEFAULT_LANGUAGE) -
         layout,
         width=float(page.width),
         height=float(page.height),
-        meta={"dpi": dpi, "language": language},
+        meta={**layout.meta, "dpi": dpi, "language": language},
     )
 
 
@@ -467,7 +477,7 @@ def layout_from_image(
     """An image file (one page), read through OCR; coordinates in the image's pixels."""
     used = dpi or ASSUMED_IMAGE_DPI
     layout = read_picture(gray, number=number, dpi=used, scale=1.0, language=language)
-    return replace(layout, meta={"dpi": used, "language": language})
+    return replace(layout, meta={**layout.meta, "dpi": used, "language": language})
 
 
 # --- What the review page shows ----------------------------------------------------------------
