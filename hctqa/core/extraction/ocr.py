@@ -11,7 +11,12 @@ A scanned PDF page is rendered at ``OCR_DPI``; an image file is read at its own 
    the picture (``restore_points``);
 4. the words and the rules, in the page's own units (points for a PDF page, pixels for an
    image file), make a ``PageLayout`` with ``source="ocr"``, which the table rules read as they
-   read a text page.
+   read a text page; its meta keeps the words the engine's dictionary knows.
+
+The tables read from such a page get review marks (``review_marks``): a cell holding a word the
+engine was unsure of, or a word that neither its dictionary nor the page's own words support
+("oncentration"; "Ourestimates", two of the page's words run together), is marked for the
+reviewer to check against the picture.
 
 Nothing is downloaded: the engine and its language data come from the system's packages.
 ``language`` is Tesseract's code (``eng``, ``ara``, ``eng+ara``); a language whose data is not
@@ -21,6 +26,7 @@ installed is refused with the package to install.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -29,6 +35,7 @@ from typing import Any
 from hctqa.core.extraction.documents import DocumentError
 from hctqa.core.extraction.layout import Box, PageLayout, Rule, Word, layout_of_words
 from hctqa.core.extraction.rules_image import erase_rules, find_rules
+from hctqa.core.extraction.table import FLAG_LOW_CONFIDENCE, FLAG_UNKNOWN_WORD, Table
 
 # A scanned page is read at its scan's own resolution, within these bounds: finer costs time
 # and gains nothing; coarser text is enlarged first (Tesseract wants letters 20+ pixels high).
@@ -481,6 +488,77 @@ def layout_from_image(
 
 
 # --- What the review page shows ----------------------------------------------------------------
+
+# A word the engine was less sure of than this marks its cell.
+UNSURE = 0.6
+# An unknown word read at least this surely is taken as read right: a name, a code, a term the
+# language's dictionary lacks ("Monoprix", "Chlorfenvinphos"); misreads of known words
+# ("Treland", "iurnover") come out less sure. Measured on the EU scans:
+# benchmarks/ingest_icdar.py --raster 200 --ocr-marks.
+SURE = 0.9
+# Runs of fewer letters (kg, n.a., Q1) are not looked up.
+MIN_LETTERS = 3
+_LETTERS = re.compile(r"[^\W\d_]+")
+
+
+def _letter_runs(text: str) -> list[str]:
+    return [run.casefold() for run in _LETTERS.findall(text) if len(run) >= MIN_LETTERS]
+
+
+def page_vocabulary(layout: PageLayout) -> frozenset[str] | None:
+    """The page's own dictionary: the runs of letters of the words the engine's dictionary
+    knows, and every run two words of the page share (a name or a term used twice). None
+    when the layout does not say which words the engine knows."""
+    known = layout.meta.get(DICTIONARY_WORDS)
+    if known is None:
+        return None
+    uses = Counter(run for word in layout.words for run in set(_letter_runs(word.text)))
+    shared = {run for run, n in uses.items() if n >= 2}
+    return frozenset({run for word in known for run in _letter_runs(word.text)} | shared)
+
+
+def _glued(run: str, vocabulary: frozenset[str]) -> bool:
+    """Two of the page's words read as one ("ourestimates", "salesin"): a split of the run
+    into a word of the page's dictionary of four letters or more, and another word of it or
+    three letters at most."""
+    for cut in range(1, len(run)):
+        parts = (run[:cut], run[cut:])
+        if all(len(p) <= 3 or p in vocabulary for p in parts) and any(
+            len(p) >= 4 and p in vocabulary for p in parts
+        ):
+            return True
+    return False
+
+
+def word_mark(word: Word, known: frozenset[Word], vocabulary: frozenset[str] | None) -> str:
+    """Why a word deserves a second look ("" when it does not): the engine was unsure of it,
+    or it has a run of letters that neither the engine's dictionary nor the page's own words
+    support, read less than surely or made of two of the page's words run together."""
+    confidence = 1.0 if word.confidence is None else word.confidence
+    if confidence < UNSURE:
+        return FLAG_LOW_CONFIDENCE
+    if vocabulary is None or word in known:
+        return ""
+    unsupported = [run for run in _letter_runs(word.text) if run not in vocabulary]
+    if unsupported and (confidence < SURE or any(_glued(r, vocabulary) for r in unsupported)):
+        return FLAG_UNKNOWN_WORD
+    return ""
+
+
+def review_marks(table: Table, layout: PageLayout) -> Table:
+    """The table with its cells' OCR marks (``word_mark`` of each word in the cell) in place
+    of any it had; the other flags stay. A page with a text layer is left as it is."""
+    if layout.source != "ocr":
+        return table
+    known = layout.meta.get(DICTIONARY_WORDS, frozenset())
+    vocabulary = page_vocabulary(layout)
+    cells = []
+    for cell in table.cells:
+        flags = set(cell.flags) - {FLAG_LOW_CONFIDENCE, FLAG_UNKNOWN_WORD}
+        if cell.text and cell.bbox is not None:
+            flags |= {word_mark(w, known, vocabulary) for w in layout.words_in(cell.bbox)} - {""}
+        cells.append(replace(cell, flags=tuple(sorted(flags))))
+    return table.with_cells(cells)
 
 
 def ocr_text(layout: PageLayout, box: Box) -> str:
