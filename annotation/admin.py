@@ -23,6 +23,7 @@ from annotation.models import (
     VerificationSlot,
     VerifierStanding,
 )
+from hctqa.core.wording import counted
 from hctqa.errors import ApplicationError
 
 
@@ -84,8 +85,8 @@ class QuestionAdmin(admin.ModelAdmin):
         verb = "added to" if add else "taken out of"
         self.message_user(
             request,
-            f"{len(done.changed)} question(s) {verb} the gold pool, "
-            f"{len(done.unchanged)} already so.",
+            f"{counted(len(done.changed), 'question')} {verb} the gold pool, "
+            f"{len(done.unchanged):,} already so.",
             messages.SUCCESS,
         )
 

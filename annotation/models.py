@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from hctqa.core.extraction.ocr import DEFAULT_LANGUAGE as OCR_DEFAULT_LANGUAGE
 from hctqa.core.extraction.ocr import LANGUAGE_PATTERN as OCR_LANGUAGE_PATTERN
+from hctqa.core.outcomes import Outcome
 
 
 class Source(models.TextChoices):
@@ -709,7 +710,7 @@ class RunStatus(models.TextChoices):
 GENERATION_STALE_AFTER = timedelta(minutes=5)
 
 
-class GenerationRun(models.Model):
+class GenerationRun(Outcome, models.Model):
     """Model-generated questions for a set of tables, by one OpenAI-compatible chat model
     behind an endpoint an admin registered (its key stays on the worker)."""
 
@@ -754,6 +755,9 @@ class GenerationRun(models.Model):
 
     def __str__(self) -> str:
         return f"generation run {self.pk} with {self.model}"
+
+    def tally(self) -> tuple[int, int]:
+        return self.tables_done, self.tables_failed
 
     @property
     def progress(self) -> int:
@@ -802,7 +806,7 @@ class GenerationItem(models.Model):
 # --- Synthetic generation runs -------------------------------------------------------------
 
 
-class SyntheticRun(models.Model):
+class SyntheticRun(Outcome, models.Model):
     """A run of the benchmark's synthetic generator (hctqa/core/synthgen): whole families, or
     a number of tables having chosen table properties. Its tables are imported together, or
     not at all."""

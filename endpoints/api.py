@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.permissions import IsAuthenticated
@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 
 from endpoints import selectors, services
 from endpoints.models import Endpoint
-from hctqa.api import StrictInput
+from hctqa.api import ConflictOutput, ErrorOutput, StrictInput
 
 
 class EndpointOutput(serializers.ModelSerializer):
@@ -45,6 +45,16 @@ class UsableEndpointOutput(serializers.ModelSerializer):
     class Meta:
         model = Endpoint
         fields = ["name", "description", "model_names"]
+
+
+class EndpointListOutput(serializers.Serializer):
+    results = PolymorphicProxySerializer(
+        component_name="EndpointListItem",
+        serializers=[EndpointOutput, UsableEndpointOutput],
+        resource_type_field_name=None,
+        many=True,
+        help_text="Admins: every endpoint, all of it; anyone else: those they may use.",
+    )
 
 
 class EndpointInput(StrictInput):
@@ -85,7 +95,7 @@ def _endpoint(name: str) -> Endpoint:
 class EndpointListApi(APIView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(responses=EndpointOutput(many=True))
+    @extend_schema(responses=EndpointListOutput)
     def get(self, request: Request) -> Response:
         if request.user.has_perm("endpoints.change_endpoint"):
             every = Endpoint.objects.prefetch_related("users", "groups").order_by("name")
@@ -93,7 +103,7 @@ class EndpointListApi(APIView):
         usable = selectors.endpoints_usable_by(user=request.user)
         return Response({"results": UsableEndpointOutput(usable, many=True).data})
 
-    @extend_schema(request=EndpointInput, responses={201: EndpointOutput})
+    @extend_schema(request=EndpointInput, responses={201: EndpointOutput, 400: ErrorOutput})
     def post(self, request: Request) -> Response:
         _require_admin(request)
         data = EndpointInput(data=request.data)
@@ -110,7 +120,7 @@ class EndpointDetailApi(APIView):
         _require_admin(request)
         return Response(EndpointOutput(_endpoint(name)).data)
 
-    @extend_schema(request=EndpointInput, responses=EndpointOutput)
+    @extend_schema(request=EndpointInput, responses={200: EndpointOutput, 400: ErrorOutput})
     def patch(self, request: Request, name: str) -> Response:
         _require_admin(request)
         _endpoint(name)
@@ -121,7 +131,7 @@ class EndpointDetailApi(APIView):
         )
         return Response(EndpointOutput(_endpoint(endpoint.name)).data)
 
-    @extend_schema(request=None, responses={204: None, 409: dict})
+    @extend_schema(request=None, responses={204: None, 409: ConflictOutput})
     def delete(self, request: Request, name: str) -> Response:
         _require_admin(request)
         _endpoint(name)

@@ -6,8 +6,10 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from hctqa import health, views
 from hctqa.accounts.api import TokenObtainApi
+from hctqa.api_index import ApiIndex
 
 api_patterns = [
+    path("", ApiIndex.as_view(), name="api-index"),
     path("", include("annotation.api_urls")),
     path("", include("leaderboard.api_urls")),
     path("", include("releases.api_urls")),

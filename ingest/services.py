@@ -42,6 +42,7 @@ from hctqa.core.extraction.worker import PageError, PageRunner, PageTimeout, Wor
 from hctqa.core.hidden_text import CONTROL_SPACES, without_hidden
 from hctqa.core.splits import split_for_table
 from hctqa.core.tables import TableFormatError, parse_table
+from hctqa.core.wording import counted
 from hctqa.errors import ApplicationError, ConflictError
 from hctqa.heartbeat import beating
 from ingest import files, selectors
@@ -186,7 +187,7 @@ def _receive(chunks: Iterable[bytes]) -> Received:
                 if size > limit:
                     raise UploadRefused(
                         "too_large",
-                        f"This file is larger than the limit of {limit:,} bytes "
+                        f"This file is larger than the limit of {counted(limit, 'byte')} "
                         "(INGEST_MAX_BYTES); split the document, or ask an admin to raise it.",
                     )
                 if len(head) < _HEAD_BYTES:
@@ -481,7 +482,7 @@ def _open_pdf(runner: PageRunner, document: Document) -> None:
     if pages > settings.INGEST_MAX_PAGES:
         raise UploadRefused(
             "too_many_pages",
-            f"This PDF has {pages:,} pages, more than the limit of "
+            f"This PDF has {counted(pages, 'page')}, more than the limit of "
             f"{settings.INGEST_MAX_PAGES:,} (INGEST_MAX_PAGES); split it into parts.",
         )
     _add_pages(document, pages)
@@ -791,7 +792,7 @@ def documents_sweep() -> int:
         if attempts >= settings.INGEST_MAX_ATTEMPTS:
             still_stuck.update(
                 status=DocumentStatus.FAILED,
-                message=f"Extraction stopped {attempts} times without finishing; "
+                message=f"Extraction stopped {counted(attempts, 'time')} without finishing; "
                 "the pages done so far keep their tables.",
                 finished_at=now,
             )
@@ -879,7 +880,8 @@ def _text(value: Any, name: str, limit: int, *, one_line: bool) -> str:
     text = _plain(value) if one_line else _notes(value)
     if len(text) > limit:
         raise ApplicationError(
-            f"the {name} has {len(text):,} characters; at most {limit:,} are kept: shorten it",
+            f"the {name} has {counted(len(text), 'character')}; at most {limit:,} are kept: "
+            "shorten it",
             field=name,
         )
     return text

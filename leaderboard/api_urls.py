@@ -28,6 +28,11 @@ urlpatterns = [
         api.SubmissionResultsApi.as_view(),
         name="api-submission-results",
     ),
+    path(
+        "submissions/<int:pk>/item-results/",
+        api.SubmissionItemResultsApi.as_view(),
+        name="api-submission-item-results",
+    ),
     path("inference-runs/", api.InferenceRunListApi.as_view(), name="api-inference-run-list"),
     path(
         "inference-runs/create/",

@@ -12,7 +12,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import Question, RunStatus  # a run's states, as question generation's
+from hctqa.core.outcomes import Outcome
 from hctqa.core.prompts import PROMPT_STYLES, TABLE_FORMATS
+from hctqa.core.wording import counted
 from tracks.registry import TrackInfo
 from tracks.registry import choices as track_choices
 from tracks.registry import track as track_info
@@ -458,7 +460,7 @@ class Rescore(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"re-scoring {self.pk}: {self.total} submissions ({self.status})"
+        return f"re-scoring {self.pk}: {counted(self.total, 'submission')} ({self.status})"
 
     @property
     def is_active(self) -> bool:
@@ -624,7 +626,8 @@ class PropertyRegression(models.Model):
 
     def __str__(self) -> str:
         return (
-            f"regression over {self.submissions} submissions at {self.computed_at:%Y-%m-%d %H:%M}"
+            f"regression over {counted(self.submissions, 'submission')} "
+            f"at {self.computed_at:%Y-%m-%d %H:%M}"
         )
 
 
@@ -649,7 +652,7 @@ INFERENCE_STYLES = [(v, label) for v, label in PromptStyle.choices if v in PROMP
 ACTIVE_RUN_STATUSES = (RunStatus.QUEUED, RunStatus.RUNNING)
 
 
-class InferenceRun(models.Model):
+class InferenceRun(Outcome, models.Model):
     """The benchmark's questions sent to a model behind an OpenAI-compatible endpoint. Each
     answer is saved as it arrives; when all are in, the run becomes a scored submission.
 
@@ -876,6 +879,9 @@ class InferenceRun(models.Model):
         if self.status == RunStatus.QUEUED:
             return self.queued_at is None or self.queued_at < stale
         return False
+
+    def tally(self) -> tuple[int, int]:
+        return self.answered, self.failed
 
     @property
     def progress(self) -> int:

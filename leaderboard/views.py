@@ -16,6 +16,7 @@ from django_htmx.http import HttpResponseClientRefresh
 from endpoints.selectors import endpoint_choices
 from hctqa.accounts.selectors import can_submit_to_test_split
 from hctqa.core.disclosure import DISCLOSURE_MARGIN
+from hctqa.core.reported import PAPER_REAL_QUESTIONS, PAPER_RUN
 from hctqa.csv_export import dict_rows_csv
 from hctqa.errors import ApplicationError, add_problems
 from hctqa.pagecache.pages import public_page
@@ -256,7 +257,12 @@ def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
     if submission.status == "scored" and not submission.is_reported:
         context["hardest"] = selectors.hardest_questions(submission=submission, rules=rules)
     if not submission.is_reported:
-        context["recipe"] = selectors.inference_recipe(submission=submission)
+        run = selectors.answers_run(submission=submission)
+        context["run"] = run
+        context["recipe"] = selectors.inference_recipe(run=run)
+    context["named_alike"] = selectors.same_model_rows(submission=submission)
+    context["paper_real_questions"] = PAPER_REAL_QUESTIONS
+    context["paper_run"] = PAPER_RUN
     return render(request, "leaderboard/submission_detail.html", context)
 
 
@@ -342,7 +348,7 @@ def _track_submission_detail(request: HttpRequest, submission: Any) -> HttpRespo
         figures=info.figures(submission.mode),
         origins=track_selectors.gold_origins(info),
         disclosure_margin=DISCLOSURE_MARGIN,
-        recipe=selectors.inference_recipe(submission=submission),
+        recipe=selectors.inference_recipe(run=selectors.answers_run(submission=submission)),
     )
     return render(request, "leaderboard/track_submission_detail.html", context)
 

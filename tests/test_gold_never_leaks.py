@@ -81,6 +81,7 @@ def crawl(
             "/api/questions/?status=verified&origin=human",
         ],
         "api-question-detail": [f"/api/questions/{Q}/", f"/api/questions/{POOL_Q}/"],
+        "api-index": ["/api/"],
         "api-schema": ["/api/schema/"],
         "api-docs": ["/api/docs/"],
         "accounts:account": ["/accounts/"],
@@ -137,6 +138,9 @@ def crawl(
         ],
         "api-submission-results": [
             f"/api/submissions/{pk}/results/" for pk in (mine, theirs, *track_submissions)
+        ],
+        "api-submission-item-results": [
+            f"/api/submissions/{pk}/item-results/" for pk in (mine, theirs, *track_submissions)
         ],
         "annotate:hub": ["/annotate/"],
         "annotate:properties_next": ["/annotate/properties/"],
@@ -573,7 +577,7 @@ def test_the_crawl_would_see_gold_if_it_leaked(client: Client, secret_question: 
     # The rival's SQL ran on the hidden table: its result is in the per-item detail, which
     # only admins (who may see test gold) read for a test item.
     sql_submission = secret_question["track_submissions"][0]
-    detail = client.get(f"/api/submissions/{sql_submission}/results/").content.decode()
+    detail = client.get(f"/api/submissions/{sql_submission}/item-results/").content.decode()
     assert SECRET_ROWS in detail
     full = client.get(f"/releases/{VERSION}/full/hf/data/test.jsonl")
     body = b"".join(full.streaming_content).decode()

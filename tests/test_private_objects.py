@@ -301,8 +301,19 @@ def world(settings, tmp_path, owner, private) -> dict:
         base_version=candidate.version,
         client_ms=1,
     )
+    # A private submission to a track beside QA, its results per item.
+    track_submission = SubmissionFactory(
+        owner=owner,
+        model_name=SECRET,
+        visibility="private",
+        track="sql",
+        data_scope="",
+        split="test",
+        recall=None,
+    )
     return {
         **private,
+        "track_submission": track_submission.pk,
         "owner": owner,
         "writer": writer,
         "adjudicator": adjudicator,
@@ -374,6 +385,10 @@ def guarded(w: dict) -> dict[str, tuple[tuple[str, ...], str, list[tuple[str, st
         ),
         "api/submissions/<int:pk>/delete/": (*own, [(p, f"/api/submissions/{s}/delete/", {})]),
         "api/submissions/<int:pk>/results/": (*own, [(g, f"/api/submissions/{s}/results/", {})]),
+        "api/submissions/<int:pk>/item-results/": (
+            *own,
+            [(g, f"/api/submissions/{w['track_submission']}/item-results/", {})],
+        ),
         "api/inference-runs/<int:pk>/": (*own, [(g, f"/api/inference-runs/{r}/", {})]),
         "api/inference-runs/<int:pk>/cancel/": (
             *own,

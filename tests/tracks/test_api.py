@@ -60,9 +60,10 @@ def test_submit_by_api_then_read_figures_board_and_results(api: APIClient, built
     board = APIClient().get("/api/tracks/sql/board/?sort=-execution_accuracy").json()
     assert board["count"] == 1 and board["results"][0]["model_name"] == "sql by api"
     assert board["results"][0]["rank"] == 1
-    results = api.get(f"/api/submissions/{body['id']}/results/").json()
+    results = api.get(f"/api/submissions/{body['id']}/item-results/").json()
     assert results["count"] == len(gold)
     assert all(r["figures"] is None for r in results["results"])  # test items: hidden
+    assert api.get(f"/api/submissions/{body['id']}/results/").status_code == 404
 
 
 def test_bad_track_requests_are_refused_with_every_problem(api: APIClient, built) -> None:

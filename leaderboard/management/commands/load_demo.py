@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand
 
@@ -11,6 +12,7 @@ from annotation.management.commands.import_hctqa import report_summary
 from annotation.services import demo_generated_questions_ensure, release_import
 from hctqa.accounts.services import demo_users_ensure
 from hctqa.core.demo import demo_tables
+from hctqa.core.wording import counted
 from leaderboard.demo import demo_submissions_ensure
 
 
@@ -45,5 +47,7 @@ class Command(BaseCommand):
             )
         )
         self.stdout.write("Demo logins (username / password, role):")
-        for username, password, role in users:
-            self.stdout.write(f"  {username} / {password}  ({role})")
+        for login in users:
+            self.stdout.write(f"  {login.line()}")
+        limit = counted(settings.SUBMISSION_DAILY_TEST_LIMIT, "test-split submission")
+        self.stdout.write(f"  researcher's demo submissions do not use up its {limit} a day.")
