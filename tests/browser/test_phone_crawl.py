@@ -40,6 +40,7 @@ SKIP_NAMES = {
     "download",
     "table_download",
     "board_export",
+    "track_board_export",
     "submission_results",
     "page_image",
     "crop",
