@@ -208,7 +208,8 @@ class BoardRowOutput(serializers.Serializer):
     n_questions = serializers.IntegerField(allow_null=True)
     excluded = serializers.IntegerField(allow_null=True)
     too_long_prompts = serializers.IntegerField(
-        help_text="Prompts over the model's context in the run that made it (empty answers)."
+        help_text="Answers left empty because the prompt was over the model's context "
+        "(inference runs); scored as unanswered."
     )
     tables = serializers.IntegerField(allow_null=True, help_text="Of its question set.")
     release = serializers.CharField(allow_null=True, help_text="The release scored on.")

@@ -124,8 +124,8 @@ def read_relation(csv_text: Any) -> list[tuple[str, ...]]:
     width = len(rows[0])
     if width > MAX_COLUMNS or len(body) > MAX_ROWS or width * len(body) > MAX_CELLS:
         raise PredictionError(
-            f"The CSV is {counted(len(body), 'row')} × {counted(width, 'column')}, over the "
-            f"limits ({MAX_ROWS:,} rows, {MAX_COLUMNS} columns, {MAX_CELLS:,} cells)"
+            f"The CSV is {counted(len(body), 'row')} × {counted(width, 'column')}, over the limits "
+            f"({MAX_ROWS:,} rows, {MAX_COLUMNS} columns, {MAX_CELLS:,} cells)"
         )
     return [tuple(normalize_value(v) for v in row) for row in body]
 
