@@ -158,3 +158,30 @@ def test_the_per_item_download_hides_test_items_figures(client: Client, built, r
     other.force_login(UserFactory(role="researcher"))
     assert other.get(f"/leaderboard/submissions/{submission.pk}/results.json").status_code == 404
     assert json.loads(json.dumps(rows))  # plain JSON
+
+
+def test_an_admin_builds_the_items_from_the_page_and_follows_it(
+    client: Client, synthetic_dataset, django_capture_on_commit_callbacks
+) -> None:
+    from tracks.models import ItemBuild
+    from tracks.services.builds import item_build_run
+
+    client.force_login(UserFactory(role="researcher"))
+    assert client.post("/tracks/build/").status_code == 403
+    assert client.get("/tracks/build/status/").status_code == 403
+    client.force_login(UserFactory(role="admin"))
+    assert "Build the items" in client.get("/tracks/").content.decode()
+    with django_capture_on_commit_callbacks() as queued:
+        assert client.post("/tracks/build/").status_code == 302
+    build = ItemBuild.objects.get()
+    assert len(queued) == 1 and build.status == "queued"
+    status = client.get("/tracks/build/status/", HTTP_HX_REQUEST="true").content.decode()
+    assert 'hx-trigger="every 2s"' in status
+    # A second one while the first is queued is refused, saying so.
+    page = client.post("/tracks/build/", follow=True).content.decode()
+    assert "being built already" in page
+    item_build_run(build_id=build.pk)
+    build.refresh_from_db()
+    assert build.status == "done" and build.counts["created"] > 0
+    status = client.get("/tracks/build/status/", HTTP_HX_REQUEST="true").content.decode()
+    assert "every 2s" not in status and "created" in status
