@@ -157,3 +157,22 @@ def test_score_track_refuses_the_test_split_and_prints_the_figures(built, tmp_pa
     assert result["n"] == len(records)
     assert result["execution_accuracy"] == result["recall"] == 1.0
     assert not Submission.objects.exists()
+
+
+def test_a_build_whose_worker_went_away_is_failed_by_the_sweeper_and_the_next_starts(
+    settings,
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from tracks.models import ItemBuild
+    from tracks.services.builds import item_build_start, item_builds_sweep
+
+    build = item_build_start(user=None, enqueue=False)
+    long_ago = timezone.now() - timedelta(seconds=settings.TRACK_BUILD_STALE_SECONDS + 5)
+    ItemBuild.objects.filter(pk=build.pk).update(status="running", heartbeat_at=long_ago)
+    assert item_builds_sweep() == [build.pk]
+    build.refresh_from_db()
+    assert build.status == "failed" and "went away" in build.error and build.active is None
+    assert item_build_start(user=None, enqueue=False).status == "queued"
