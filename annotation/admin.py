@@ -23,7 +23,7 @@ from annotation.models import (
     VerificationSlot,
     VerifierStanding,
 )
-from hctqa.errors import ApplicationError
+from plumbing.errors import ApplicationError
 
 
 class QuestionInline(admin.TabularInline):

@@ -18,7 +18,7 @@ from annotation.models import AnnotationTool, Question, Table
 from hctqa.core import taxonomy
 from hctqa.core.answers import AnswerFormatError, canonical_answer
 from hctqa.core.query_templates import TARGET_MIX, TEMPLATES
-from hctqa.errors import ApplicationError
+from plumbing.errors import ApplicationError
 
 # Client clocks and counters arrive as JavaScript numbers: beyond 2**53 they are not
 # whole numbers any more, and the database columns refuse them.

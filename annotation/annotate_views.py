@@ -16,16 +16,16 @@ from django.shortcuts import redirect, render
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
+from accounts import selectors as accounts
 from annotation import selectors, services, shortcuts
 from annotation.annotate_api import table_payload
 from annotation.forms import AssignForm
 from annotation.templatetags.dataset_tags import REFUSED_FLAG
-from hctqa.accounts import selectors as accounts
 from hctqa.core import taxonomy
 from hctqa.core.query_templates import TEMPLATES
 from hctqa.core.wording import counted
-from hctqa.errors import ApplicationError, ConflictError, add_problems
-from hctqa.redirects import local_url
+from plumbing.errors import ApplicationError, ConflictError, add_problems
+from plumbing.redirects import local_url
 
 
 def _require(request: HttpRequest, permission: str) -> None:

@@ -19,7 +19,7 @@ from annotation import selectors
 from annotation.forms import QuestionFilterForm, TableFilterForm
 from annotation.models import Question, Table
 from hctqa.core.render import FORMATS
-from hctqa.pagination import CountedPagination
+from plumbing.pagination import CountedPagination
 
 
 def _parse(form_class: type, request: Request) -> Any:

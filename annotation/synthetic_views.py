@@ -12,8 +12,8 @@ from django.views.decorators.http import require_POST
 from annotation import services
 from annotation.selectors import synthetic as selectors
 from hctqa.core import taxonomy
-from hctqa.errors import ApplicationError
-from hctqa.pagecache.pages import public_page
+from pagecache.pages import public_page
+from plumbing.errors import ApplicationError
 
 _PERMISSION = "annotation.add_syntheticrun"
 

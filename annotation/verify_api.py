@@ -16,8 +16,8 @@ from rest_framework.views import APIView
 
 from annotation import selectors, services
 from annotation.models import GenerationRun, Rating
-from hctqa.api import StrictInput
-from hctqa.pagination import CountedPagination
+from plumbing.api import StrictInput
+from plumbing.pagination import CountedPagination
 
 SKIPPED_KEY = "verify_skipped"
 

@@ -23,8 +23,8 @@ from annotation.models import Rating
 from annotation.verify_api import release_and_skip, skipped_questions
 from endpoints.selectors import endpoint_choices
 from hctqa.core.wording import counted
-from hctqa.errors import ApplicationError, ConflictError
-from hctqa.pagination import page_with_count
+from plumbing.errors import ApplicationError, ConflictError
+from plumbing.pagination import page_with_count
 
 
 def _require(request: HttpRequest, permission: str, message: str) -> None:

@@ -7,9 +7,9 @@ from django.utils.safestring import mark_safe
 from annotation import selectors
 from annotation.forms import TableFilterForm, TableFormatForm
 from hctqa.core import taxonomy
-from hctqa.csv_export import escaped_csv_text
-from hctqa.pagecache.pages import public_page
-from hctqa.pagination import page_with_count
+from pagecache.pages import public_page
+from plumbing.csv_export import escaped_csv_text
+from plumbing.pagination import page_with_count
 
 PAGE_SIZE = 50
 
@@ -20,6 +20,14 @@ _DOWNLOAD_TYPES = {
     "json": ("application/json", "json"),
     "pandas": ("text/plain", "txt"),
 }
+
+
+@public_page
+def home(request: HttpRequest) -> HttpResponse:
+    """The home page: what the dataset holds."""
+    return render(
+        request, "home.html", {"overview": selectors.dataset_overview(viewer=request.user)}
+    )
 
 
 @public_page(form=TableFilterForm)

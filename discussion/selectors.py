@@ -20,8 +20,8 @@ from django.urls import reverse
 from annotation.models import Question, Split, Table
 from annotation.selectors import can_see_test_gold, question_list_for_table, questions_visible
 from discussion.models import Comment
-from hctqa.errors import Forbidden
-from hctqa.pagination import page_with_count
+from plumbing.errors import Forbidden
+from plumbing.pagination import page_with_count
 
 # @name: a username as Django allows it (letters, digits, @ . + - _), after a space or at the
 # start; a full stop ending a sentence is not part of it.

@@ -12,6 +12,9 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from accounts.mail import one_line
+from accounts.models import Notification
+from accounts.services import lock_user, notify
 from annotation.models import Question, Table
 from discussion.models import COMMENT_MAX, Comment
 from discussion.selectors import (
@@ -22,12 +25,9 @@ from discussion.selectors import (
     require_discussant,
     thread_url,
 )
-from hctqa.accounts.mail import one_line
-from hctqa.accounts.models import Notification
-from hctqa.accounts.services import lock_user, notify
 from hctqa.core.hidden_text import LINE_BREAKS, hidden_problem
 from hctqa.core.wording import counted
-from hctqa.errors import ApplicationError
+from plumbing.errors import ApplicationError
 
 # People one comment may mention: a longer list is a broadcast, not a mention.
 MENTIONS_MAX = 10

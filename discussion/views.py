@@ -15,7 +15,7 @@ from annotation.models import Question, Split, Table
 from annotation.selectors import gold_answer_visible, table_get
 from discussion import selectors, services
 from discussion.models import COMMENT_MAX
-from hctqa.errors import ApplicationError
+from plumbing.errors import ApplicationError
 
 
 def _thread_page(

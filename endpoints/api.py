@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 
 from endpoints import selectors, services
 from endpoints.models import Endpoint
-from hctqa.api import StrictInput
+from plumbing.api import StrictInput
 
 
 class EndpointOutput(serializers.ModelSerializer):

@@ -20,7 +20,7 @@ from django.db.models import ProtectedError
 
 from endpoints.addresses import AddressRefused, address_check, literal, resolve_checked
 from endpoints.models import Endpoint
-from hctqa.errors import ApplicationError, ConflictError
+from plumbing.errors import ApplicationError, ConflictError
 
 # Upper case, as environment variables are by convention; a pasted key (sk-…, hf_…) is not.
 ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]{0,99}$")

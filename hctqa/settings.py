@@ -97,9 +97,9 @@ INSTALLED_APPS = [
     "leaderboard",
     "ingest",
     "discussion",
-    "hctqa.pagecache",
+    "pagecache",
     # Last: its post_migrate hook assigns the other apps' permissions to the role groups.
-    "hctqa.accounts",
+    "accounts",
 ]
 
 MIDDLEWARE = [
@@ -111,7 +111,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # Before anything reads the body (CSRF reads POST data in process_view).
-    "hctqa.request_limits.RequestSizeLimitMiddleware",
+    "plumbing.request_limits.RequestSizeLimitMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -132,7 +132,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "hctqa.accounts.context_processors.menu_counts",
+                "accounts.context_processors.menu_counts",
             ],
         },
     },
@@ -358,7 +358,7 @@ TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
 # from the address); several, comma-separated, lock out on any. An address (an IPv6 /64)
 # is also locked out, for every user, after LOGIN_FAILURE_LIMIT_PER_ADDRESS failures within
 # LOGIN_LOCKOUT_MINUTES whichever the usernames (one password tried on many: spraying);
-# higher, as people behind one NAT share it; 0: no such limit (hctqa.accounts.lockout).
+# higher, as people behind one NAT share it; 0: no such limit (accounts.lockout).
 LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
 LOGIN_FAILURE_LIMIT_PER_ADDRESS = env_int("LOGIN_FAILURE_LIMIT_PER_ADDRESS", 20)
 LOGIN_LOCKOUT_MINUTES = env_int("LOGIN_LOCKOUT_MINUTES", 15)
@@ -374,9 +374,9 @@ AXES_FAILURE_LIMIT = LOGIN_FAILURE_LIMIT
 AXES_COOLOFF_TIME = timedelta(minutes=LOGIN_LOCKOUT_MINUTES)
 AXES_LOCKOUT_PARAMETERS = [item.split("+") if "+" in item else item for item in LOGIN_LOCKOUT_BY]
 AXES_RESET_ON_SUCCESS = True
-AXES_HANDLER = "hctqa.accounts.lockout.LockoutHandler"
-AXES_CLIENT_IP_CALLABLE = "hctqa.accounts.addresses.client_network"
-AXES_LOCKOUT_CALLABLE = "hctqa.accounts.views.locked_out"
+AXES_HANDLER = "accounts.lockout.LockoutHandler"
+AXES_CLIENT_IP_CALLABLE = "plumbing.client_addresses.client_network"
+AXES_LOCKOUT_CALLABLE = "accounts.views.locked_out"
 # The access log would grow by a row per log-in; failures are what axes is for.
 AXES_DISABLE_ACCESS_LOG = True
 AXES_VERBOSE = False
@@ -446,7 +446,7 @@ CONTENT_SECURITY_POLICY = {
 }
 
 # Throttle counters (DRF) live in the default cache; anonymous visitors' public pages in
-# "pages" (hctqa/pagecache), apart, so that pages pushed out never take counters with them,
+# "pages" (pagecache), apart, so that pages pushed out never take counters with them,
 # and the tokens that say which pages are current in "page_tokens", which pages never cull.
 # All must be shared by every process that serves or writes (web processes and workers),
 # or a page would outlive the change that a worker made: files under var/cache by default,
@@ -531,17 +531,17 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
     # DRF's JSON parser with nesting bounded: deeply nested JSON is a 400, not a 500.
     "DEFAULT_PARSER_CLASSES": [
-        "hctqa.parsers.BoundedJSONParser",
+        "plumbing.parsers.BoundedJSONParser",
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "hctqa.api.exception_handler",
-    # Rates come from API_THROTTLE_RATES, read per request (hctqa/throttles.py).
+    "EXCEPTION_HANDLER": "plumbing.api.exception_handler",
+    # Rates come from API_THROTTLE_RATES, read per request (plumbing/throttles.py).
     "DEFAULT_THROTTLE_CLASSES": [
-        "hctqa.throttles.AnonRateThrottle",
-        "hctqa.throttles.UserRateThrottle",
-        "hctqa.throttles.ScopedRateThrottle",
+        "plumbing.throttles.AnonRateThrottle",
+        "plumbing.throttles.UserRateThrottle",
+        "plumbing.throttles.ScopedRateThrottle",
     ],
 }
 SPECTACULAR_SETTINGS = {
@@ -568,8 +568,8 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
     _celery_dir = Path(env_str("CELERY_FILESYSTEM_DIR", str(VAR_DIR / "celery")))
     for _folder in ("queue", "control"):
         (_celery_dir / _folder).mkdir(parents=True, exist_ok=True)
-    # kombu's transport, writing each message whole (hctqa/broker.py).
-    CELERY_BROKER_TRANSPORT = "hctqa.broker:FilesystemTransport"
+    # kombu's transport, writing each message whole (plumbing/broker.py).
+    CELERY_BROKER_TRANSPORT = "plumbing.broker:FilesystemTransport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_celery_dir / "queue"),
         "data_folder_out": str(_celery_dir / "queue"),
@@ -609,8 +609,8 @@ CELERY_TASK_ROUTES = {
     "ingest.tasks.sweep_documents": {"queue": "sweeps"},
     "annotation.tasks.release_expired_leases": {"queue": "sweeps"},
     # Queues the emails due; sending them is the default queue's (send_email).
-    "hctqa.accounts.tasks.send_waiting_emails": {"queue": "sweeps"},
-    "hctqa.accounts.tasks.send_approval_digests": {"queue": "sweeps"},
+    "accounts.tasks.send_waiting_emails": {"queue": "sweeps"},
+    "accounts.tasks.send_approval_digests": {"queue": "sweeps"},
 }
 WORKER_QUEUES = ("default", "scoring", "inference", "ingest", "sweeps")
 # A task killed with its worker comes back by two ways. (1) task_reject_on_worker_lost: when
@@ -671,13 +671,13 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": QUESTION_SET_CHECK_SECONDS,
     },
     "send-waiting-emails": {
-        "task": "hctqa.accounts.tasks.send_waiting_emails",
+        "task": "accounts.tasks.send_waiting_emails",
         "schedule": 60,
         "options": {"expires": 60},
     },
     # Emails each admin the requests that came since their last digest, an hour after it.
     "send-approval-request-digests": {
-        "task": "hctqa.accounts.tasks.send_approval_digests",
+        "task": "accounts.tasks.send_approval_digests",
         "schedule": 300,
         "options": {"expires": 300},
     },
@@ -687,7 +687,7 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"expected_refusals": {"()": "hctqa.log_filters.ExpectedRefusals"}},
+    "filters": {"expected_refusals": {"()": "plumbing.log_filters.ExpectedRefusals"}},
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {

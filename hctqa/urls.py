@@ -4,8 +4,9 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from accounts.api import TokenObtainApi
+from annotation.views import home
 from hctqa import health, views
-from hctqa.accounts.api import TokenObtainApi
 
 api_patterns = [
     path("", include("annotation.api_urls")),
@@ -23,7 +24,7 @@ api_patterns = [
 ]
 
 urlpatterns = [
-    path("", views.home, name="home"),
+    path("", home, name="home"),
     path("healthz", health.healthz, name="healthz"),
     path("welcome/", views.landing, name="landing"),
     # Browsers ask for /favicon.ico on pages that name no icon (the API's JSON, say).
@@ -36,7 +37,7 @@ urlpatterns = [
     path("discussion/", include("discussion.urls")),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path("accounts/", include("hctqa.accounts.urls")),
+    path("accounts/", include("accounts.urls")),
     path("api/", include(api_patterns)),
     path("admin/", admin.site.urls),
     # Uploaded table images. Small and few; a production proxy may serve MEDIA_ROOT instead.

@@ -21,10 +21,10 @@ from annotation.models import Collection
 from hctqa.core.extraction.grid import Grid
 from hctqa.core.extraction.table import FLAGS
 from hctqa.core.tables import parse_table
-from hctqa.parsers import BoundedJSONParser
-from hctqa.throttles import seconds_to_wait
 from ingest import selectors, services
 from ingest.models import Candidate, Document, DocumentPage
+from plumbing.parsers import BoundedJSONParser
+from plumbing.throttles import seconds_to_wait
 
 _MAX_INT = 2**53
 # Each file sent for ingesting counts once against API_THROTTLE_INGEST, page and API alike.

@@ -42,8 +42,6 @@ from hctqa.core.extraction.worker import PageError, PageRunner, PageTimeout, Wor
 from hctqa.core.hidden_text import CONTROL_SPACES, without_hidden
 from hctqa.core.splits import split_for_table
 from hctqa.core.tables import TableFormatError, parse_table
-from hctqa.errors import ApplicationError, ConflictError
-from hctqa.heartbeat import beating
 from ingest import files
 from ingest.models import (
     Candidate,
@@ -56,6 +54,8 @@ from ingest.models import (
     PageStatus,
     Strategy,
 )
+from plumbing.errors import ApplicationError, ConflictError
+from plumbing.heartbeat import beating
 
 PERMISSION = "ingest.ingest_document"
 NO_TABLE_MESSAGE = (

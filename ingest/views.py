@@ -11,10 +11,10 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from annotation.models import TABLE_NOTES_MAX_CHARS, TABLE_TITLE_MAX_CHARS
-from hctqa.errors import ApplicationError
-from hctqa.throttles import seconds_to_wait
 from ingest import api, files, selectors, services
 from ingest.forms import CollectionForm, UploadForm
+from plumbing.errors import ApplicationError
+from plumbing.throttles import seconds_to_wait
 
 
 def _require(request: HttpRequest) -> None:

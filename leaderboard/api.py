@@ -14,8 +14,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from hctqa.api import StrictInput, read_what_is_valid
-from hctqa.pagination import CountedPagination
 from leaderboard import exports, selectors, services
 from leaderboard.forms import BoardFilterForm, SubmissionForm, form_problems, input_from
 from leaderboard.models import (
@@ -33,6 +31,8 @@ from leaderboard.models import (
     Visibility,
     Weights,
 )
+from plumbing.api import StrictInput, read_what_is_valid
+from plumbing.pagination import CountedPagination
 
 
 def _form_errors(form: Any) -> ValidationError:

@@ -7,7 +7,6 @@ from typing import Any, TypeVar
 
 from django import forms
 
-from hctqa.errors import Problems
 from leaderboard import selectors
 from leaderboard.models import (
     DEFAULT_RULES,
@@ -24,6 +23,7 @@ from leaderboard.models import (
     Weights,
 )
 from leaderboard.services import InferenceRunInput, SubmissionInput
+from plumbing.errors import Problems
 
 _ANY = [("", "Any")]
 T = TypeVar("T")

@@ -12,14 +12,9 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
+from accounts.selectors import can_submit_to_test_split
 from endpoints.selectors import endpoint_choices
-from hctqa.accounts.selectors import can_submit_to_test_split
 from hctqa.core.disclosure import DISCLOSURE_MARGIN
-from hctqa.csv_export import dict_rows_csv
-from hctqa.errors import ApplicationError, add_problems
-from hctqa.pagecache.pages import public_page
-from hctqa.pagination import page_with_count
-from hctqa.throttles import PageRateLimit, seconds_to_wait
 from leaderboard import exports, selectors, services
 from leaderboard.forms import (
     BoardFilterForm,
@@ -31,6 +26,11 @@ from leaderboard.forms import (
     form_problems,
 )
 from leaderboard.models import DEFAULT_RULES, DataScope, EvalSplit, InferenceRun, Modality, Score
+from pagecache.pages import public_page
+from plumbing.csv_export import dict_rows_csv
+from plumbing.errors import ApplicationError, add_problems
+from plumbing.pagination import page_with_count
+from plumbing.throttles import PageRateLimit, seconds_to_wait
 
 BOARD_PAGE_SIZE = 100
 

@@ -14,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from hctqa.pagination import CountedPagination
+from plumbing.pagination import CountedPagination
 from releases import selectors, services
 from releases.models import Release, ReleaseBuild
 

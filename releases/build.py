@@ -81,7 +81,7 @@ from hctqa.core.snapshots import (
     release_counts,
     sha256sums,
 )
-from hctqa.errors import ApplicationError
+from plumbing.errors import ApplicationError
 from releases.selectors import release_questions, release_tables
 
 SPLIT_ORDER = tuple(Split.values)

@@ -24,9 +24,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
-from hctqa.commit import platform_commit
 from hctqa.core.snapshots import CHANGE_KINDS, VersionError, check_version
-from hctqa.errors import ApplicationError
+from plumbing.commit import platform_commit
+from plumbing.errors import ApplicationError
 from releases import hub, selectors
 from releases.build import ReleaseMeta, read_snapshot, write_release
 from releases.models import (

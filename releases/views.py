@@ -24,8 +24,8 @@ from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_POST, require_safe
 from django_htmx.http import HttpResponseClientRefresh
 
-from hctqa.errors import ApplicationError
-from hctqa.pagecache.pages import public_page
+from pagecache.pages import public_page
+from plumbing.errors import ApplicationError
 from releases import selectors, services
 from releases.models import Edition, Release
 

@@ -478,7 +478,7 @@ def _crawl_finds_no_secret(client: Client, urls: dict[str, list[str]]) -> int:
 def test_no_kept_page_shows_test_split_gold(
     client: Client, secret_question: dict, settings
 ) -> None:
-    """The same crawl with public pages kept (hctqa/pagecache), which only happens outside
+    """The same crawl with public pages kept (pagecache), which only happens outside
     a transaction: an admin first, whose pages show the gold, then anonymous visitors twice,
     the second time served the pages the first kept."""
     settings.PAGE_CACHE_SECONDS = 300

@@ -1,4 +1,4 @@
-"""Anonymous visitors' public pages are kept (hctqa/pagecache) until a table they read
+"""Anonymous visitors' public pages are kept (pagecache) until a table they read
 changes, and never mixed with a logged-in user's, a message or a CSRF token.
 
 Transactional: a kept page must reflect committed rows, so inside the usual test
@@ -30,9 +30,9 @@ from django.utils import timezone
 from annotation import services as annotation_services
 from annotation.models import Table
 from hctqa.core.release import ReleaseQuestion, ReleaseTable
-from hctqa.pagecache.pages import CACHE, TOKENS, public_page, written_tables
 from leaderboard import services
 from leaderboard.models import Submission
+from pagecache.pages import CACHE, TOKENS, public_page, written_tables
 from tests.conftest import celery_conf
 from tests.factories import QuestionFactory, SubmissionFactory, TableFactory, UserFactory
 

@@ -188,11 +188,11 @@ def world(settings, tmp_path, owner, private) -> dict:
     """One private object of each kind, each carrying SECRET where it has text."""
     import uuid
 
+    from accounts.models import ApprovalRequest, Notification
     from annotation import services as annotation
     from annotation.models import Flag, GenerationRun, SyntheticRun
     from annotation.services import Verdict
     from endpoints.models import Endpoint
-    from hctqa.accounts.models import ApprovalRequest, Notification
     from hctqa.core.extraction.grid import grid_from_canonical
     from ingest import files
     from ingest.models import Candidate, CandidateDraft, Document, DocumentPage
@@ -704,7 +704,7 @@ def test_no_one_else_opens_or_changes_a_private_object_on_any_route(world) -> No
     assert not wrong, "\n".join(map(str, wrong))
 
     # Nothing changed.
-    from hctqa.accounts.models import ApprovalRequest, Notification
+    from accounts.models import ApprovalRequest, Notification
 
     assert ApprovalRequest.objects.get(pk=world["approval"]).decided_at is None
     from discussion.models import Comment

@@ -18,9 +18,9 @@ SWEEPS = {
     "ingest.tasks.sweep_documents",
     "annotation.tasks.release_expired_leases",
     # Queues the emails that are due; the default queue sends them.
-    "hctqa.accounts.tasks.send_waiting_emails",
+    "accounts.tasks.send_waiting_emails",
     # Queues the admins' approval-request digests that are due (at most one an hour each).
-    "hctqa.accounts.tasks.send_approval_digests",
+    "accounts.tasks.send_approval_digests",
 }
 
 
@@ -36,7 +36,7 @@ def test_the_recovery_sweeps_have_a_queue_of_their_own() -> None:
     assert on_sweeps == SWEEPS
     # Admin jobs stay off it.
     for task in (
-        "hctqa.accounts.tasks.send_email",
+        "accounts.tasks.send_email",
         "annotation.tasks.synthetic_generation",
         "releases.tasks.build_release",
         "leaderboard.tasks.check_question_sets",

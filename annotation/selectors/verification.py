@@ -105,7 +105,7 @@ def pool_removal(*, annotator: Any) -> PoolRemoval | None:
     standing = VerifierStanding.objects.filter(user=annotator, removed_at__isnull=False).first()
     if standing is None:
         return None
-    from hctqa.accounts.selectors import admins_to_tell
+    from accounts.selectors import admins_to_tell
 
     admins = list(admins_to_tell().order_by("username").values_list("username", flat=True)[:3])
     return PoolRemoval(standing.removed_at, standing.reason, admins)

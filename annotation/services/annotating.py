@@ -34,7 +34,7 @@ from hctqa.core.answers import (
 )
 from hctqa.core.query_templates import TEMPLATES
 from hctqa.core.similarity import near_duplicates
-from hctqa.errors import ApplicationError, ConflictError
+from plumbing.errors import ApplicationError, ConflictError
 
 # --- Annotation work -----------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ from annotation.models import AnnotationTool, Assignment, Table
 from annotation.selectors.assignments import annotators_for, assignments_open_of, may_assign
 from annotation.selectors.dataset import TableFilters, table_list
 from hctqa.core.wording import counted
-from hctqa.errors import ApplicationError, Forbidden, Problems
+from plumbing.errors import ApplicationError, Forbidden, Problems
 
 # Tables one assignment may cover: a filter matching the whole dataset is a mistake.
 MAX_TABLES = 5000

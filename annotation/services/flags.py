@@ -10,7 +10,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from annotation.models import Flag, FlagReason, Question, Table
-from hctqa.errors import ApplicationError
+from plumbing.errors import ApplicationError
 
 _RAISERS = (
     "annotation.annotate_table",

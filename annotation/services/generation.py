@@ -41,7 +41,7 @@ from hctqa.core.prompts import image_data_url
 from hctqa.core.render import to_html
 from hctqa.core.tables import parse_table
 from hctqa.core.wording import counted
-from hctqa.errors import ApplicationError, ConflictError
+from plumbing.errors import ApplicationError, ConflictError
 
 MAX_TABLES_PER_RUN = 2000
 _OUTPUT_KEPT = 4000

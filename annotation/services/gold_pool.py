@@ -20,7 +20,7 @@ from django.db import transaction
 from annotation.models import Question, QuestionOrigin, QuestionStatus, Split
 from annotation.signals import announce_question_set_change
 from hctqa.core.answers import AnswerFormatError, canonical_answer
-from hctqa.errors import ApplicationError
+from plumbing.errors import ApplicationError
 
 MAX_PER_CHANGE = 1000
 

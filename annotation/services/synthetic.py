@@ -30,7 +30,7 @@ from hctqa.core.synthgen.pipeline import (
     generate,
     generate_targeted,
 )
-from hctqa.errors import ApplicationError, ConflictError
+from plumbing.errors import ApplicationError, ConflictError
 
 MAX_TARGET_TABLES = 5000
 STALE_AFTER = timedelta(minutes=10)

@@ -49,7 +49,7 @@ from annotation.selectors.verification import (
 from hctqa.core.answers import AnswerFormatError, canonical_answer
 from hctqa.core.gold_control import wrong_answer
 from hctqa.core.tables import TableFormatError, parse_table
-from hctqa.errors import ApplicationError, ConflictError, Forbidden
+from plumbing.errors import ApplicationError, ConflictError, Forbidden
 
 # The gold stream's coins and picks must not be predictable from outside.
 _rng = random.SystemRandom()

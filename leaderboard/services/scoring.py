@@ -22,7 +22,6 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotation.models import QuestionOrigin
-from hctqa import heartbeat
 from hctqa.core import taxonomy
 from hctqa.core.disclosure import DISCLOSURE_MARGIN, withheld_groups, withheld_whole_and_parts
 from hctqa.core.predictions import PredictionsError, read_predictions
@@ -45,6 +44,7 @@ from leaderboard.services.submissions import (
     check_matches_split,
     check_most_test_answers_count,
 )
+from plumbing import heartbeat
 from releases.models import Release
 from releases.selectors import release_for_digest
 

@@ -21,14 +21,13 @@ from django.db import transaction
 from django.db.models import Avg, Count
 from django.utils import timezone
 
-from hctqa.accounts.services import account_check_test_split_access, lock_user
+from accounts.services import account_check_test_split_access, lock_user
 from hctqa.core.hidden_text import hidden_problem
 from hctqa.core.predictions import PredictionsError, PredictionsFile, read_predictions
 from hctqa.core.reported import ReportedResult
 from hctqa.core.scoring import EXCLUDED_PREFIXES, is_excluded
 from hctqa.core.stats import regress_on_table_properties
 from hctqa.core.wording import counted
-from hctqa.errors import ApplicationError, Problems
 from leaderboard import selectors
 from leaderboard.models import (
     ACTIVE_RUN_STATUSES,
@@ -49,6 +48,7 @@ from leaderboard.models import (
     Visibility,
     Weights,
 )
+from plumbing.errors import ApplicationError, Problems
 
 
 @dataclass(frozen=True)

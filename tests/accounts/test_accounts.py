@@ -5,7 +5,7 @@ from django.contrib.auth.models import Group, User
 from django.test import Client
 from rest_framework.authtoken.models import Token
 
-from hctqa.accounts.roles import ROLES
+from accounts.roles import ROLES
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db

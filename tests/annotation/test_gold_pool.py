@@ -17,7 +17,7 @@ from annotation.services import (
     verification_claim,
     verification_submit,
 )
-from hctqa.errors import ApplicationError
+from plumbing.errors import ApplicationError
 from tests.factories import ModelQuestionFactory, QuestionFactory, TableFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -10,7 +10,7 @@ from django.test import Client
 from annotation import selectors, services
 from annotation.models import AnnotationSource, PropertyAnnotation, Table
 from hctqa.core import taxonomy
-from hctqa.errors import ApplicationError, ConflictError
+from plumbing.errors import ApplicationError, ConflictError
 from tests.factories import CollectionFactory, TableFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -12,7 +12,7 @@ from django.test import Client
 
 from annotation import selectors, services
 from annotation.models import Question, QuestionAuthoring, QuestionDraft, Table
-from hctqa.errors import ApplicationError, ConflictError
+from plumbing.errors import ApplicationError, ConflictError
 from tests.factories import LOOKUP_PROPERTIES as LOOKUP
 from tests.factories import QuestionFactory, TableFactory, UserFactory
 

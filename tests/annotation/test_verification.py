@@ -40,7 +40,7 @@ from annotation.services import (
     verifier_reinstate,
 )
 from annotation.services import verification as verification_services
-from hctqa.errors import ApplicationError, ConflictError
+from plumbing.errors import ApplicationError, ConflictError
 from tests.factories import ModelQuestionFactory, QuestionFactory, TableFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -19,10 +19,10 @@ from hctqa.core.extraction.grid import grid_from_canonical
 from hctqa.core.extraction.worker import PageRunner, PageTimeout
 from hctqa.core.images import render_table_png
 from hctqa.core.splits import split_for_table
-from hctqa.errors import ConflictError
 from ingest import files, services
 from ingest.models import Candidate, CandidateStatus, Document, PageStatus
 from leaderboard.selectors import benchmark_questions
+from plumbing.errors import ConflictError
 from tests.factories import CollectionFactory, QuestionFactory, TableFactory, UserFactory
 from tests.ingest.pdfs import (
     NESTED_COLUMNS,

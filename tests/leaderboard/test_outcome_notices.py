@@ -11,7 +11,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from hctqa.accounts.models import Account, Notification, OutgoingEmail
+from accounts.models import Account, Notification, OutgoingEmail
 from leaderboard import services
 from leaderboard.models import DailyLimitEntry, InferenceRun, RunStatus, Status, Submission
 from leaderboard.services.inference import inference_run_execute, inference_run_sweep

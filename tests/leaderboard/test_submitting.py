@@ -6,9 +6,9 @@ import pytest
 from django.db import close_old_connections, connection
 from django.test import Client
 
-from hctqa.errors import ApplicationError
 from leaderboard import services
 from leaderboard.models import DailyLimitEntry, QuestionResult, Status, Submission
+from plumbing.errors import ApplicationError
 from tests.factories import UserFactory
 from tests.leaderboard.conftest import answers, upload
 

@@ -20,7 +20,7 @@ from annotation.services.dataset import release_import
 from hctqa.core.synthgen.output import OutputError, write_generation
 from hctqa.core.synthgen.pipeline import Generation
 from hctqa.core.wording import counted
-from hctqa.errors import ApplicationError
+from plumbing.errors import ApplicationError
 
 _STAGE_LABELS = {"tables": "Tables   ", "questions": "Questions", "nonsense": "Nonsense "}
 

@@ -28,7 +28,6 @@ from django.core.management.base import BaseCommand, CommandError
 
 from hctqa.core.disclosure import DISCLOSURE_MARGIN
 from hctqa.core.prompts import PROMPT_STYLES, TABLE_FORMATS
-from hctqa.errors import ApplicationError
 from leaderboard.models import (
     DataScope,
     EvalSplit,
@@ -48,6 +47,7 @@ from leaderboard.services import (
     submission_score,
 )
 from leaderboard.services.inference import Progress
+from plumbing.errors import ApplicationError
 
 # The option that gives a field, where its name is not the field's.
 _OPTIONS = {

@@ -32,7 +32,6 @@ from endpoints.client import ChatPool, ChatRequest, ChatResult, RetryPolicy
 from endpoints.selectors import chat_target, served_model_check
 from hctqa.core.prompts import PromptError, denonsense, nonsense_for, prompt_sha256
 from hctqa.core.wording import counted
-from hctqa.errors import ApplicationError
 from leaderboard import selectors
 from leaderboard.models import (
     ACTIVE_RUN_STATUSES,
@@ -53,6 +52,7 @@ from leaderboard.services.inference.runs import (
 )
 from leaderboard.services.notices import inference_run_failed_notify
 from leaderboard.services.submissions import SubmissionInput, submission_create_from_predictions
+from plumbing.errors import ApplicationError
 
 logger = logging.getLogger(__name__)
 

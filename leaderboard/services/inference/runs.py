@@ -20,6 +20,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
 
+from accounts.services import account_check_test_split_access
 from annotation.selectors import one_shot_example_ids
 from endpoints.keys import api_key_seal
 from endpoints.models import Endpoint
@@ -31,11 +32,8 @@ from endpoints.selectors import (
     served_model_check,
 )
 from endpoints.services import api_key_checked, own_base_url_checked
-from hctqa.accounts.services import account_check_test_split_access
-from hctqa.commit import platform_commit
 from hctqa.core.prompts import PROMPT_STYLES, TABLE_FORMATS
 from hctqa.core.wording import counted
-from hctqa.errors import ApplicationError, ConflictError, Problems
 from leaderboard import selectors
 from leaderboard.models import (
     ACTIVE_RUN_STATUSES,
@@ -58,6 +56,8 @@ from leaderboard.services.submissions import (
     check_stored_submissions_left,
     lock_user,
 )
+from plumbing.commit import platform_commit
+from plumbing.errors import ApplicationError, ConflictError, Problems
 
 INFERENCE_QUEUE = "inference"
 TEMPERATURE_RANGE = (0.0, 2.0)

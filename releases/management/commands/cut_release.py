@@ -8,7 +8,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from hctqa.errors import ApplicationError
+from plumbing.errors import ApplicationError
 from releases import selectors
 from releases.services import release_build_run, release_build_start
 

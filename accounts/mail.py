@@ -28,7 +28,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from hctqa.accounts.models import EmailKind, EmailStatus, OutgoingEmail
+from accounts.models import EmailKind, EmailStatus, OutgoingEmail
 
 logger = logging.getLogger(__name__)
 
@@ -101,7 +101,7 @@ def email_queue(
     email_id = email.pk
 
     def send_later() -> None:
-        from hctqa.accounts.tasks import send_email
+        from accounts.tasks import send_email
 
         send_email.delay(email_id)
 
@@ -184,7 +184,7 @@ def emails_sweep(*, limit: int = 200) -> EmailSweep:
         .order_by("next_try_at", "pk")
         .values_list("pk", flat=True)[:limit]
     )
-    from hctqa.accounts.tasks import send_email
+    from accounts.tasks import send_email
 
     for email_id in due:
         send_email.delay(email_id)

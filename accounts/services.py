@@ -16,9 +16,8 @@ from django.urls import reverse
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
-from hctqa.accounts.addresses import address_group
-from hctqa.accounts.mail import absolute_url, email_queue, one_line
-from hctqa.accounts.models import (
+from accounts.mail import absolute_url, email_queue, one_line
+from accounts.models import (
     APPROVAL_NOTE_MAX,
     Account,
     ApprovalRequest,
@@ -26,11 +25,12 @@ from hctqa.accounts.models import (
     Notification,
     OutgoingEmail,
 )
-from hctqa.accounts.roles import ADMIN, ADMIN_APPS, RESEARCHER, ROLE_PERMISSIONS, ROLES
-from hctqa.accounts.selectors import admins_to_tell, can_submit_to_test_split
-from hctqa.accounts.usernames import username_skeleton
+from accounts.roles import ADMIN, ADMIN_APPS, RESEARCHER, ROLE_PERMISSIONS, ROLES
+from accounts.selectors import admins_to_tell, can_submit_to_test_split
+from accounts.usernames import username_skeleton
 from hctqa.core.wording import counted
-from hctqa.errors import ApplicationError
+from plumbing.client_addresses import address_group
+from plumbing.errors import ApplicationError
 
 logger = logging.getLogger(__name__)
 
@@ -157,7 +157,7 @@ CONFIRMATION_MAX_AGE = timedelta(days=3)
 CONFIRMATION_RESEND_WAIT = timedelta(minutes=10)
 CONFIRMATIONS_PER_DAY_PER_ACCOUNT = 4
 CONFIRMATIONS_PER_DAY_PER_ADDRESS = 5
-_CONFIRMATION_SALT = "hctqa.accounts.email-confirmation"
+_CONFIRMATION_SALT = "accounts.email-confirmation"
 
 
 def _address_digest(address: str) -> str:

@@ -43,7 +43,7 @@ from django.http import HttpRequest, HttpResponse
 from django.utils.cache import patch_vary_headers
 from django.utils.translation import get_language
 
-from hctqa.commit import platform_commit
+from plumbing.commit import platform_commit
 
 CACHE = "pages"
 TOKENS = "page_tokens"

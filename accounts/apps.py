@@ -6,7 +6,7 @@ from django.db.models.signals import post_migrate, post_save
 
 
 def _ensure_roles(sender: AppConfig, **kwargs: object) -> None:
-    from hctqa.accounts.services import roles_ensure
+    from accounts.services import roles_ensure
 
     roles_ensure()
 
@@ -22,13 +22,13 @@ def _user_saved(
         update_fields is not None and not {"username", "email"} & set(update_fields)
     ):
         return
-    from hctqa.accounts.services import account_sync
+    from accounts.services import account_sync
 
     account_sync(user=instance)
 
 
 class AccountsConfig(AppConfig):
-    name = "hctqa.accounts"
+    name = "accounts"
     label = "accounts"
     verbose_name = "Accounts and roles"
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.http import HttpRequest
 
-from hctqa.accounts import selectors
+from accounts import selectors
 
 
 def menu_counts(request: HttpRequest) -> dict[str, Any]:

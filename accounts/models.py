@@ -17,7 +17,7 @@ class Account(models.Model):
     user = models.OneToOneField(
         settings.AUTH_USER_MODEL, primary_key=True, on_delete=models.CASCADE, related_name="account"
     )
-    # The username's UTS #39 skeleton (hctqa.accounts.usernames): unique, so no two accounts
+    # The username's UTS #39 skeleton (accounts.usernames): unique, so no two accounts
     # have confusable names. Empty (NULL) only for an account created outside sign-up whose
     # name was confusable with an older one's; that one still holds the skeleton.
     username_skeleton = models.CharField(max_length=600, unique=True, null=True, editable=False)
@@ -48,7 +48,7 @@ class Account(models.Model):
     # The address the person proved theirs by following the link sent to it, and when. Only
     # while it is still the user's address is it confirmed (``email_confirmed``): a change of
     # address, however made, leaves it unconfirmed. No email but that link goes to an address
-    # not confirmed (hctqa.accounts.mail.email_queue).
+    # not confirmed (accounts.mail.email_queue).
     email_confirmed_address = models.EmailField(blank=True, default="", editable=False)
     email_confirmed_at = models.DateTimeField(null=True, blank=True, editable=False)
 
@@ -188,7 +188,7 @@ class EmailKind(models.TextChoices):
 
 class OutgoingEmail(models.Model):
     """An email to send, written in the transaction of the change it tells of and sent by a
-    task after that commits (hctqa.accounts.mail)."""
+    task after that commits (accounts.mail)."""
 
     recipient = models.ForeignKey(
         settings.AUTH_USER_MODEL,

@@ -6,7 +6,7 @@ from typing import Any
 
 from rest_framework.authtoken.views import ObtainAuthToken
 
-from hctqa.throttles import ScopedRateThrottle
+from plumbing.throttles import ScopedRateThrottle
 
 
 class TokenObtainApi(ObtainAuthToken):

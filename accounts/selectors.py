@@ -10,8 +10,8 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db.models import Q, QuerySet
 
-from hctqa.accounts.models import Account, ApprovalRequest, Notification
-from hctqa.accounts.roles import ADMIN
+from accounts.models import Account, ApprovalRequest, Notification
+from accounts.roles import ADMIN
 
 
 def can_submit_to_test_split(*, user: Any) -> bool:

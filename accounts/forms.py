@@ -3,7 +3,7 @@ from __future__ import annotations
 from django import forms
 from django.contrib.auth.forms import UserCreationForm
 
-from hctqa.accounts.models import APPROVAL_NOTE_MAX
+from accounts.models import APPROVAL_NOTE_MAX
 
 
 class ResearcherSignUpForm(UserCreationForm):

@@ -7,9 +7,9 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from hctqa.accounts import services
-from hctqa.accounts.models import Account, ApprovalRequest, OutgoingEmail
-from hctqa.errors import ApplicationError
+from accounts import services
+from accounts.models import Account, ApprovalRequest, OutgoingEmail
+from plumbing.errors import ApplicationError
 
 
 class TestSplitApprovedFilter(admin.SimpleListFilter):

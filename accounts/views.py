@@ -14,14 +14,14 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 from rest_framework.authtoken.models import Token
 
-from hctqa.accounts import selectors, services
-from hctqa.accounts.addresses import client_address
-from hctqa.accounts.forms import ApprovalRequestForm, EmailPreferencesForm, ResearcherSignUpForm
-from hctqa.accounts.lockout import lockout_of
-from hctqa.accounts.models import Notification
+from accounts import selectors, services
+from accounts.forms import ApprovalRequestForm, EmailPreferencesForm, ResearcherSignUpForm
+from accounts.lockout import lockout_of
+from accounts.models import Notification
 from hctqa.core.wording import counted
-from hctqa.errors import ApplicationError, Forbidden
-from hctqa.redirects import local_url
+from plumbing.client_addresses import client_address
+from plumbing.errors import ApplicationError, Forbidden
+from plumbing.redirects import local_url
 
 
 def sign_up(request: HttpRequest) -> HttpResponse:

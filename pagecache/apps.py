@@ -5,7 +5,7 @@ from django.db.backends.signals import connection_created
 
 
 def _watch(sender: type, connection: Any, **kwargs: Any) -> None:
-    from hctqa.pagecache.pages import watch_queries
+    from pagecache.pages import watch_queries
 
     # Every connection of every process (web, workers, commands): a write anywhere renews
     # the pages that read its table.
@@ -14,7 +14,7 @@ def _watch(sender: type, connection: Any, **kwargs: Any) -> None:
 
 
 class PageCacheConfig(AppConfig):
-    name = "hctqa.pagecache"
+    name = "pagecache"
     label = "pagecache"
     verbose_name = "Public page cache"
 

@@ -1,6 +1,6 @@
 """DRF's rate throttles with their rates read from API_THROTTLE_RATES on each request (DRF's
 own read them once, at import), and the client's address group (an IPv4 address or an IPv6 /64) from
-hctqa.accounts.addresses."""
+plumbing.client_addresses."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 from django.conf import settings
 from rest_framework import throttling
 
-from hctqa.accounts.addresses import address_group, client_address
+from plumbing.client_addresses import address_group, client_address
 
 
 class _Configured:

@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from hctqa.core.safe_json import MAX_DEPTH, NestingError
-from hctqa.errors import ApplicationError, ConflictError, Problems
+from plumbing.errors import ApplicationError, ConflictError, Problems
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
@@ -29,7 +29,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         return Response(body, status=400)
     if isinstance(exc, RecursionError):
         # A view with parsers of its own (the token endpoint) reading deeply nested JSON; the
-        # default parser (hctqa.parsers) refuses it before it recurses.
+        # default parser (plumbing.parsers) refuses it before it recurses.
         return Response({"detail": f"JSON parse error - {NestingError(MAX_DEPTH)}"}, status=400)
     if isinstance(exc, DjangoValidationError):
         exc = exceptions.ValidationError(

@@ -5,7 +5,7 @@ import django.utils.timezone
 from django.conf import settings
 from django.db import migrations, models
 
-from hctqa.accounts.usernames import username_skeleton
+from accounts.usernames import username_skeleton
 
 
 def accounts_for_existing_users(apps, schema_editor):

@@ -1,6 +1,6 @@
 from django.db import migrations
 
-from hctqa.accounts.usernames import username_skeleton
+from accounts.usernames import username_skeleton
 
 
 def skeletons_without_combining_marks(apps, schema_editor):

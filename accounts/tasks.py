@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from hctqa.accounts.mail import RETRY_CAP, RETRY_FIRST, EmailDeferred
+from accounts.mail import RETRY_CAP, RETRY_FIRST, EmailDeferred
 from hctqa.celery import app
 
 
@@ -22,14 +22,14 @@ from hctqa.celery import app
     time_limit=3 * settings.EMAIL_TIMEOUT + 10,
 )
 def send_email(email_id: int) -> str:
-    from hctqa.accounts.mail import email_send
+    from accounts.mail import email_send
 
     return email_send(email_id=email_id)
 
 
 @app.task(acks_late=True)
 def send_waiting_emails() -> dict[str, int]:
-    from hctqa.accounts.mail import emails_sweep
+    from accounts.mail import emails_sweep
 
     sweep = emails_sweep()
     return {"queued": len(sweep.queued), "taken_back": sweep.taken_back}
@@ -38,6 +38,6 @@ def send_waiting_emails() -> dict[str, int]:
 @app.task(acks_late=True)
 def send_approval_digests() -> int:
     """The admins' digest of the waiting approval requests, at most one an hour each."""
-    from hctqa.accounts.services import approval_digests_queue
+    from accounts.services import approval_digests_queue
 
     return approval_digests_queue()
