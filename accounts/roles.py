@@ -29,11 +29,12 @@ ROLE_PERMISSIONS: dict[str, tuple[str, ...]] = {
         "discussion.add_comment",
     ),
     RESEARCHER: ("leaderboard.add_submission", "leaderboard.add_inferencerun"),
-    ADMIN: ("annotation.view_test_gold",),
+    ADMIN: ("dataset.view_test_gold",),
 }
 
 # Apps whose every model permission an admin holds.
 ADMIN_APPS = (
+    "dataset",
     "annotation",
     "releases",
     "leaderboard",

@@ -18,7 +18,7 @@ def can_submit_to_test_split(*, user: Any) -> bool:
     """Whether ``user`` may have predictions scored against test gold answers: on a server
     with OPEN_TEST_SUBMISSIONS, anyone who may submit; otherwise admins (who see that gold
     anyway) and accounts an admin approved."""
-    if settings.OPEN_TEST_SUBMISSIONS or user.has_perm("annotation.view_test_gold"):
+    if settings.OPEN_TEST_SUBMISSIONS or user.has_perm("dataset.view_test_gold"):
         return True
     return Account.objects.filter(user=user, test_split_approved_at__isnull=False).exists()
 

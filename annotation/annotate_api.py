@@ -14,7 +14,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import selectors, services
-from annotation.models import AnnotationTool, Question, Table
+from annotation.models import AnnotationTool
+from dataset.models import Question, Table
+from dataset.selectors import table_get, table_rendering
 from hctqa.core import taxonomy
 from hctqa.core.answers import AnswerFormatError, canonical_answer
 from hctqa.core.query_templates import TARGET_MIX, TEMPLATES
@@ -36,7 +38,7 @@ def table_payload(table: Table) -> dict[str, Any]:
         "source": table.source,
         "split": table.split,
         "image": table.image.url if table.image else None,
-        "html": selectors.table_rendering(table=table, fmt="html"),
+        "html": table_rendering(table=table, fmt="html"),
         "url": table.get_absolute_url(),
     }
 
@@ -99,7 +101,7 @@ class PropertyWorkApi(APIView):
     @extend_schema(responses={200: dict})
     def get(self, request: Request, table_id: str) -> Response:
         _require(request, "annotation.annotate_table")
-        table = selectors.table_get(table_id=table_id)
+        table = table_get(table_id=table_id)
         work = selectors.property_work(annotator=request.user, table=table)
         return Response(
             {
@@ -129,7 +131,7 @@ class PropertyDraftApi(APIView):
         _require(request, "annotation.annotate_table")
         data = self._input(request)
         result = services.property_draft_save(
-            annotator=request.user, table=selectors.table_get(table_id=table_id), **data
+            annotator=request.user, table=table_get(table_id=table_id), **data
         )
         values = taxonomy.normalize(taxonomy.TABLE_PROPERTIES, data["properties"])
         return Response(
@@ -159,7 +161,7 @@ class PropertySaveApi(APIView):
         _require(request, "annotation.annotate_table")
         serializer = self.Input(data=request.data)
         serializer.is_valid(raise_exception=True)
-        table = selectors.table_get(table_id=table_id)
+        table = table_get(table_id=table_id)
         row = services.property_annotation_save(
             annotator=request.user, table=table, **serializer.validated_data
         )
@@ -179,7 +181,7 @@ class SkipApi(APIView):
 
     @extend_schema(request=None, responses={200: dict})
     def post(self, request: Request, table_id: str) -> Response:
-        table = selectors.table_get(table_id=table_id)
+        table = table_get(table_id=table_id)
         services.annotation_skip(annotator=request.user, table=table, tool=self.tool)
         if self.tool == AnnotationTool.PROPERTIES:
             following = selectors.property_queue_next(annotator=request.user, after=table.id)
@@ -256,7 +258,7 @@ class QuestionWorkApi(APIView):
     @extend_schema(responses={200: dict})
     def get(self, request: Request, table_id: str) -> Response:
         _require(request, "annotation.write_question")
-        table = selectors.table_get(table_id=table_id)
+        table = table_get(table_id=table_id)
         work = selectors.question_work(annotator=request.user, table=table)
         draft = work.draft
         return Response(
@@ -301,7 +303,7 @@ class QuestionDraftApi(APIView):
         serializer.is_valid(raise_exception=True)
         result = services.question_draft_save(
             annotator=request.user,
-            table=selectors.table_get(table_id=table_id),
+            table=table_get(table_id=table_id),
             **serializer.validated_data,
         )
         return Response({"accepted": result.accepted})
@@ -318,7 +320,7 @@ class QuestionSaveApi(APIView):
         _require(request, "annotation.write_question")
         serializer = self.Input(data=request.data)
         serializer.is_valid(raise_exception=True)
-        table = selectors.table_get(table_id=table_id)
+        table = table_get(table_id=table_id)
         question: Question = services.question_write(
             annotator=request.user, table=table, **serializer.validated_data
         )
@@ -406,7 +408,7 @@ class ResolveApi(APIView):
         serializer.is_valid(raise_exception=True)
         row = services.table_properties_resolve(
             adjudicator=request.user,
-            table=selectors.table_get(table_id=table_id),
+            table=table_get(table_id=table_id),
             properties=serializer.validated_data["properties"],
         )
         return Response({"table": table_id, "properties": row.properties, "version": row.version})

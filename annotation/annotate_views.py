@@ -20,7 +20,8 @@ from accounts import selectors as accounts
 from annotation import selectors, services, shortcuts
 from annotation.annotate_api import table_payload
 from annotation.forms import AssignForm
-from annotation.templatetags.dataset_tags import REFUSED_FLAG
+from annotation.templatetags.flag_tags import REFUSED_FLAG
+from dataset.selectors import table_get
 from hctqa.core import taxonomy
 from hctqa.core.query_templates import TEMPLATES
 from hctqa.core.wording import counted
@@ -142,7 +143,7 @@ def _whole_number(raw: str | None) -> int:
 @login_required
 def property_tool(request: HttpRequest, table_id: str) -> HttpResponse:
     _require(request, "annotation.annotate_table")
-    table = selectors.table_get(table_id=table_id)
+    table = table_get(table_id=table_id)
     status = 200
     if request.method == "POST":
         values = _form_values(request, taxonomy.TABLE_PROPERTIES)
@@ -207,7 +208,7 @@ def question_next(request: HttpRequest) -> HttpResponse:
 @login_required
 def question_tool(request: HttpRequest, table_id: str) -> HttpResponse:
     _require(request, "annotation.write_question")
-    table = selectors.table_get(table_id=table_id)
+    table = table_get(table_id=table_id)
     status = 200
     form: dict[str, Any] = {}
     near_duplicate = ""
@@ -338,7 +339,7 @@ def resolve(request: HttpRequest, table_id: str) -> HttpResponse:
         try:
             services.table_properties_resolve(
                 adjudicator=request.user,
-                table=selectors.table_get(table_id=table_id),
+                table=table_get(table_id=table_id),
                 properties=values,
             )
         except ApplicationError as exc:
@@ -454,7 +455,7 @@ def question_change(request: HttpRequest, question_id: str) -> HttpResponse:
 @login_required
 @require_POST
 def flag_new(request: HttpRequest) -> HttpResponse:
-    table = selectors.table_get(table_id=request.POST.get("table", ""))
+    table = table_get(table_id=request.POST.get("table", ""))
     question = selectors.flag_target_question(
         user=request.user,
         table=table,

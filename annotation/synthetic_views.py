@@ -1,4 +1,5 @@
-"""Pages of the synthetic generator: start runs (admins), follow them, and see coverage."""
+"""Pages of the synthetic generator: start runs (admins) and follow them. The coverage page
+is the dataset's."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ from django.views.decorators.http import require_POST
 from annotation import services
 from annotation.selectors import synthetic as selectors
 from hctqa.core import taxonomy
-from pagecache.pages import public_page
 from plumbing.errors import ApplicationError
 
 _PERMISSION = "annotation.add_syntheticrun"
@@ -90,10 +90,3 @@ def synthetic_run_cancel(request: HttpRequest, run_id: int) -> HttpResponse:
     else:
         messages.success(request, f"Synthetic run {run_id} is cancelled.")
     return redirect("annotate:synthetic_run", run_id=run_id)
-
-
-@public_page
-def coverage(request: HttpRequest) -> HttpResponse:
-    rows, real_total, synthetic_total = selectors.property_coverage()
-    context = {"rows": rows, "real_total": real_total, "synthetic_total": synthetic_total}
-    return render(request, "annotation/coverage.html", context)

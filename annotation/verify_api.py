@@ -247,7 +247,7 @@ def gold_summary_payload(gold: selectors.GoldControl) -> dict[str, Any]:
 
 
 def _require_gold_viewer(request: Request) -> None:
-    if not request.user.has_perm("annotation.view_private_questions"):
+    if not request.user.has_perm("dataset.view_private_questions"):
         raise PermissionDenied("Only admins see the gold pool")
 
 

@@ -21,6 +21,7 @@ from annotation import selectors, services, shortcuts
 from annotation.annotate_api import table_payload
 from annotation.models import Rating
 from annotation.verify_api import release_and_skip, skipped_questions
+from dataset.selectors import source_choices
 from endpoints.selectors import endpoint_choices
 from hctqa.core.wording import counted
 from plumbing.errors import ApplicationError, ConflictError
@@ -188,7 +189,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     }
     context = {
         "board": board,
-        "can_reinstate": request.user.has_perm("annotation.change_question"),
+        "can_reinstate": request.user.has_perm("dataset.change_question"),
         "by_day": by_day,
         "ratings": Rating.choices,
         "chart": chart,
@@ -200,7 +201,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 @require_POST
 def verifier_reinstate(request: HttpRequest, user_id: int) -> HttpResponse:
     # The role first: a 404 for a missing user would tell anyone which ids exist.
-    _require(request, "annotation.change_question", "only admins put an annotator back in the pool")
+    _require(request, "dataset.change_question", "only admins put an annotator back in the pool")
     person = get_object_or_404(get_user_model(), pk=user_id)
     services.verifier_reinstate(admin=request.user, user=person)
     name = person.get_username()
@@ -218,7 +219,7 @@ GOLD_PAGE_SIZE = 100
 def gold_pool(request: HttpRequest) -> HttpResponse:
     """The private gold pool (admins): its questions, adding and removing, and the latest
     gold verdicts with the answer each one showed."""
-    _require(request, "annotation.view_private_questions", "Only admins see the gold pool")
+    _require(request, "dataset.view_private_questions", "Only admins see the gold pool")
     status = 200
     question_ids = ""
     if request.method == "POST":
@@ -268,7 +269,7 @@ def _require_generation(request: HttpRequest) -> None:
 def generation(request: HttpRequest) -> HttpResponse:
     _require_generation(request)
     status = 200
-    sources = selectors.source_choices()
+    sources = source_choices()
     source = request.GET.get("source", "")
     source = source if source in dict(sources) else ""
     try:

@@ -17,8 +17,8 @@ from django.db.models import Count, Q, QuerySet
 from django.http import Http404
 from django.urls import reverse
 
-from annotation.models import Question, Split, Table
-from annotation.selectors import can_see_test_gold, question_list_for_table, questions_visible
+from dataset.models import Question, Split, Table
+from dataset.selectors import can_see_test_gold, question_list_for_table, questions_visible
 from discussion.models import Comment
 from plumbing.errors import Forbidden
 from plumbing.pagination import page_with_count

@@ -15,7 +15,7 @@ from django.utils import timezone
 from accounts.mail import one_line
 from accounts.models import Notification
 from accounts.services import lock_user, notify
-from annotation.models import Question, Table
+from dataset.models import Question, Table
 from discussion.models import COMMENT_MAX, Comment
 from discussion.selectors import (
     can_discuss,

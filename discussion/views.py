@@ -11,8 +11,8 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
-from annotation.models import Question, Split, Table
-from annotation.selectors import gold_answer_visible, table_get
+from dataset.models import Question, Split, Table
+from dataset.selectors import gold_answer_visible, table_get
 from discussion import selectors, services
 from discussion.models import COMMENT_MAX
 from plumbing.errors import ApplicationError

@@ -92,6 +92,8 @@ INSTALLED_APPS = [
     "django_htmx",
     "axes",
     "endpoints",
+    # Before the apps built on it: annotation's admin extends the dataset's.
+    "dataset",
     "annotation",
     "releases",
     "leaderboard",

@@ -5,11 +5,11 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from accounts.api import TokenObtainApi
-from annotation.views import home
+from dataset.views import home
 from hctqa import health, views
 
 api_patterns = [
-    path("", include("annotation.api_urls")),
+    path("", include("dataset.api_urls")),
     path("", include("leaderboard.api_urls")),
     path("", include("releases.api_urls")),
     path("", include("endpoints.api_urls")),
@@ -29,7 +29,7 @@ urlpatterns = [
     path("welcome/", views.landing, name="landing"),
     # Browsers ask for /favicon.ico on pages that name no icon (the API's JSON, say).
     path("favicon.ico", views.favicon),
-    path("", include("annotation.urls")),
+    path("", include("dataset.urls")),
     path("leaderboard/", include("leaderboard.urls")),
     path("releases/", include("releases.urls")),
     path("annotate/", include("annotation.annotate_urls")),

@@ -17,7 +17,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.models import Collection
+from dataset import services as dataset_services
+from dataset.models import Collection
 from hctqa.core.extraction.grid import Grid
 from hctqa.core.extraction.table import FLAGS
 from hctqa.core.tables import parse_table
@@ -221,7 +222,7 @@ class CollectionsApi(_IngestApi):
     def post(self, request: Request) -> Response:
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
-        collection = services.collection_create(user=request.user, **data.validated_data)
+        collection = dataset_services.collection_create(user=request.user, **data.validated_data)
         return Response(collection_payload(collection), status=201)
 
 

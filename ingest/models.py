@@ -1,6 +1,6 @@
 """Documents uploaded to find new tables in, their pages, and the table candidates found.
 
-A document belongs to a collection (``annotation.Collection``). Its file, page images and
+A document belongs to a collection (``dataset.Collection``). Its file, page images and
 candidates' crops are kept under ``INGEST_FILES_ROOT`` and never served as files. A candidate
 is accepted as a ``Table`` (id ``<collection code>--<document number>--<candidate number>``)
 or rejected with a reason; the machine extraction is kept beside the accepted version, with
@@ -16,7 +16,7 @@ from django.db.models.functions import Length
 from django.db.models.lookups import LessThanOrEqual
 from django.urls import reverse
 
-from annotation.models import TABLE_NOTES_MAX_CHARS, TABLE_TITLE_MAX_CHARS, Collection, Table
+from dataset.models import TABLE_NOTES_MAX_CHARS, TABLE_TITLE_MAX_CHARS, Collection, Table
 
 
 class DocumentKind(models.TextChoices):

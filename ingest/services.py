@@ -18,20 +18,18 @@ from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
-from django.core.exceptions import PermissionDenied, ValidationError
-from django.core.files.base import ContentFile
+from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.db.models import F, Max, Q
 from django.utils import timezone
 
-from annotation.models import (
-    NOT_COLLECTIONS,
-    OCR_DEFAULT_LANGUAGE,
+from dataset.models import (
     TABLE_NOTES_MAX_CHARS,
     TABLE_TITLE_MAX_CHARS,
     Collection,
     Table,
 )
+from dataset.services import table_create
 from hctqa.core.extraction import documents as docs
 from hctqa.core.extraction.grid import Grid, GridCell, clean_text
 from hctqa.core.extraction.images import PNG, image_format
@@ -40,8 +38,6 @@ from hctqa.core.extraction.pdf import STRATEGY_LINES, STRATEGY_MANUAL, STRATEGY_
 from hctqa.core.extraction.table import FLAGS
 from hctqa.core.extraction.worker import PageError, PageRunner, PageTimeout, WorkerFailed
 from hctqa.core.hidden_text import CONTROL_SPACES, without_hidden
-from hctqa.core.splits import split_for_table
-from hctqa.core.tables import TableFormatError, parse_table
 from ingest import files
 from ingest.models import (
     Candidate,
@@ -99,41 +95,7 @@ def _runner() -> PageRunner:
     )
 
 
-# --- Collections ------------------------------------------------------------------------------
-
-
-@transaction.atomic
-def collection_create(
-    *,
-    user: Any,
-    code: str,
-    name: str,
-    publisher: str = "",
-    url: str = "",
-    licence: str = "",
-    ocr_language: str = "",
-) -> Collection:
-    if not user.has_perm("annotation.add_collection"):
-        raise PermissionDenied("only admins create collections")
-    collection = Collection(
-        code=code.strip(),
-        name=name.strip(),
-        publisher=publisher.strip(),
-        url=url.strip(),
-        licence=licence.strip(),
-        ocr_language=ocr_language.strip() or OCR_DEFAULT_LANGUAGE,
-    )
-    if collection.code in NOT_COLLECTIONS:
-        raise ApplicationError(
-            f"'{collection.code}' is kept for the {collection.code} tables", field="code"
-        )
-    try:
-        collection.full_clean()
-    except ValidationError as exc:
-        field, problems = next(iter(exc.message_dict.items()))
-        raise ApplicationError(f"{field}: {' '.join(problems)}", field=field) from None
-    collection.save()
-    return collection
+# --- Collections (made by dataset.services.collection_create) -----------------------------
 
 
 def collection_find(*, name: str) -> Collection:
@@ -961,10 +923,6 @@ def candidate_accept(
     canonical = edit.grid.to_canonical()
     if not any(cell.text for cell in edit.grid.cells):
         raise ApplicationError("the table is empty: type its cells before accepting it")
-    try:
-        parse_table(canonical)
-    except TableFormatError as exc:
-        raise ApplicationError(f"the table cannot be read: {exc}") from None
     locked = _locked(candidate)
     if (
         locked.status == CandidateStatus.ACCEPTED
@@ -977,21 +935,15 @@ def candidate_accept(
         raise ConflictError(
             "this candidate was extracted again since you opened it", current=_decision(locked)
         )
-    table_id = locked.table_id_for()
-    if Table.objects.filter(pk=table_id).exists():
-        raise ApplicationError(f"a table {table_id} already exists")
-    table = Table(
-        id=table_id,
+    table = table_create(
+        table_id=locked.table_id_for(),
         source=locked.document.collection.code,
-        split=split_for_table(table_id),
         canonical_csv=canonical,
         title=edit.title,
         notes=edit.notes,
+        image_png=files.read(locked.crop_path) if locked.crop_path else None,
     )
-    if locked.crop_path:
-        table.image.save(f"{table_id}.png", ContentFile(files.read(locked.crop_path)), save=False)
     try:
-        table.save(force_insert=True)
         # TEDS can take seconds on a large table: the ingest worker adds it after commit.
         scores = compare(locked.machine_csv, canonical, with_teds=False)
         draft = CandidateDraft.objects.filter(candidate=locked, editor=editor).first()

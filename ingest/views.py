@@ -10,7 +10,8 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation.models import TABLE_NOTES_MAX_CHARS, TABLE_TITLE_MAX_CHARS
+from dataset import services as dataset_services
+from dataset.models import TABLE_NOTES_MAX_CHARS, TABLE_TITLE_MAX_CHARS
 from ingest import api, files, selectors, services
 from ingest.forms import CollectionForm, UploadForm
 from plumbing.errors import ApplicationError
@@ -75,7 +76,7 @@ def home(request: HttpRequest) -> HttpResponse:
         "form": form,
         "documents": documents,
         "any_working": any(d.is_working for d in documents),
-        "can_add_collection": request.user.has_perm("annotation.add_collection"),
+        "can_add_collection": request.user.has_perm("dataset.add_collection"),
     }
     if request.htmx and request.method == "GET":
         return render(request, "ingest/partials/_document_rows.html", context)
@@ -87,12 +88,12 @@ def home(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def collection_new(request: HttpRequest) -> HttpResponse:
-    if not request.user.has_perm("annotation.add_collection"):
+    if not request.user.has_perm("dataset.add_collection"):
         raise PermissionDenied("only admins create collections")
     form = CollectionForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            collection = services.collection_create(user=request.user, **form.cleaned_data)
+            collection = dataset_services.collection_create(user=request.user, **form.cleaned_data)
         except ApplicationError as exc:
             form.add_error(exc.field if exc.field in form.fields else None, exc.message)
         else:

@@ -11,8 +11,9 @@ from django.db.models import Case, F, Q, Value, When
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.models import Question, RunStatus  # a run's states, as question generation's
+from dataset.models import Question  # a run's states, as question generation's
 from hctqa.core.prompts import PROMPT_STYLES, TABLE_FORMATS
+from plumbing.jobs import RunStatus
 
 
 def private_storage() -> FileSystemStorage:

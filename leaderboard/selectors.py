@@ -19,9 +19,9 @@ from django.db.models.functions import Coalesce, Length, Lower, Substr, Trim
 from django.http import Http404
 from django.utils import timezone
 
-from annotation.models import Question, QuestionStatus, Split
-from annotation.selectors import gold_answer_visible
-from annotation.selectors import scope_filter as annotation_scope_filter
+from dataset.models import Question, QuestionStatus, Split
+from dataset.selectors import gold_answer_visible
+from dataset.selectors import scope_filter as dataset_scope_filter
 from hctqa.core.disclosure import DISCLOSURE_MARGIN, withheld_groups
 from hctqa.core.render import to_html
 from hctqa.core.scoring import source_of
@@ -55,8 +55,8 @@ User = AbstractBaseUser | AnonymousUser
 
 def scope_filter(data_scope: str) -> Q:
     """Real tables are every collection's, ingested ones included; see
-    ``annotation.selectors.scope_filter``."""
-    return annotation_scope_filter(data_scope)
+    ``dataset.selectors.scope_filter``."""
+    return dataset_scope_filter(data_scope)
 
 
 def test_split_submissions_today(*, user: Any) -> int:

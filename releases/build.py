@@ -50,7 +50,7 @@ from typing import IO, Any
 from django.conf import settings
 from django.core.files.storage import default_storage
 
-from annotation.models import Split, SyntheticTable
+from dataset.models import Split, SyntheticTable
 from hctqa.core import alpaca
 from hctqa.core.dataset_card import (
     QUESTION_FEATURES,

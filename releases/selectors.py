@@ -13,7 +13,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404
 
-from annotation.models import Question, QuestionStatus, Source, Table
+from dataset.models import Question, QuestionStatus, Source, Table
 from hctqa.core.release_records import archive_name
 from hctqa.core.snapshots import question_set_sha256
 from releases.models import (

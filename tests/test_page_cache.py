@@ -28,7 +28,8 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotation import services as annotation_services
-from annotation.models import Table
+from dataset import services as dataset_services
+from dataset.models import Table
 from hctqa.core.release import ReleaseQuestion, ReleaseTable
 from leaderboard import services
 from leaderboard.models import Submission
@@ -148,7 +149,7 @@ def _imported(public: dict) -> tuple[str, str]:
         table_properties={},
         questions=(ReleaseQuestion("census--4--9--M0", "How many farms?", "{12}", "human", {}),),
     )
-    annotation_services.release_import(tables=[record])
+    dataset_services.release_import(tables=[record])
     return "/dataset/", "census--4--9"
 
 

@@ -14,12 +14,7 @@ from django.urls import get_resolver
 from rest_framework.authtoken.models import Token
 
 from leaderboard.models import InferenceRun, RunStatus
-from tests.factories import (
-    LOOKUP_PROPERTIES,
-    InferenceRunFactory,
-    SubmissionFactory,
-    UserFactory,
-)
+from tests.factories import LOOKUP_PROPERTIES, InferenceRunFactory, SubmissionFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -671,7 +666,8 @@ _REFUSED = (401, 403, 404, 405)
 
 
 def test_no_one_else_opens_or_changes_a_private_object_on_any_route(world) -> None:
-    from annotation.models import Flag, GenerationRun, Question, VerificationSlot
+    from annotation.models import Flag, GenerationRun, VerificationSlot
+    from dataset.models import Question
     from endpoints.models import Endpoint
     from ingest.models import Candidate, CandidateDraft
 

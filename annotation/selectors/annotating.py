@@ -23,24 +23,21 @@ from annotation.models import (
     AnnotationTool,
     Flag,
     PropertyAnnotation,
-    Question,
     QuestionAuthoring,
     QuestionDraft,
-    QuestionOrigin,
-    QuestionStatus,
-    Table,
     VerificationOutcome,
     VerificationSlot,
 )
 from annotation.selectors.assignments import assigned_next
-from annotation.selectors.dataset import (
+from annotation.selectors.verification import verdict_change_allowed
+from dataset.models import Question, QuestionOrigin, QuestionStatus, Table
+from dataset.selectors.tables import (
     _human_questions,
     _question_order,
     questions_visible,
     real_tables,
     table_get,
 )
-from annotation.selectors.verification import verdict_change_allowed
 from hctqa.core import taxonomy
 from hctqa.core.agreement import AgreementReport, Disagreement, agreement_report, majority
 

@@ -20,19 +20,15 @@ from django.utils import timezone
 from annotation.models import (
     GenerationItem,
     GenerationRun,
-    Question,
-    QuestionOrigin,
-    QuestionStatus,
     Rating,
     SlotKind,
     SlotStatus,
-    Split,
-    Table,
     VerificationOutcome,
     VerificationSlot,
     VerifierStanding,
 )
-from annotation.selectors.dataset import can_see_private_questions
+from dataset.models import Question, QuestionOrigin, QuestionStatus, Split, Table
+from dataset.selectors.tables import can_see_private_questions
 from hctqa.core.agreement import cohen_kappa, krippendorff_alpha
 
 # The paper's shares (Section 3.2): of the generated questions, 72% were rated Good, 24%
@@ -43,7 +39,7 @@ PAPER_SHARES = {"good": 0.72, "ambiguous": 0.24, "nonsensical": 0.04, "corrected
 def may_verify_test_split(user: Any) -> bool:
     """Test-split questions (their proposed answers are held-out gold) are for admins only:
     verifying, adjudicating and even counting them."""
-    return bool(user.has_perm("annotation.view_test_gold"))
+    return bool(user.has_perm("dataset.view_test_gold"))
 
 
 def outside_test_split(user: Any, prefix: str = "question__") -> Q:
@@ -534,7 +530,7 @@ def gold_pool_questions() -> QuerySet[Question]:
 def verification_dashboard(*, viewer: Any) -> Dashboard:
     if not (
         viewer.has_perm("annotation.adjudicate_question")
-        or viewer.has_perm("annotation.change_question")
+        or viewer.has_perm("dataset.change_question")
     ):
         raise PermissionDenied("The verification dashboard is for adjudicators and admins")
     now = timezone.now()

@@ -17,14 +17,13 @@ from annotation.models import (
     AnnotationSource,
     AnnotationTool,
     PropertyAnnotation,
-    Question,
     QuestionAuthoring,
     QuestionDraft,
-    Table,
 )
 from annotation.selectors.annotating import question_change_allowed
-from annotation.selectors.dataset import questions_visible
-from annotation.services.question_ids import new_question_ids
+from dataset.models import Question, Table
+from dataset.selectors.tables import questions_visible
+from dataset.services import NewQuestion, questions_add
 from hctqa.core import taxonomy
 from hctqa.core.answers import (
     AnswerFormatError,
@@ -358,16 +357,19 @@ def question_write(
     if not confirm_near_duplicate:
         _refuse_near_duplicate(annotator, locked, question_text)
 
-    (question_id,) = new_question_ids(locked, "M", 1)
-    question = Question.objects.create(
-        id=question_id,
+    (question,) = questions_add(
         table=locked,
-        text=question_text,
-        gold_answer=canonical,
-        origin=Question.Origin.HUMAN,
-        query_properties=values,
-        # Written by an annotator who checked it against the table, as in the paper.
-        status=Question.Status.VERIFIED,
+        kind="M",
+        questions=[
+            NewQuestion(
+                text=question_text,
+                gold_answer=canonical,
+                origin=Question.Origin.HUMAN,
+                # Written by an annotator who checked it against the table, as in the paper.
+                status=Question.Status.VERIFIED,
+                query_properties=values,
+            )
+        ],
     )
     draft = QuestionDraft.objects.filter(
         annotator=annotator, table=locked, client_key=client_key

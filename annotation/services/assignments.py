@@ -10,9 +10,10 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from annotation.models import AnnotationTool, Assignment, Table
+from annotation.models import AnnotationTool, Assignment
 from annotation.selectors.assignments import annotators_for, assignments_open_of, may_assign
-from annotation.selectors.dataset import TableFilters, table_list
+from dataset.models import Table
+from dataset.selectors.tables import TableFilters, table_list
 from hctqa.core.wording import counted
 from plumbing.errors import ApplicationError, Forbidden, Problems
 

@@ -9,7 +9,8 @@ from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotation.models import Flag, FlagReason, Question, Table
+from annotation.models import Flag, FlagReason
+from dataset.models import Question, Table
 from plumbing.errors import ApplicationError
 
 _RAISERS = (

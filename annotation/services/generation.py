@@ -15,20 +15,12 @@ from django.db import transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
 
-from annotation.models import (
-    GenerationItem,
-    GenerationRun,
-    Question,
-    QuestionOrigin,
-    QuestionStatus,
-    RunStatus,
-    Split,
-    Table,
-)
-from annotation.selectors.prompts import table_png
+from annotation.models import GenerationItem, GenerationRun
 from annotation.services import runs
-from annotation.services.question_ids import new_question_ids
 from annotation.services.verification import verification_slots_open
+from dataset.models import Question, QuestionOrigin, QuestionStatus, Split, Table
+from dataset.selectors.prompts import table_png
+from dataset.services import NewQuestion, questions_add
 from endpoints.client import ChatClient, ChatRequest, RetryPolicy
 from endpoints.selectors import chat_target, endpoint_for_run
 from hctqa.core.generation import (
@@ -42,6 +34,7 @@ from hctqa.core.render import to_html
 from hctqa.core.tables import parse_table
 from hctqa.core.wording import counted
 from plumbing.errors import ApplicationError, ConflictError
+from plumbing.jobs import RunStatus
 
 MAX_TABLES_PER_RUN = 2000
 _OUTPUT_KEPT = 4000
@@ -232,20 +225,19 @@ def _save_pairs(item: GenerationItem, pairs: list[GeneratedPair], output: str) -
         locked = GenerationItem.objects.select_for_update().get(pk=item.pk)
         if locked.status != "pending":
             return 0  # a retried task already saved this table
-        questions = [
-            Question(
-                id=question_id,
-                table=table,
-                text=pair.question,
-                gold_answer=pair.answer,
-                origin=QuestionOrigin.MODEL,
-                status=QuestionStatus.UNVERIFIED,
-            )
-            for question_id, pair in zip(
-                new_question_ids(table, "A", len(pairs)), pairs, strict=True
-            )
-        ]
-        Question.objects.bulk_create(questions)
+        questions = questions_add(
+            table=table,
+            kind="A",
+            questions=[
+                NewQuestion(
+                    text=pair.question,
+                    gold_answer=pair.answer,
+                    origin=QuestionOrigin.MODEL,
+                    status=QuestionStatus.UNVERIFIED,
+                )
+                for pair in pairs
+            ],
+        )
         verification_slots_open(questions=questions)
         GenerationItem.objects.filter(pk=item.pk).update(
             status="done", questions_created=len(questions), error="", last_output=output

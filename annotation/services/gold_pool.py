@@ -17,8 +17,8 @@ from typing import Any
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 
-from annotation.models import Question, QuestionOrigin, QuestionStatus, Split
-from annotation.signals import announce_question_set_change
+from dataset.models import Question, QuestionOrigin, QuestionStatus, Split
+from dataset.signals import announce_question_set_change
 from hctqa.core.answers import AnswerFormatError, canonical_answer
 from plumbing.errors import ApplicationError
 
@@ -32,7 +32,7 @@ class PoolChange:
 
 
 def _require_admin(user: Any) -> None:
-    if not user.has_perm("annotation.change_question"):
+    if not user.has_perm("dataset.change_question"):
         raise PermissionDenied("Only admins choose gold-control questions")
 
 

@@ -16,9 +16,9 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import RunStatus, SyntheticRun
+from annotation.models import SyntheticRun
 from annotation.services import runs
-from annotation.services.dataset import ImportSummary, release_import
+from dataset.services.imports import ImportSummary, release_import
 from hctqa.core import taxonomy
 from hctqa.core.release import ReleaseError, ReleaseTable, read_synthetic_files
 from hctqa.core.synthgen.params import Params, ParamsError, read_params
@@ -31,6 +31,7 @@ from hctqa.core.synthgen.pipeline import (
     generate_targeted,
 )
 from plumbing.errors import ApplicationError, ConflictError
+from plumbing.jobs import RunStatus
 
 MAX_TARGET_TABLES = 5000
 STALE_AFTER = timedelta(minutes=10)

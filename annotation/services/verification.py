@@ -28,14 +28,10 @@ from django.utils import timezone
 
 from annotation.models import (
     DiscardedVerification,
-    Question,
     QuestionAuthoring,
-    QuestionStatus,
     Rating,
     SlotKind,
     SlotStatus,
-    Split,
-    Table,
     VerificationOutcome,
     VerificationSlot,
     VerifierStanding,
@@ -46,6 +42,7 @@ from annotation.selectors.verification import (
     pool_removal,
     verdict_change_allowed,
 )
+from dataset.models import Question, QuestionStatus, Split, Table
 from hctqa.core.answers import AnswerFormatError, canonical_answer
 from hctqa.core.gold_control import wrong_answer
 from hctqa.core.tables import TableFormatError, parse_table
@@ -637,6 +634,6 @@ def verifier_remove(*, user: Any, reason: str) -> int:
 
 @transaction.atomic
 def verifier_reinstate(*, admin: Any, user: Any) -> None:
-    if not admin.has_perm("annotation.change_question"):
+    if not admin.has_perm("dataset.change_question"):
         raise PermissionDenied("Only admins put an annotator back in the pool")
     VerifierStanding.objects.filter(user=user).update(removed_at=None, reason="")

@@ -24,7 +24,6 @@ from django.db.models import Case, Count, F, PositiveSmallIntegerField, Q, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotation.models import RunStatus
 from hctqa.core.scoring import collector_paused
 from hctqa.core.snapshots import FrozenQuestion, question_set_digests
 from hctqa.core.wording import counted
@@ -33,6 +32,7 @@ from leaderboard.models import Kind, Rescore, Status, Submission
 from leaderboard.services.notices import submission_outcome_notify
 from leaderboard.services.scoring import ScoringContext, claim, score_claimed
 from leaderboard.services.submissions import _enqueue_regression, _enqueue_scoring
+from plumbing.jobs import RunStatus
 
 # Ids per query: within every database's parameter limit.
 _CHUNK = 5000

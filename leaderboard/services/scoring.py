@@ -21,7 +21,7 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from annotation.models import QuestionOrigin
+from dataset.models import QuestionOrigin
 from hctqa.core import taxonomy
 from hctqa.core.disclosure import DISCLOSURE_MARGIN, withheld_groups, withheld_whole_and_parts
 from hctqa.core.predictions import PredictionsError, read_predictions

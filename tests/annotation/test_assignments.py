@@ -15,7 +15,7 @@ from django.test.utils import CaptureQueriesContext
 
 from annotation import selectors, services
 from annotation.models import Assignment, PropertyAnnotation
-from annotation.selectors import TableFilters
+from dataset.selectors import TableFilters
 from hctqa.core import taxonomy
 from plumbing.errors import ApplicationError, Forbidden
 from tests.factories import LOOKUP_PROPERTIES, QuestionFactory, TableFactory, UserFactory

@@ -13,8 +13,9 @@ from django.core.exceptions import PermissionDenied
 from django.core.files.base import ContentFile
 from PIL import Image
 
-from annotation.models import GenerationItem, GenerationRun, Question, VerificationSlot
+from annotation.models import GenerationItem, GenerationRun, VerificationSlot
 from annotation.services import generation_run_create, generation_run_execute
+from dataset.models import Question
 from endpoints.models import Endpoint
 from plumbing.errors import ApplicationError, ConflictError
 from tests.factories import QuestionFactory, TableFactory, UserFactory

@@ -8,7 +8,8 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.test import RequestFactory
 
-from annotation.models import Question, Table, VerificationSlot
+from annotation.models import VerificationSlot
+from dataset.models import Question, Table
 
 pytestmark = pytest.mark.django_db
 

@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from accounts.models import Account, Notification, OutgoingEmail
-from annotation.models import Question
+from dataset.models import Question
 from discussion.models import Comment
 from discussion.selectors import mentioned_names, parts
 from discussion.services import comment_post

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from annotation.models import Collection, Table
+from dataset.models import Collection, Table
 from hctqa.core.extraction.grid import Grid, GridCell
 from ingest import services
 from ingest.models import CandidateDraft

@@ -13,6 +13,7 @@ from django.test import Client, override_settings
 from PIL import Image
 from rest_framework.authtoken.models import Token
 
+from dataset import services as dataset_services
 from hctqa.core.extraction.worker import PageRunner, PageTimeout
 from hctqa.core.images import render_table_png
 from ingest import files, services
@@ -31,7 +32,7 @@ def adjudicator():
 
 @pytest.fixture
 def collection():
-    from annotation.models import Collection
+    from dataset.models import Collection
 
     return Collection.objects.create(code="scans", name="Scanned yearbooks")
 
@@ -204,11 +205,14 @@ def test_the_ocr_language_is_the_collections_and_a_missing_one_says_what_to_inst
 ) -> None:
     admin = UserFactory(role="admin")
     with pytest.raises(services.ApplicationError, match="Tesseract language codes"):
-        services.collection_create(user=admin, code="bad", name="Bad", ocr_language="en-GB")
-    made = services.collection_create(
+        dataset_services.collection_create(user=admin, code="bad", name="Bad", ocr_language="en-GB")
+    made = dataset_services.collection_create(
         user=admin, code="bilingual", name="Bilingual tables", ocr_language="eng+zzz"
     )
-    assert services.collection_create(user=admin, code="plain", name="Plain").ocr_language == "eng"
+    assert (
+        dataset_services.collection_create(user=admin, code="plain", name="Plain").ocr_language
+        == "eng"
+    )
     document = ingest(adjudicator, made, render_table_png(TOTAL_ROWS), name="t.png")
     page = document.pages.get()
     assert page.status == PageStatus.FAILED

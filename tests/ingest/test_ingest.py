@@ -14,7 +14,9 @@ from pypdf import PdfReader, PdfWriter
 from rest_framework.authtoken.models import Token
 
 from annotation import selectors as annotation_selectors
-from annotation.models import Collection, Question, Table
+from dataset import selectors as dataset_selectors
+from dataset import services as dataset_services
+from dataset.models import Collection, Question, Table
 from hctqa.core.extraction.grid import grid_from_canonical
 from hctqa.core.extraction.worker import PageRunner, PageTimeout
 from hctqa.core.images import render_table_png
@@ -78,23 +80,27 @@ def _nothing_kept(root: Path) -> bool:
 
 
 def test_the_release_sources_become_collections_with_their_codes() -> None:
-    from django.apps import apps
+    from django.db import connection
+    from django.db.migrations.loader import MigrationLoader
 
-    # The data migration's own function: a transactional test elsewhere may have emptied
+    # The data migration's own function, on annotation's models as they last were (before
+    # Collection moved to the dataset app): a transactional test elsewhere may have emptied
     # the tables since migrate ran.
     migration = importlib.import_module("annotation.migrations.0013_collections")
+    last = ("annotation", "0018_collection_ocr_language")
+    then = MigrationLoader(connection).project_state(last).apps
     Collection.objects.all().delete()
-    migration.add_release_collections(apps, None)
+    migration.add_release_collections(then, None)
     codes = set(Collection.objects.values_list("code", flat=True))
     assert codes == {"psa", "pak", "census", "arxiv"}
-    listed = [code for code, _name in annotation_selectors.source_choices()]
+    listed = [code for code, _name in dataset_selectors.source_choices()]
     assert listed == ["psa", "pak", "census", "arxiv", "synthetic", "demo"]
 
 
 def test_a_collection_code_cannot_break_table_ids(adjudicator) -> None:
     admin = UserFactory(role="admin")
     with pytest.raises(services.ApplicationError, match="hyphens"):
-        services.collection_create(user=admin, code="qnpc--2024", name="Bad")
+        dataset_services.collection_create(user=admin, code="qnpc--2024", name="Bad")
     with pytest.raises(IntegrityError):
         Collection.objects.create(code="Bad Code", name="Bad")
 
@@ -393,8 +399,8 @@ def test_an_accepted_table_is_a_real_table_everywhere(candidate, adjudicator) ->
     question = QuestionFactory(table=table)
     assert question in benchmark_questions(split="all", data_scope="real")
     assert question not in benchmark_questions(split="all", data_scope="synthetic")
-    assert ("qnpc-2024", "QNPC Statistical Abstract 2024") in annotation_selectors.source_choices()
-    assert Question.objects.filter(annotation_selectors.scope_filter("real")).count() == 1
+    assert ("qnpc-2024", "QNPC Statistical Abstract 2024") in dataset_selectors.source_choices()
+    assert Question.objects.filter(dataset_selectors.scope_filter("real")).count() == 1
 
 
 def test_two_people_never_accept_the_same_candidate(candidate, adjudicator) -> None:

@@ -20,8 +20,8 @@ from django.core.files.base import ContentFile
 from django.utils import timezone
 from PIL import Image
 
-from annotation.models import Question
-from annotation.selectors.prompts import prompt_records
+from dataset.models import Question
+from dataset.selectors.prompts import prompt_records
 from endpoints.client import RetryPolicy, retry_after_seconds
 from endpoints.models import Endpoint
 from hctqa.core.prompts import nonsense_mapping

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.models import Question
+from dataset.models import Question
 from leaderboard.models import InferenceResponse, InferenceRun, RunStatus, Status
 from tests.conftest import REPO, _worker_env
 from tests.factories import UserFactory

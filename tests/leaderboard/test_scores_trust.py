@@ -11,7 +11,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from annotation.models import Question
+from dataset.models import Question
 from hctqa.core import taxonomy
 from leaderboard import services
 from leaderboard.models import DailyLimitEntry, Rescore, Status, Submission

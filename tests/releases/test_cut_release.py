@@ -15,7 +15,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from annotation.models import Question, Table
+from dataset.models import Question, Table
 from releases.build import _parquet_copy
 from releases.models import BuildStatus, Release, ReleaseBuild
 from tests.releases.conftest import released_questions

@@ -8,8 +8,9 @@ from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand
 
 from accounts.services import demo_users_ensure
-from annotation.management.commands.import_hctqa import report_summary
-from annotation.services import demo_generated_questions_ensure, release_import
+from annotation.services import demo_generated_questions_ensure
+from dataset.reporting import report_summary
+from dataset.services import release_import
 from hctqa.core.demo import demo_tables
 from leaderboard.demo import demo_submissions_ensure
 

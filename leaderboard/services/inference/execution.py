@@ -27,7 +27,7 @@ from django.db.models import F, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotation.models import Table
+from dataset.models import Table
 from endpoints.client import ChatPool, ChatRequest, ChatResult, RetryPolicy
 from endpoints.selectors import chat_target, served_model_check
 from hctqa.core.prompts import PromptError, denonsense, nonsense_for, prompt_sha256

@@ -21,7 +21,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.services import account_check_test_split_access
-from annotation.selectors import one_shot_example_ids
+from dataset.selectors import one_shot_example_ids
 from endpoints.keys import api_key_seal
 from endpoints.models import Endpoint
 from endpoints.selectors import (
