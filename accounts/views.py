@@ -18,9 +18,11 @@ from accounts import selectors, services
 from accounts.forms import ApprovalRequestForm, EmailPreferencesForm, ResearcherSignUpForm
 from accounts.lockout import lockout_of
 from accounts.models import Notification
+from accounts.permissions import DECIDING_APPROVALS
 from hctqa.core.wording import counted
 from plumbing.client_addresses import client_address
-from plumbing.errors import ApplicationError, Forbidden
+from plumbing.errors import ApplicationError
+from plumbing.permissions import requires
 from plumbing.redirects import local_url
 
 
@@ -164,17 +166,9 @@ def email_confirm(request: HttpRequest, token: str) -> HttpResponse:
     return render(request, "accounts/email_confirm.html", {"account": account})
 
 
-def _require_decider(request: HttpRequest) -> None:
-    if not selectors.may_decide_approval_requests(request.user):
-        raise Forbidden(
-            "Approval requests are decided by admins",
-            hint="Researchers ask for approval on their account page.",
-        )
-
-
 @login_required
+@requires(DECIDING_APPROVALS)
 def approval_requests(request: HttpRequest) -> HttpResponse:
-    _require_decider(request)
     context = {
         "waiting": selectors.approval_requests_waiting(),
         "decided": selectors.approval_requests_decided(),
@@ -184,8 +178,8 @@ def approval_requests(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
+@requires(DECIDING_APPROVALS)
 def approval_request_decide(request: HttpRequest, request_id: int) -> HttpResponse:
-    _require_decider(request)
     decision = request.POST.get("decision", "")
     if decision not in ("approve", "decline"):
         messages.error(request, "Nothing was decided: choose Approve or Decline.")

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.exceptions import PermissionDenied
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation import permissions as rules
 from annotation import selectors, services
 from annotation.models import AnnotationTool
 from dataset.models import Question, Table
@@ -21,15 +22,11 @@ from hctqa.core import taxonomy
 from hctqa.core.answers import AnswerFormatError, canonical_answer
 from hctqa.core.query_templates import TARGET_MIX, TEMPLATES
 from plumbing.errors import ApplicationError
+from plumbing.permissions import api_rule
 
 # Client clocks and counters arrive as JavaScript numbers: beyond 2**53 they are not
 # whole numbers any more, and the database columns refuse them.
 _MAX_INT = 2**53
-
-
-def _require(request: Request, permission: str) -> None:
-    if not request.user.has_perm(permission):
-        raise PermissionDenied("Your role does not include this tool")
 
 
 def table_payload(table: Table) -> dict[str, Any]:
@@ -46,7 +43,7 @@ def table_payload(table: Table) -> dict[str, Any]:
 def _next(table: Table | None, tool: str) -> dict[str, Any] | None:
     if table is None:
         return None
-    return {"table": table.id, "url": f"/annotate/{tool}/{table.id}/"}
+    return {"table": table.id, "url": reverse(f"annotate:{tool}", args=[table.id])}
 
 
 def _progress(progress: selectors.Progress) -> dict[str, int]:
@@ -84,11 +81,10 @@ class TaxonomiesApi(APIView):
 
 
 class PropertyNextApi(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.PROPERTY_TOOL)]
 
     @extend_schema(responses={200: dict, 204: None})
     def get(self, request: Request) -> Response:
-        _require(request, "annotation.annotate_table")
         table = selectors.property_queue_next(
             annotator=request.user, after=request.query_params.get("after")
         )
@@ -96,11 +92,10 @@ class PropertyNextApi(APIView):
 
 
 class PropertyWorkApi(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.PROPERTY_TOOL)]
 
     @extend_schema(responses={200: dict})
     def get(self, request: Request, table_id: str) -> Response:
-        _require(request, "annotation.annotate_table")
         table = table_get(table_id=table_id)
         work = selectors.property_work(annotator=request.user, table=table)
         return Response(
@@ -118,7 +113,7 @@ class PropertyWorkApi(APIView):
 
 
 class PropertyDraftApi(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.PROPERTY_TOOL)]
 
     class Input(serializers.Serializer):
         properties = serializers.DictField()
@@ -128,7 +123,6 @@ class PropertyDraftApi(APIView):
 
     @extend_schema(request=Input, responses={200: dict, 409: dict})
     def put(self, request: Request, table_id: str) -> Response:
-        _require(request, "annotation.annotate_table")
         data = self._input(request)
         result = services.property_draft_save(
             annotator=request.user, table=table_get(table_id=table_id), **data
@@ -149,7 +143,7 @@ class PropertyDraftApi(APIView):
 
 
 class PropertySaveApi(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.PROPERTY_TOOL)]
 
     class Input(serializers.Serializer):
         properties = serializers.DictField()
@@ -158,7 +152,6 @@ class PropertySaveApi(APIView):
 
     @extend_schema(request=Input, responses={200: dict, 400: dict, 409: dict})
     def post(self, request: Request, table_id: str) -> Response:
-        _require(request, "annotation.annotate_table")
         serializer = self.Input(data=request.data)
         serializer.is_valid(raise_exception=True)
         table = table_get(table_id=table_id)
@@ -241,11 +234,10 @@ def _question_progress(user: Any) -> dict[str, int]:
 
 
 class QuestionNextApi(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.QUESTION_TOOL)]
 
     @extend_schema(responses={200: dict, 204: None})
     def get(self, request: Request) -> Response:
-        _require(request, "annotation.write_question")
         table = selectors.question_queue_next(
             annotator=request.user, after=request.query_params.get("after")
         )
@@ -253,11 +245,10 @@ class QuestionNextApi(APIView):
 
 
 class QuestionWorkApi(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.QUESTION_TOOL)]
 
     @extend_schema(responses={200: dict})
     def get(self, request: Request, table_id: str) -> Response:
-        _require(request, "annotation.write_question")
         table = table_get(table_id=table_id)
         work = selectors.question_work(annotator=request.user, table=table)
         draft = work.draft
@@ -291,14 +282,13 @@ class _QuestionInput(serializers.Serializer):
 
 
 class QuestionDraftApi(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.QUESTION_TOOL)]
 
     class Input(_QuestionInput):
         client_ms = serializers.IntegerField(min_value=0, max_value=_MAX_INT)
 
     @extend_schema(request=Input, responses={200: dict, 409: dict})
     def put(self, request: Request, table_id: str) -> Response:
-        _require(request, "annotation.write_question")
         serializer = self.Input(data=request.data)
         serializer.is_valid(raise_exception=True)
         result = services.question_draft_save(
@@ -310,14 +300,13 @@ class QuestionDraftApi(APIView):
 
 
 class QuestionSaveApi(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.QUESTION_TOOL)]
 
     class Input(_QuestionInput):
         confirm_near_duplicate = serializers.BooleanField(default=False)
 
     @extend_schema(request=Input, responses={201: dict, 400: dict})
     def post(self, request: Request, table_id: str) -> Response:
-        _require(request, "annotation.write_question")
         serializer = self.Input(data=request.data)
         serializer.is_valid(raise_exception=True)
         table = table_get(table_id=table_id)
@@ -341,11 +330,10 @@ class QuestionSaveApi(APIView):
 
 
 class AgreementApi(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.ADJUDICATION_TOOL)]
 
     @extend_schema(responses={200: dict})
     def get(self, request: Request) -> Response:
-        _require(request, "annotation.adjudicate_question")
         view = selectors.agreement_overview()
         return Response(
             {
@@ -375,15 +363,13 @@ class ResolveApi(APIView):
     """GET: each coder's saved table properties for the table, the majority and the
     resolution if there is one. POST: resolve (adjudicators)."""
 
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.ADJUDICATION_TOOL)]
 
     class Input(serializers.Serializer):
         properties = serializers.DictField()
 
     @extend_schema(responses={200: dict})
     def get(self, request: Request, table_id: str) -> Response:
-        if not request.user.has_perm("annotation.adjudicate_question"):
-            raise PermissionDenied("Resolving disagreements is for adjudicators")
         work = selectors.resolution_work(table_id=table_id)
         resolution = work.resolution
         return Response(
@@ -403,7 +389,6 @@ class ResolveApi(APIView):
 
     @extend_schema(request=Input, responses={200: dict})
     def post(self, request: Request, table_id: str) -> Response:
-        _require(request, "annotation.adjudicate_question")
         serializer = self.Input(data=request.data)
         serializer.is_valid(raise_exception=True)
         row = services.table_properties_resolve(

@@ -6,29 +6,23 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.exceptions import NotFound
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation import permissions as rules
 from annotation import selectors, services
 from annotation.models import GenerationRun, Rating
 from plumbing.api import StrictInput
 from plumbing.pagination import CountedPagination
+from plumbing.permissions import api_rule
 
 SKIPPED_KEY = "verify_skipped"
-
-
-def _require(request: Any, permission: str, message: str) -> None:
-    """Refused before anything else is read, so the answer tells an outsider nothing."""
-    if not request.user.has_perm(permission):
-        raise PermissionDenied(message)
-
-
-_VERIFIERS = ("annotation.verify_question", "only annotators verify questions")
 
 
 def skipped_questions(request: Any) -> list[str]:
@@ -54,7 +48,7 @@ def claim_payload(request: Any) -> dict[str, Any] | None:
 class VerifyClaimApi(APIView):
     """The slot to verify now (the one already held, gold when due, else an open one)."""
 
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.VERIFYING)]
 
     @extend_schema(request=None, responses={200: dict, 204: None})
     def post(self, request: Request) -> Response:
@@ -65,11 +59,10 @@ class VerifyClaimApi(APIView):
 
 
 class VerifyRenewApi(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.VERIFYING)]
 
     @extend_schema(request=None, responses={200: dict, 409: dict})
     def post(self, request: Request, slot_id: uuid.UUID) -> Response:
-        _require(request, *_VERIFIERS)
         expires = services.verification_renew(
             annotator=request.user, slot_id=selectors.verification_slot_pk(public_id=slot_id)
         )
@@ -87,11 +80,10 @@ class VerdictInput(serializers.Serializer):
 class VerifySubmitApi(APIView):
     """Record a verdict and hand out the next slot in the same round trip."""
 
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.VERIFYING)]
 
     @extend_schema(request=VerdictInput, responses={200: dict, 400: dict, 409: dict})
     def post(self, request: Request, slot_id: uuid.UUID) -> Response:
-        _require(request, *_VERIFIERS)
         data = VerdictInput(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
@@ -114,22 +106,19 @@ class VerifySubmitApi(APIView):
 
 
 class VerifyReleaseApi(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.VERIFYING)]
 
     @extend_schema(request=None, responses={200: dict})
     def post(self, request: Request, slot_id: uuid.UUID) -> Response:
-        _require(request, *_VERIFIERS)
         release_and_skip(request, selectors.verification_slot_pk(public_id=slot_id))
         return Response({"slot": str(slot_id), "next": claim_payload(request)})
 
 
 class AdjudicationListApi(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.ADJUDICATING)]
 
     @extend_schema(responses={200: dict})
     def get(self, request: Request) -> Response:
-        if not request.user.has_perm("annotation.adjudicate_question"):
-            raise PermissionDenied("Only adjudicators see the adjudication queue")
         total, items = selectors.adjudication_queue(adjudicator=request.user)
         return Response(
             {
@@ -158,7 +147,7 @@ class AdjudicationListApi(APIView):
 
 
 class AdjudicationDecideApi(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.ADJUDICATING)]
 
     class Input(serializers.Serializer):
         rating = serializers.ChoiceField(choices=Rating.choices)
@@ -167,7 +156,6 @@ class AdjudicationDecideApi(APIView):
 
     @extend_schema(request=Input, responses={200: dict, 400: dict, 409: dict})
     def post(self, request: Request, question_id: str) -> Response:
-        _require(request, "annotation.adjudicate_question", "only adjudicators decide")
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
         question = services.adjudication_decide(
@@ -179,7 +167,7 @@ class AdjudicationDecideApi(APIView):
 
 
 class VerificationDashboardApi(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.DASHBOARD)]
 
     @extend_schema(responses={200: dict})
     def get(self, request: Request) -> Response:
@@ -246,15 +234,10 @@ def gold_summary_payload(gold: selectors.GoldControl) -> dict[str, Any]:
     }
 
 
-def _require_gold_viewer(request: Request) -> None:
-    if not request.user.has_perm("dataset.view_private_questions"):
-        raise PermissionDenied("Only admins see the gold pool")
-
-
 class GoldPoolApi(APIView):
     """The private gold pool, a page at a time, with how often each question was served."""
 
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.GOLD_POOL)]
 
     class Output(serializers.Serializer):
         id = serializers.CharField()
@@ -267,7 +250,6 @@ class GoldPoolApi(APIView):
 
     @extend_schema(responses={200: Output(many=True)})
     def get(self, request: Request) -> Response:
-        _require_gold_viewer(request)
         paginator = CountedPagination()
         page = paginator.paginate_queryset(selectors.gold_pool_questions(), request)
         response = paginator.get_paginated_response(self.Output(page, many=True).data)
@@ -282,7 +264,7 @@ class GoldPoolChangeInput(serializers.Serializer):
 class GoldPoolAddApi(APIView):
     """Put questions in the gold pool: all of them, or none (400 with every reason)."""
 
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.GOLD_POOL_CHANGE)]
 
     @extend_schema(request=GoldPoolChangeInput, responses={200: dict, 400: dict})
     def post(self, request: Request) -> Response:
@@ -295,7 +277,7 @@ class GoldPoolAddApi(APIView):
 class GoldPoolRemoveApi(APIView):
     """Take questions out of the gold pool; they become public benchmark questions again."""
 
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.GOLD_POOL_CHANGE)]
 
     @extend_schema(request=GoldPoolChangeInput, responses={200: dict, 400: dict})
     def post(self, request: Request) -> Response:
@@ -308,14 +290,13 @@ class GoldPoolRemoveApi(APIView):
 class GoldVerdictsApi(APIView):
     """The latest gold verdicts, each with the answer it showed and how it was graded."""
 
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.GOLD_POOL)]
 
     @extend_schema(
         parameters=[OpenApiParameter("verifier", str, description="An annotator's username")],
         responses={200: dict},
     )
     def get(self, request: Request) -> Response:
-        _require_gold_viewer(request)
         verdicts = selectors.gold_verdicts(username=request.query_params.get("verifier", ""))
         return Response(
             {
@@ -356,12 +337,12 @@ def run_payload(run: GenerationRun) -> dict[str, Any]:
         "progress": run.progress,
         "created_at": run.created_at,
         "finished_at": run.finished_at,
-        "url": f"/annotate/generation/{run.pk}/",
+        "url": reverse("annotate:generation_run", args=[run.pk]),
     }
 
 
 class GenerationRunsApi(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.GENERATING)]
 
     class Input(StrictInput):
         retired = {
@@ -376,8 +357,6 @@ class GenerationRunsApi(APIView):
 
     @extend_schema(responses={200: dict})
     def get(self, request: Request) -> Response:
-        if not request.user.has_perm("annotation.add_generationrun"):
-            raise PermissionDenied("Only admins see question generation")
         runs = selectors.generation_runs()
         return Response({"runs": [run_payload(r) for r in runs]})
 
@@ -390,12 +369,10 @@ class GenerationRunsApi(APIView):
 
 
 class GenerationRunApi(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.GENERATING)]
 
     @extend_schema(responses={200: dict})
     def get(self, request: Request, run_id: int) -> Response:
-        if not request.user.has_perm("annotation.add_generationrun"):
-            raise PermissionDenied("Only admins see question generation")
         run = selectors.generation_run_get(run_id=run_id)
         if run is None:
             raise NotFound(f"No generation run {run_id}")
@@ -403,7 +380,7 @@ class GenerationRunApi(APIView):
 
 
 class GenerationCancelApi(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.GENERATING)]
 
     @extend_schema(request=None, responses={200: dict, 409: dict})
     def post(self, request: Request, run_id: int) -> Response:

@@ -20,7 +20,6 @@ from django.urls import reverse
 from dataset.models import Question, Split, Table
 from dataset.selectors import can_see_test_gold, question_list_for_table, questions_visible
 from discussion.models import Comment
-from plumbing.errors import Forbidden
 from plumbing.pagination import page_with_count
 
 # @name: a username as Django allows it (letters, digits, @ . + - _), after a space or at the
@@ -32,14 +31,6 @@ MENTION = re.compile(r"(?<![\w@.+-])@([\w.@+-]+)")
 
 def can_discuss(user: Any) -> bool:
     return bool(user.is_authenticated and user.has_perm("discussion.view_comment"))
-
-
-def require_discussant(user: Any) -> None:
-    if not can_discuss(user):
-        raise Forbidden(
-            "Discussions are for annotators, adjudicators and admins",
-            hint="They are where the dataset's makers talk about its tables and questions.",
-        )
 
 
 def questions_discussable(*, user: Any) -> QuerySet[Question]:

@@ -17,12 +17,12 @@ from accounts.models import Notification
 from accounts.services import lock_user, notify
 from dataset.models import Question, Table
 from discussion.models import COMMENT_MAX, Comment
+from discussion.permissions import DISCUSSING
 from discussion.selectors import (
     can_discuss,
     comment_url,
     may_read_question_thread,
     mentioned_names,
-    require_discussant,
     thread_url,
 )
 from hctqa.core.hidden_text import LINE_BREAKS, hidden_problem
@@ -72,7 +72,7 @@ def comment_post(*, author: Any, table: Table, question: Question | None, body: 
     """Add a comment to the table's thread, or to its question's. Those it mentions (@name)
     who may read the thread are told, in the menu and (if they asked) by email; the others
     are listed for the author. At most COMMENTS_PER_HOUR comments per person an hour."""
-    require_discussant(author)
+    DISCUSSING.check(author)
     if not author.has_perm("discussion.add_comment"):
         raise ApplicationError("Your account may read discussions but not write in them")
     if question is not None and (

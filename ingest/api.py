@@ -24,7 +24,9 @@ from hctqa.core.extraction.table import FLAGS
 from hctqa.core.tables import parse_table
 from ingest import selectors, services
 from ingest.models import Candidate, Document, DocumentPage
+from ingest.permissions import INGESTING
 from plumbing.parsers import BoundedJSONParser
+from plumbing.permissions import api_rule
 from plumbing.throttles import seconds_to_wait
 
 _MAX_INT = 2**53
@@ -40,12 +42,7 @@ def too_many_files(wait: int) -> str:
 
 
 class _IngestApi(APIView):
-    permission_classes = [IsAuthenticated]
-
-    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
-        super().initial(request, *args, **kwargs)
-        if not request.user.has_perm(services.PERMISSION):
-            raise PermissionDenied("ingesting documents needs the ingest permission")
+    permission_classes = [IsAuthenticated, api_rule(INGESTING)]
 
     def handle_exception(self, exc: Exception) -> Response:
         if isinstance(exc, DjangoPermissionDenied):

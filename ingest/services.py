@@ -18,7 +18,6 @@ from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
-from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.db.models import F, Max, Q
 from django.utils import timezone
@@ -50,10 +49,10 @@ from ingest.models import (
     PageStatus,
     Strategy,
 )
+from ingest.permissions import INGESTING
 from plumbing.errors import ApplicationError, ConflictError
 from plumbing.heartbeat import beating
 
-PERMISSION = "ingest.ingest_document"
 NO_TABLE_MESSAGE = (
     "No table was found in this document. To add one, open a page below, draw a box around "
     "the table on the page image (drag with the mouse, or press n and move it with the arrow "
@@ -81,12 +80,6 @@ class UploadRefused(ApplicationError):
         super().__init__(message, field="file")
         self.code = code
         self.document = document
-
-
-def _require(user: Any) -> None:
-    """``None`` is the ``ingest`` command, run by whoever runs the server."""
-    if user is not None and not user.has_perm(PERMISSION):
-        raise PermissionDenied("ingesting documents needs the ingest permission")
 
 
 def _runner() -> PageRunner:
@@ -253,7 +246,8 @@ def document_upload(
     table, a picture over INGEST_MAX_IMAGE_PIXELS, truncated or damaged) is refused by the
     worker, on the document's page.
     """
-    _require(user)
+    if user is not None:  # None: the ingest command, run by whoever runs the server
+        INGESTING.check(user)
     received = _receive(chunks)
     stored = ""
     try:
@@ -873,7 +867,7 @@ def candidate_draft_save(
 ) -> DraftResult:
     """Keep an editor's unsaved corrections. Refused (409) once the candidate is decided or
     re-extracted since the draft began; ignored when a later draft is already kept."""
-    _require(editor)
+    INGESTING.check(editor)
     edit_state(state)  # refuse what could not be accepted later
     locked = _locked(candidate)
     _pending(locked)
@@ -918,7 +912,7 @@ def candidate_accept(
     The candidate is locked, and ``Candidate.table`` is one-to-one: two people never accept
     it twice. A retried request (same editor, same table) returns the accepted candidate.
     """
-    _require(editor)
+    INGESTING.check(editor)
     edit = edit_state(state)
     canonical = edit.grid.to_canonical()
     if not any(cell.text for cell in edit.grid.cells):
@@ -972,7 +966,7 @@ def candidate_accept(
 
 @transaction.atomic
 def candidate_reject(*, editor: Any, candidate: Candidate, reason: str) -> Candidate:
-    _require(editor)
+    INGESTING.check(editor)
     reason = _plain(reason)[:1000]
     if not reason:
         raise ApplicationError("say why the candidate is rejected", field="reason")
@@ -1049,7 +1043,7 @@ def candidate_reextract(
 ) -> Candidate:
     """Extract the candidate's (moved or resized) box again; its machine extraction, cells
     and crop become the new region's, and its version moves on."""
-    _require(editor)
+    INGESTING.check(editor)
     _pending(candidate)
     if candidate.page is None:
         raise ApplicationError("a web page's table has no box to extract again")
@@ -1075,7 +1069,7 @@ def candidate_draw(
 ) -> Candidate:
     """A new candidate from a box drawn on a page: extracted if the region has a table,
     otherwise an empty grid to type it into (a scanned page)."""
-    _require(editor)
+    INGESTING.check(editor)
     page = document.pages.filter(number=page_number).first()
     if page is None:
         raise ApplicationError(f"the document has no page {page_number}")
@@ -1102,7 +1096,7 @@ def candidate_image_attach(*, editor: Any, candidate: Candidate, data: bytes) ->
 
     from PIL import Image, UnidentifiedImageError
 
-    _require(editor)
+    INGESTING.check(editor)
     _pending(candidate)
     if len(data) > MAX_IMAGE_BYTES:
         raise ApplicationError(f"the image is larger than {MAX_IMAGE_BYTES:,} bytes", field="image")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import Http404
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
@@ -341,7 +342,9 @@ class InferenceRunOutput(serializers.ModelSerializer):
     def get_submission_url(self, run: InferenceRun) -> str | None:
         if run.submission_id is None:
             return None
-        return self.context["request"].build_absolute_uri(f"/api/submissions/{run.submission_id}/")
+        return self.context["request"].build_absolute_uri(
+            reverse("api-submission-detail", args=[run.submission_id])
+        )
 
 
 class InferenceRunCreateApi(APIView):

@@ -742,19 +742,11 @@ def coefficient_intervals(regression: PropertyRegression) -> list[dict[str, Any]
 # --- Re-scoring ----------------------------------------------------------------------------
 
 
-def can_watch_rescores(*, user: User) -> bool:
-    return user.has_perm("leaderboard.view_rescore")
-
-
 def rescores_recent(*, limit: int = 20) -> list[Rescore]:
     return list(Rescore.objects.order_by("-created_at", "-id")[:limit])
 
 
 # --- Inference runs ------------------------------------------------------------------------
-
-
-def can_start_inference(*, user: User) -> bool:
-    return user.is_authenticated and user.has_perm("leaderboard.add_inferencerun")
 
 
 def can_manage_run(*, user: User, run: InferenceRun) -> bool:

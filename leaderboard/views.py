@@ -5,7 +5,6 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.forms import Form
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -26,10 +25,12 @@ from leaderboard.forms import (
     form_problems,
 )
 from leaderboard.models import DEFAULT_RULES, DataScope, EvalSplit, InferenceRun, Modality, Score
+from leaderboard.permissions import STARTING_INFERENCE, WATCHING_RESCORES
 from pagecache.pages import public_page
 from plumbing.csv_export import dict_rows_csv
 from plumbing.errors import ApplicationError, add_problems
 from plumbing.pagination import page_with_count
+from plumbing.permissions import requires
 from plumbing.throttles import PageRateLimit, seconds_to_wait
 
 BOARD_PAGE_SIZE = 100
@@ -362,11 +363,10 @@ def regression(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
+@requires(WATCHING_RESCORES)
 def rescores(request: HttpRequest) -> HttpResponse:
     """Re-scorings after the questions or gold answers changed, with their progress
     (admins)."""
-    if not selectors.can_watch_rescores(user=request.user):
-        raise PermissionDenied("Re-scorings are for admins")
     progress = services.rescore_progress(selectors.rescores_recent())
     context = {"progress": progress, "any_active": any(p.rescore.is_active for p in progress)}
     if request.htmx:
@@ -380,9 +380,8 @@ RUNS_SHOWN = 100
 
 
 @login_required
+@requires(STARTING_INFERENCE)
 def inference_runs(request: HttpRequest) -> HttpResponse:
-    if not selectors.can_start_inference(user=request.user):
-        raise PermissionDenied("Inference runs are for researchers and admins")
     runs = list(selectors.inference_runs_for(user=request.user)[:RUNS_SHOWN])
     context = {"runs": runs, "any_unsettled": any(not r.is_settled for r in runs)}
     if request.htmx:
@@ -397,9 +396,8 @@ def _split_initial(user: object) -> dict[str, str]:
 
 
 @login_required
+@requires(STARTING_INFERENCE)
 def inference_run_new(request: HttpRequest) -> HttpResponse:
-    if not selectors.can_start_inference(user=request.user):
-        raise PermissionDenied("Inference runs are for researchers and admins")
     form = InferenceRunForm(
         request.POST if request.method == "POST" else None,
         endpoints=endpoint_choices(user=request.user),

@@ -373,7 +373,7 @@ def _arrow_type(feature: Feature) -> Any:
     return {"string": pa.string(), "int32": pa.int32(), "bool": pa.bool_()}[feature.dtype]
 
 
-def _parquet_copy(
+def parquet_copy(
     source: Path, target: Path, features: Sequence[Feature], block_size: int
 ) -> tuple[int, str]:
     """The JSONL file as Parquet, typed as the dataset card declares."""
@@ -542,7 +542,7 @@ def _finish(
             continue
         features = QUESTION_FEATURES if path.startswith("hf/data/") else TABLE_FEATURES
         target = path.removesuffix(".jsonl") + ".parquet"
-        digests[(edition, target)] = _parquet_copy(
+        digests[(edition, target)] = parquet_copy(
             folder / edition / path, folder / edition / target, features, block_size
         )
 

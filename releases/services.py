@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
@@ -39,6 +38,7 @@ from releases.models import (
     ReleaseBuild,
     ReleasePush,
 )
+from releases.permissions import CUTTING, PUBLISHING
 
 logger = logging.getLogger(__name__)
 
@@ -85,8 +85,8 @@ def release_build_start(
     release with no questions. Nothing is recorded when it is refused. ``user`` None is the
     server's operator, running ``manage.py cut_release``.
     """
-    if user is not None and not selectors.can_cut_release(user):
-        raise PermissionDenied("Only admins cut releases")
+    if user is not None:
+        CUTTING.check(user)
     version, title, notes = _checked_input(version=version, title=title, notes=notes)
     release_builds_expire_stale()
     with transaction.atomic():
@@ -368,8 +368,8 @@ def release_push_start(
     full edition without ``allow_full_edition``, a repository name the Hub would refuse, a
     push of the same edition to the same repository under way, and (without ``enqueue``: this
     process pushes) no token. ``user`` None is the server's operator (``push_release``)."""
-    if user is not None and not selectors.can_cut_release(user):
-        raise PermissionDenied("Only admins publish releases")
+    if user is not None:
+        PUBLISHING.check(user)
     version = version.strip()
     release = Release.objects.filter(version=version).first()
     if release is None:

@@ -11,12 +11,13 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum
 from django.db.models.functions import TruncDate
 from django.http import Http404
+from django.urls import reverse
 from django.utils import timezone
 
+from annotation import permissions as rules
 from annotation.models import (
     GenerationItem,
     GenerationRun,
@@ -28,7 +29,7 @@ from annotation.models import (
     VerifierStanding,
 )
 from dataset.models import Question, QuestionOrigin, QuestionStatus, Split, Table
-from dataset.selectors.tables import can_see_private_questions
+from dataset.selectors import can_see_private_questions
 from hctqa.core.agreement import cohen_kappa, krippendorff_alpha
 
 # The paper's shares (Section 3.2): of the generated questions, 72% were rated Good, 24%
@@ -160,7 +161,7 @@ def slot_payload(slot: VerificationSlot) -> dict[str, Any]:
         "question": question.text,
         "proposed_answer": proposed,
         "lease_expires_at": slot.lease_expires_at,
-        "url": f"/annotate/verify/{slot.public_id}/",
+        "url": reverse("annotate:verify", args=[slot.public_id]),
     }
 
 
@@ -528,11 +529,7 @@ def gold_pool_questions() -> QuerySet[Question]:
 
 
 def verification_dashboard(*, viewer: Any) -> Dashboard:
-    if not (
-        viewer.has_perm("annotation.adjudicate_question")
-        or viewer.has_perm("dataset.change_question")
-    ):
-        raise PermissionDenied("The verification dashboard is for adjudicators and admins")
+    rules.DASHBOARD.check(viewer)
     now = timezone.now()
     decided, shares = _shares()
     alpha, alpha_units, pairs = _agreement()

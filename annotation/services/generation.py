@@ -10,11 +10,11 @@ import re
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
 
+from annotation import permissions as rules
 from annotation.models import GenerationItem, GenerationRun
 from annotation.services import runs
 from annotation.services.verification import verification_slots_open
@@ -45,11 +45,6 @@ HTTP_ATTEMPTS = 3
 logger = logging.getLogger(__name__)
 
 
-def _require_admin(user: Any) -> None:
-    if not user.has_perm("annotation.add_generationrun"):
-        raise PermissionDenied("Only admins run question generation")
-
-
 def _enqueue(run_id: int) -> None:
     from annotation.tasks import generate_questions
 
@@ -67,7 +62,7 @@ def generation_run_create(
 ) -> GenerationRun:
     """Queue a run over the given tables, on a registered endpoint (by name). Its key is
     read on the worker when the run starts."""
-    _require_admin(user)
+    rules.GENERATING.check(user)
     model = model.strip()
     if not model:
         raise ApplicationError("Name the model", field="model")
@@ -151,7 +146,7 @@ def _run_for_update(run_id: int) -> GenerationRun:
 @transaction.atomic
 def generation_run_cancel(*, user: Any, run_id: int) -> GenerationRun:
     """Stop a run before its next table; tables already done stay saved."""
-    _require_admin(user)
+    rules.GENERATING.check(user)
     run = _run_for_update(run_id)
     if run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
         raise ConflictError(f"This run is already {run.status}", current={"status": run.status})
@@ -165,7 +160,7 @@ def generation_run_resume(*, user: Any, run_id: int) -> GenerationRun:
     """Send a run back to the worker: after it was cancelled, failed or its worker died, or
     to retry the tables that got no valid reply; refused while an identical run is queued
     or running."""
-    _require_admin(user)
+    rules.GENERATING.check(user)
     asked = GenerationRun.objects.filter(pk=run_id).values_list("fingerprint", flat=True)
     with runs.refusing_duplicates(GenerationRun, asked.first() or "", "generation run"):
         return _resume(run_id)

@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
 
+from annotation import permissions as rules
 from annotation.models import SyntheticRun
 from annotation.services import runs
-from dataset.services.imports import ImportSummary, release_import
+from dataset.services import ImportSummary, release_import
 from hctqa.core import taxonomy
 from hctqa.core.release import ReleaseError, ReleaseTable, read_synthetic_files
 from hctqa.core.synthgen.params import Params, ParamsError, read_params
@@ -91,8 +91,7 @@ def synthetic_run_create(
     required_properties: Sequence[str] = (),
     table_count: int | None = None,
 ) -> SyntheticRun:
-    if not user.has_perm("annotation.add_syntheticrun"):
-        raise PermissionDenied("Only admins run the synthetic generator")
+    rules.SYNTHETIC.check(user)
     params = synthetic_params()
     known = {f.prefix for f in params.families}
     unknown = [f for f in families if f not in known]
@@ -193,8 +192,7 @@ def synthetic_run_execute(*, run_id: int) -> str:
 
 
 def synthetic_run_cancel(*, user: Any, run_id: int) -> None:
-    if not user.has_perm("annotation.add_syntheticrun"):
-        raise PermissionDenied("Only admins run the synthetic generator")
+    rules.SYNTHETIC.check(user)
     if not SyntheticRun.objects.filter(pk=run_id, status=RunStatus.QUEUED).update(
         status=RunStatus.CANCELLED, finished_at=timezone.now()
     ):

@@ -93,7 +93,9 @@ def questions_visible(*, user: User) -> QuerySet[Question]:
     return Question.objects.exclude(private_questions())
 
 
-def _human_questions() -> QuerySet[Question]:
+def human_questions_of_each_table() -> QuerySet[Question]:
+    """The human-written questions of the table an outer query is on (``OuterRef("pk")``),
+    for ``Exists`` and counts over a list of tables."""
     return Question.objects.filter(table=OuterRef("pk"), origin=QuestionOrigin.HUMAN)
 
 
@@ -216,7 +218,8 @@ def table_get(*, table_id: str) -> Table:
 _QUESTION_NUMBER = re.compile(r"--([A-Z])(\d+)$")
 
 
-def _question_order(question: Question) -> tuple[int, str, int, str]:
+def question_order(question: Question) -> tuple[int, str, int, str]:
+    """The sort key of a table's questions as pages list them."""
     # M0, M1, …, M10 rather than M0, M1, M10: human-written first, then model, then templates.
     match = _QUESTION_NUMBER.search(question.id)
     origin_rank = {"human": 0, "model": 1, "synthetic": 2}.get(question.origin, 3)
@@ -229,7 +232,7 @@ def question_list_for_table(*, table: Table, viewer: User) -> list[Question]:
     questions = list(questions_visible(user=viewer).filter(table=table))
     for q in questions:
         q.table = table  # Avoid one query per question when reading q.split.
-    return sorted(questions, key=_question_order)
+    return sorted(questions, key=question_order)
 
 
 @dataclass(frozen=True)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from dataset.models import NOT_COLLECTIONS, Collection
+from dataset.permissions import ADDING_COLLECTIONS
 from hctqa.core.extraction.ocr import DEFAULT_LANGUAGE as OCR_DEFAULT_LANGUAGE
 from plumbing.errors import ApplicationError
 
@@ -23,8 +24,7 @@ def collection_create(
     licence: str = "",
     ocr_language: str = "",
 ) -> Collection:
-    if not user.has_perm("dataset.add_collection"):
-        raise PermissionDenied("only admins create collections")
+    ADDING_COLLECTIONS.check(user)
     collection = Collection(
         code=code.strip(),
         name=name.strip(),

@@ -31,7 +31,7 @@ from leaderboard import selectors
 from leaderboard.models import Kind, Rescore, Status, Submission
 from leaderboard.services.notices import submission_outcome_notify
 from leaderboard.services.scoring import ScoringContext, claim, score_claimed
-from leaderboard.services.submissions import _enqueue_regression, _enqueue_scoring
+from leaderboard.services.submissions import enqueue_regression, enqueue_scoring
 from plumbing.jobs import RunStatus
 
 # Ids per query: within every database's parameter limit.
@@ -183,7 +183,7 @@ def _work_through(rescore_id: int, lease: str, budget: float) -> str:
 def _refresh_after(scored: int) -> None:
     # The regression once per slice, not once per submission.
     if scored:
-        _enqueue_regression()
+        enqueue_regression()
 
 
 @dataclass(frozen=True)
@@ -285,7 +285,7 @@ def submission_sweep(*, now: datetime | None = None) -> SweepResult:
                 ),
             ):
                 requeued.append(pk)
-                _enqueue_scoring(pk)
+                enqueue_scoring(pk)
     return SweepResult(requeued=requeued, failed=failed, rescores=_sweep_rescores(now, silent))
 
 

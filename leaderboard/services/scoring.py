@@ -39,10 +39,10 @@ from leaderboard.models import (
 )
 from leaderboard.services.notices import submission_outcome_notify
 from leaderboard.services.submissions import (
-    _enqueue_regression,
     check_answers_every_test_question,
     check_matches_split,
     check_most_test_answers_count,
+    enqueue_regression,
 )
 from plumbing import heartbeat
 from releases.models import Release
@@ -422,7 +422,7 @@ def _save_scores(
     if tell_owner:
         submission_outcome_notify(submission_id=submission_id)
     if refresh_regression:
-        _enqueue_regression()
+        enqueue_regression()
 
 
 _RESULT_COLUMNS = ("submission", "question", "prediction", "answered", *RESULT_FIGURES)

@@ -20,7 +20,7 @@ from ingest import files, services
 from ingest.models import Document, PageStatus
 from tests.factories import UserFactory
 from tests.ingest.pdfs import TOTAL_ROWS, scanned_pdf
-from tests.ingest.test_ingest import _file, _nothing_kept, ingest, upload
+from tests.ingest.test_ingest import ingest, nothing_kept, upload, upload_file
 
 pytestmark = pytest.mark.django_db
 
@@ -83,7 +83,7 @@ def test_images_come_in_through_the_api_and_the_command(
     png = render_table_png(TOTAL_ROWS)
     answer = client.post(
         "/api/ingest/documents/",
-        {"collection": "scans", "file": _file(png, "table.png")},
+        {"collection": "scans", "file": upload_file(png, "table.png")},
         HTTP_AUTHORIZATION=f"Token {token.key}",
     )
     assert answer.status_code == 201, answer.content
@@ -119,7 +119,7 @@ def test_another_picture_format_is_refused_at_upload_and_nothing_kept(
         upload(adjudicator, collection, _gif(), name="table.png")  # named .png, a GIF inside
     assert refused.value.code == "image_format"
     assert "This is a GIF image; only PNG and JPEG images can be read" in refused.value.message
-    assert _nothing_kept(_ingest_files)
+    assert nothing_kept(_ingest_files)
 
 
 def _refused_by_the_worker(document: Document, root: Path, code: str, message: str) -> None:

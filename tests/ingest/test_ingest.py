@@ -72,7 +72,7 @@ def state_of(canonical: str, header_rows: int = 1, header_columns: int = 1) -> d
     return {**grid.as_json(), "header_rows": header_rows, "header_columns": header_columns}
 
 
-def _nothing_kept(root: Path) -> bool:
+def nothing_kept(root: Path) -> bool:
     return Document.objects.count() == 0 and not [p for p in root.rglob("*") if p.is_file()]
 
 
@@ -143,8 +143,10 @@ def test_a_new_document_number_follows_the_collections_existing_tables(
 
 
 def test_annotators_need_the_ingest_permission(print_pdf, collection) -> None:
+    from django.core.exceptions import PermissionDenied
+
     annotator = UserFactory(role="annotator")
-    with pytest.raises(services.PermissionDenied):
+    with pytest.raises(PermissionDenied):
         upload(annotator, collection, table_pdf(print_pdf, TOTAL_ROWS))
     from django.contrib.auth.models import Permission
 
@@ -185,7 +187,7 @@ def test_bad_files_are_refused_at_upload_by_their_bytes_and_nothing_kept(
         upload(adjudicator, collection, make(table_pdf(print_pdf, TOTAL_ROWS)), "x.pdf")
     assert refused.value.code == code
     assert message in refused.value.message
-    assert _nothing_kept(_ingest_files)
+    assert nothing_kept(_ingest_files)
 
 
 @pytest.mark.parametrize(
@@ -222,7 +224,7 @@ def test_over_the_byte_limit_is_refused(print_pdf, adjudicator, collection, _ing
         upload(adjudicator, collection, table_pdf(print_pdf, TOTAL_ROWS))
     assert refused.value.code == "too_large"
     assert "INGEST_MAX_BYTES" in refused.value.message
-    assert _nothing_kept(_ingest_files)
+    assert nothing_kept(_ingest_files)
 
 
 def test_a_worker_that_cannot_find_the_file_fails_the_document_without_refusing_it(
@@ -341,12 +343,14 @@ def test_a_web_pages_table_takes_an_uploaded_image(adjudicator, collection) -> N
     candidate = ingest(adjudicator, collection, page, name="page.html").candidates.get()
     client = Client()
     client.force_login(adjudicator)
-    bad = client.post(f"/ingest/candidates/{candidate.pk}/image/", {"image": _file(b"no", "x.png")})
+    bad = client.post(
+        f"/ingest/candidates/{candidate.pk}/image/", {"image": upload_file(b"no", "x.png")}
+    )
     assert bad.status_code == 302
     candidate.refresh_from_db()
     assert candidate.crop_path == ""
     png = render_table_png("a,1\nb,2\n")
-    client.post(f"/ingest/candidates/{candidate.pk}/image/", {"image": _file(png, "t.png")})
+    client.post(f"/ingest/candidates/{candidate.pk}/image/", {"image": upload_file(png, "t.png")})
     candidate.refresh_from_db()
     accepted = services.candidate_accept(
         editor=adjudicator, candidate=candidate, state=state_of("a,1\nb,2\n"), base_version=1
@@ -516,7 +520,7 @@ def test_the_upload_page_ingests_and_the_document_page_shows_progress(
     data = table_pdf(print_pdf, TOTAL_ROWS)
     response = client.post(
         "/ingest/",
-        {"collection": "qnpc-2024", "files": [_file(data, "a.pdf")]},
+        {"collection": "qnpc-2024", "files": [upload_file(data, "a.pdf")]},
     )
     document = Document.objects.get()
     assert (
@@ -525,7 +529,9 @@ def test_the_upload_page_ingests_and_the_document_page_shows_progress(
     page = client.get(f"/ingest/documents/{document.pk}/")
     assert b"waiting for the ingest worker to open the file" in page.content
     assert b"hx-trigger" in page.content
-    again = client.post("/ingest/", {"collection": "qnpc-2024", "files": [_file(data, "b.pdf")]})
+    again = client.post(
+        "/ingest/", {"collection": "qnpc-2024", "files": [upload_file(data, "b.pdf")]}
+    )
     assert again.status_code == 400
     assert b"already ingested as document qnpc-2024--1" in again.content
     services.document_extract(document_id=document.pk)
@@ -552,12 +558,12 @@ def test_the_api_uploads_with_a_token_and_accepts(print_pdf, adjudicator, collec
     client = Client(HTTP_AUTHORIZATION=f"Token {token.key}")
     data = table_pdf(print_pdf, ROW_GROUPS)
     response = client.post(
-        "/api/ingest/documents/", {"collection": "qnpc-2024", "file": [_file(data, "g.pdf")]}
+        "/api/ingest/documents/", {"collection": "qnpc-2024", "file": [upload_file(data, "g.pdf")]}
     )
     assert response.status_code == 201, response.json()
     document_id = response.json()["results"][0]["document"]["id"]
     duplicate = client.post(
-        "/api/ingest/documents/", {"collection": "qnpc-2024", "file": [_file(data, "g.pdf")]}
+        "/api/ingest/documents/", {"collection": "qnpc-2024", "file": [upload_file(data, "g.pdf")]}
     )
     assert duplicate.status_code == 409
     assert duplicate.json()["results"][0]["document"]["id"] == document_id
@@ -610,7 +616,7 @@ def test_the_command_ingests_files_into_a_collection(print_pdf, tmp_path: Path, 
     assert Candidate.objects.get().machine_csv == TOTAL_ROWS
 
 
-def _file(data: bytes, name: str):
+def upload_file(data: bytes, name: str):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     return SimpleUploadedFile(name, data, content_type="application/octet-stream")

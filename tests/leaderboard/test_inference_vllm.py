@@ -25,7 +25,7 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 
 from dataset.models import Table
-from dataset.services.imports import release_import
+from dataset.services import release_import
 from leaderboard import selectors
 from leaderboard.models import (
     DailyLimitEntry,

@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.services import synthetic_generate, synthetic_generation_tables, synthetic_params
 from dataset.reporting import ProgressLine, report_summary
-from dataset.services.imports import release_import
+from dataset.services import release_import
 from hctqa.core.synthgen.output import OutputError, write_generation
 from hctqa.core.synthgen.pipeline import Generation
 from hctqa.core.wording import counted

@@ -16,7 +16,6 @@ from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
 
@@ -48,13 +47,14 @@ from leaderboard.models import (
     Visibility,
     Weights,
 )
+from leaderboard.permissions import MANAGING_RUN, STARTING_INFERENCE
 from leaderboard.services.inference.prompts import prompt_format_fingerprint
 from leaderboard.services.submissions import (
     SubmissionInput,
-    _check_metadata,
-    _take_test_split_slot,
+    check_metadata_problems,
     check_stored_submissions_left,
     lock_user,
+    take_test_split_slot,
 )
 from plumbing.commit import platform_commit
 from plumbing.errors import ApplicationError, ConflictError, Problems
@@ -274,9 +274,7 @@ def inference_run_create(
     A registered endpoint's key is read where the run executes, and a missing one fails the
     run with a message saying so. A researcher's own key is sealed in the run until it ends.
     """
-    # A run ends as its starter's submission: they must be able to make one.
-    if not all(user.has_perm(f"leaderboard.{p}") for p in ("add_inferencerun", "add_submission")):
-        raise PermissionDenied("Only researchers and admins can start inference runs")
+    STARTING_INFERENCE.check(user)
     problems = problems or Problems()
     with problems.check():
         _check_active_runs_left(user)
@@ -287,7 +285,7 @@ def inference_run_create(
         with problems.check():
             account_check_test_split_access(user=user)
     data, endpoint = _validate(user=user, data=data, problems=problems)
-    _check_metadata(submission_input(data), problems)
+    check_metadata_problems(submission_input(data), problems)
     scope_known = not (problems.on("split") or problems.on("data_scope"))
     questions = selectors.benchmark_questions(split=data.split, data_scope=data.data_scope)
     total = questions.count() if scope_known else 0
@@ -357,7 +355,7 @@ def inference_run_create(
     with transaction.atomic():
         counted = selectors.includes_test_questions(data.split)
         if counted:
-            _take_test_split_slot(user)
+            take_test_split_slot(user)
         else:
             lock_user(user)
         _check_active_runs_left(user)  # again, under the lock: two requests at once
@@ -380,11 +378,6 @@ def inference_run_create(
     return run
 
 
-def _require_manager(user: Any, run: InferenceRun) -> None:
-    if not selectors.can_manage_run(user=user, run=run):
-        raise PermissionDenied("Only the person who started a run, or an admin, can change it")
-
-
 def stale_before(now: datetime) -> datetime:
     return now - timedelta(seconds=settings.INFERENCE_STALE_AFTER_SECONDS)
 
@@ -394,7 +387,7 @@ def inference_run_cancel(*, user: Any, run_id: int) -> InferenceRun:
     """Stop a run. A queued one (or one whose worker is gone) stops at once; a running one
     stops within a second, keeping the answers already saved, so it can be resumed."""
     run = InferenceRun.objects.select_for_update().get(pk=run_id)
-    _require_manager(user, run)
+    MANAGING_RUN.check(user, run)
     now = timezone.now()
     worker_gone = run.heartbeat_at is None or run.heartbeat_at < stale_before(now)
     if run.status == RunStatus.QUEUED or (run.status == RunStatus.RUNNING and worker_gone):
@@ -443,7 +436,7 @@ def inference_run_resume(
     worker for a while. Answers already saved are kept; questions that failed are retried.
     A run on the researcher's own endpoint with a key needs ``api_key`` again once it ended."""
     run = InferenceRun.objects.select_for_update().get(pk=run_id)
-    _require_manager(user, run)
+    MANAGING_RUN.check(user, run)
     if selectors.includes_test_questions(run.split):
         # Approval withdrawn since the run started: it may not carry on.
         account_check_test_split_access(user=run.created_by)
