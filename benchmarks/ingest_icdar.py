@@ -1,12 +1,19 @@
 """Table extraction on real documents: the ICDAR 2013 Table Competition's EU half, scored as
-``../shared/docs/EXTRACTION.md`` defines it, for the platform and two libraries in one run.
+``../shared/docs/EXTRACTION.md`` defines it, then a peer tool's regression PDFs, then (with
+``--raster``) the same EU pages as scans, and the command's start-up; the platform and two
+libraries in one run.
 
     .venv/bin/python benchmarks/ingest_icdar.py [--limit N] [--data DIR] [--half odd|even]
+        [--raster DPI] [--no-text] [--no-peers] [--tables] [--misses] [--no-libraries]
 
-``--data`` is the data folder holding ``icdar2013-eu/`` (default ``../shared/data``, or
-HCTQA_DATA_DIR), or a folder of competition files itself (``NAME.pdf``, ``NAME-reg.xml``,
-``NAME-str.xml``), such as the US half. ``--limit N`` reads the first N documents; ``--half``
-only the odd- or even-numbered ones (develop on one half, check on the other).
+``--data`` is the data folder holding ``icdar2013-eu/`` and ``peers-camelot/`` (default
+``../shared/data``, or HCTQA_DATA_DIR), or a folder of competition files itself (``NAME.pdf``,
+``NAME-reg.xml``, ``NAME-str.xml``), such as the US half; ``--peers DIR`` a folder holding a
+peer set's ``cases.json`` (``ingest_peers.py``). ``--limit N`` reads the first N documents;
+``--half`` only the odd- or even-numbered ones (develop on one half, check on the other).
+``--raster DPI`` adds the scans: each PDF rendered at DPI and saved as an image-only PDF of the
+same page size, read through OCR (the platform only: the libraries read no scans);
+``--no-text`` leaves out the text PDFs (and the peers), ``--no-peers`` the peer set.
 
 Systems, each in two modes where it has them (**box**: the true region given; **auto**: the
 whole page):
@@ -17,37 +24,46 @@ whole page):
 - **camelot-py stream** (box: the true region as ``table_areas``; auto: its own detection).
 
 Seconds per page are wall-clock time; the CPU time of the extraction process is printed
-beside them, since a loaded machine inflates the first.
+beside them, since a loaded machine inflates the first. **Start-up**: the command run as a
+person runs it, from a fresh interpreter, on a one-page text PDF (the set's first), seven
+times: the median wall-clock and CPU seconds, end to end, with compiled modules cached
+(Python's default) and without (PYTHONDONTWRITEBYTECODE=1).
 
 Figures: TEDS (PubTabNet's node count: ``tr`` and ``td`` nodes, no root), TEDS-Struct, the
 share of tables with the exact structure, adjacency-relation precision, recall and F1
 (micro-averaged), detection recall (IoU ≥ 0.5) and false positives (auto), and the platform's
 seconds per page (auto mode: opening the file, reading each page and extracting its tables).
-The last line reads
+The last lines read
 ``icdar2013 <N> tables: box teds <x> adjF1 <y>; auto teds <x> adjF1 <y> detect <r> fp <k>;
-camelot teds <x> adjF1 <y>; seconds per page <s>`` (one line; camelot in box mode, ``fp``
-per page).
+camelot teds <x> adjF1 <y>; seconds per page <s>`` (camelot in box mode, ``fp`` per page),
+``icdar2013 scans <DPI> dpi <N> tables: …`` likewise, the peers' line (``ingest_peers.py``) and
+``start-up: <s> s wall, <c> s CPU …``.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
-import json
 import os
 import re
 import statistics
 import sys
 import time
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from hctqa.core.extraction.grid import Grid, GridCell, clean_text  # noqa: E402
+from _extraction import (  # noqa: E402
+    camelot_tables,
+    command,
+    cpu_seconds,
+    grid_of_json,
+    rows_grid,
+    start_up,
+)
+
+from hctqa.core.extraction.grid import Grid, GridCell  # noqa: E402
 from hctqa.core.extraction.icdar import TrueTable, page_heights, read_folder  # noqa: E402
 from hctqa.core.extraction.metrics import (  # noqa: E402
     AdjacencyCount,
@@ -84,8 +100,13 @@ def _arguments() -> argparse.Namespace:
         "--raster",
         type=int,
         metavar="DPI",
-        help="read scans instead: each PDF rendered at DPI and saved as an image-only PDF of "
-        "the same page size, read through OCR (the platform only)",
+        help="the scans too: each PDF rendered at DPI and saved as an image-only PDF of the "
+        "same page size, read through OCR (the platform only)",
+    )
+    parser.add_argument("--no-text", action="store_true", help="leave out the text PDFs")
+    parser.add_argument("--no-peers", action="store_true", help="leave out the peer set")
+    parser.add_argument(
+        "--peers", type=Path, help="a peer set's folder (holding cases.json) other than the data's"
     )
     return parser.parse_args()
 
@@ -268,49 +289,20 @@ def _match(
 # --- Systems ----------------------------------------------------------------------------------
 
 
-def _grid_of_json(table: dict) -> Grid:
-    cells = (
-        GridCell(c["row"], c["col"], c["rowspan"], c["colspan"], c["text"]) for c in table["cells"]
-    )
-    return Grid.build(table["rows"], table["cols"], cells)
-
-
-def _command(argv: list[str], runner) -> dict:  # type: ignore[no-untyped-def]
-    """The platform's command line, run in this process; its JSON."""
-    from hctqa.core.extraction.__main__ import main
-
-    out, said = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(said):
-        status = main(argv, runner=runner)
-    if status != 0:
-        raise RuntimeError(f"the command failed on {argv}: {said.getvalue()}")
-    return json.loads(out.getvalue())
-
-
 def platform_box(pdf: Path, truths: list[TrueTable], runner) -> list[Grid | None]:  # type: ignore[no-untyped-def]
     argv = [str(pdf)]
     for table in truths:
         for region in table.regions:
             argv += ["--box", f"{region.page}:" + ",".join(f"{v:.2f}" for v in region.bbox)]
-    tables = iter(_command(argv, runner)["tables"])
-    return [_stack([_grid_of_json(next(tables)) for _ in t.regions]) for t in truths]
+    tables = iter(command(argv, runner)["tables"])
+    return [_stack([grid_of_json(next(tables)) for _ in t.regions]) for t in truths]
 
 
 def platform_auto(pdf: Path, pages: int, runner) -> dict[int, list[tuple[Box, Grid]]]:  # type: ignore[no-untyped-def]
     found: dict[int, list[tuple[Box, Grid]]] = {}
-    for table in _command([str(pdf)], runner)["tables"]:
-        found.setdefault(table["page"], []).append((tuple(table["bbox"]), _grid_of_json(table)))
+    for table in command([str(pdf)], runner)["tables"]:
+        found.setdefault(table["page"], []).append((tuple(table["bbox"]), grid_of_json(table)))
     return found
-
-
-def _rows_grid(rows: list[list[str | None]]) -> Grid:
-    n_cols = max((len(r) for r in rows), default=0)
-    cells = (
-        GridCell(r, c, 1, 1, clean_text(text or ""))
-        for r, row in enumerate(rows)
-        for c, text in enumerate(row)
-    )
-    return Grid.build(len(rows), n_cols, cells)
 
 
 def pdfplumber_box(pdf: Path, truths: list[TrueTable]) -> list[Grid | None]:
@@ -325,21 +317,9 @@ def pdfplumber_box(pdf: Path, truths: list[TrueTable]) -> list[Grid | None]:
                 page = document.pages[region.page - 1]
                 rows = page.crop(region.bbox, strict=False).extract_table(settings)
                 if rows:
-                    parts.append(_rows_grid(rows))
+                    parts.append(rows_grid(rows))
             grids.append(_stack(parts))
     return grids
-
-
-def _camelot_tables(pdf: Path, page: int, area: str | None) -> list:
-    import camelot
-
-    with warnings.catch_warnings(), contextlib.redirect_stderr(io.StringIO()):
-        warnings.simplefilter("ignore")
-        kwargs = {"table_areas": [area]} if area else {}
-        try:
-            return list(camelot.read_pdf(str(pdf), pages=str(page), flavor="stream", **kwargs))
-        except Exception:  # noqa: BLE001 - a baseline that fails scores nothing
-            return []
 
 
 def camelot_box(pdf: Path, truths: list[TrueTable], heights: dict[int, float]) -> list[Grid | None]:
@@ -350,9 +330,9 @@ def camelot_box(pdf: Path, truths: list[TrueTable], heights: dict[int, float]) -
             x0, top, x1, bottom = region.bbox
             height = heights[region.page]
             area = f"{x0},{height - top},{x1},{height - bottom}"
-            found = _camelot_tables(pdf, region.page, area)
+            found = camelot_tables(pdf, region.page, "stream", area)
             if found:
-                parts.append(_rows_grid(found[0].df.values.tolist()))
+                parts.append(rows_grid(found[0].df.values.tolist()))
         grids.append(_stack(parts))
     return grids
 
@@ -360,31 +340,102 @@ def camelot_box(pdf: Path, truths: list[TrueTable], heights: dict[int, float]) -
 def camelot_auto(pdf: Path, heights: dict[int, float]) -> dict[int, list[tuple[Box, Grid]]]:
     found: dict[int, list[tuple[Box, Grid]]] = {}
     for page, height in heights.items():
-        for table in _camelot_tables(pdf, page, None):
+        for table in camelot_tables(pdf, page, "stream"):
             x0, y0, x1, y1 = table._bbox
             box = (x0, height - y1, x1, height - y0)
-            found.setdefault(page, []).append((box, _rows_grid(table.df.values.tolist())))
+            found.setdefault(page, []).append((box, rows_grid(table.df.values.tolist())))
     return found
-
-
-def _cpu_seconds(runner) -> float:  # type: ignore[no-untyped-def]
-    """CPU time the extraction child has used (Linux): the figure a loaded machine does not
-    inflate as it does the wall clock."""
-    proc = runner.proc
-    if proc is None:
-        return 0.0
-    try:
-        fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 # --- The run ----------------------------------------------------------------------------------
 
 
+@dataclass
+class SetRun:
+    """The platform (and the libraries) on one set of competition files."""
+
+    box: Scores
+    auto: Scores
+    libraries: list[Scores]
+    tables: int
+    cpu: float  # the extraction child's CPU seconds in auto mode
+
+
+def run_set(
+    chosen: list[Path],
+    documents: dict[Path, list[TrueTable]],
+    runner,  # type: ignore[no-untyped-def]
+    *,
+    scans: dict[Path, Path] | None = None,
+    libraries: bool = True,
+) -> SetRun:
+    """Each chosen document read whole (auto) and box by box, through the command."""
+    scans = scans or {}
+    box = Scores("platform, box")
+    auto = Scores("platform, auto")
+    plumber = Scores("pdfplumber text, box")
+    camelot = Scores("camelot stream, box")
+    camelot_whole = Scores("camelot stream, auto")
+    auto_cpu = 0.0
+    runner.call({"op": "pdf_pages", "path": str(chosen[0])})  # the child starts here
+    for pdf in chosen:
+        wanted = documents[pdf]
+        heights = page_heights(pdf)
+        read = scans.get(pdf, pdf)
+        started, cpu = time.monotonic(), cpu_seconds(runner)
+        found = platform_auto(read, len(heights), runner)
+        auto.seconds += time.monotonic() - started
+        auto_cpu += cpu_seconds(runner) - cpu
+        auto.add_pages(wanted, found, len(heights))
+        started = time.monotonic()
+        box.add_tables(wanted, platform_box(read, wanted, runner))
+        box.seconds += time.monotonic() - started
+        if not libraries:
+            continue
+        plumber.add_tables(wanted, pdfplumber_box(pdf, wanted))
+        camelot.add_tables(wanted, camelot_box(pdf, wanted, heights))
+        camelot_whole.add_pages(wanted, camelot_auto(pdf, heights), len(heights))
+    others = [plumber, camelot, camelot_whole] if libraries else []
+    return SetRun(box, auto, others, sum(len(documents[p]) for p in chosen), auto_cpu)
+
+
+def report(run: SetRun, label: str, args: argparse.Namespace) -> str:
+    """Prints the set's figures; returns its summary line."""
+    box, auto = run.box, run.auto
+    camelot = next((s for s in run.libraries if s.name == "camelot stream, box"), None)
+    if args.tables:
+        for name in box.per_table:
+            print(
+                f"  {name:12} box {box.per_table[name]:.3f}  auto {auto.per_table[name]:.3f}"
+                + (f"  camelot {camelot.per_table[name]:.3f}" if camelot else "")
+            )
+    if args.misses:
+        print("\n".join(auto.misses))
+    for scores in [box, auto, *run.libraries]:
+        print(scores.line())
+    per_page = auto.seconds / auto.pages
+    print(
+        f"platform: {per_page:.3f} s per page (auto; {run.cpu / auto.pages:.3f} s of CPU), "
+        f"{box.seconds / run.tables:.3f} s per box"
+    )
+    line = (
+        f"{label} {run.tables} tables: box teds {statistics.fmean(box.teds):.3f} adjF1 "
+        f"{box.relations.f1:.3f}; auto teds {statistics.fmean(auto.teds):.3f} adjF1 "
+        f"{auto.relations.f1:.3f} detect {auto.detected / run.tables:.3f} fp "
+        f"{auto.false_positives / auto.pages:.3f}; "
+    )
+    if camelot:
+        line += (
+            f"camelot teds {statistics.fmean(camelot.teds):.3f} adjF1 {camelot.relations.f1:.3f}; "
+        )
+    return line + f"seconds per page {per_page:.3f} (CPU {run.cpu / auto.pages:.3f})"
+
+
 def main() -> None:
     args = _arguments()
+    from ingest_peers import folder_of, run_peers
+    from ingest_peers import report as report_peers
+
     from hctqa.core.extraction.__main__ import MEMORY_MB, PAGE_SECONDS
     from hctqa.core.extraction.worker import PageRunner
 
@@ -401,68 +452,37 @@ def main() -> None:
     n_tables = sum(len(documents[p]) for p in chosen)
     pages = sum(len(page_heights(p)) for p in chosen)
     print(f"{folder}: {len(chosen)} documents, {n_tables} tables, {pages} pages", flush=True)
-    scans: dict[Path, Path] = {}
+    summary: list[str] = []
+    if not args.no_text:
+        with PageRunner(seconds=PAGE_SECONDS, memory_mb=MEMORY_MB) as runner:
+            run = run_set(chosen, documents, runner, libraries=not args.no_libraries)
+            summary.append(report(run, "icdar2013", args))
+            if not args.no_peers:
+                peers = args.peers or folder_of(args.data)
+                print(flush=True)
+                found = run_peers(peers, runner, libraries=not args.no_libraries)
+                summary.append(report_peers(found, peers, per_case=args.tables))
     if args.raster:
         import tempfile
 
-        args.no_libraries = True
         scratch = Path(tempfile.mkdtemp(prefix="icdar-raster-"))
         scans = {pdf: rasterise(pdf, args.raster, scratch) for pdf in chosen}
-        print(f"rendered at {args.raster} dpi into image-only PDFs (no text layer left)")
-
-    box = Scores("platform, box")
-    auto = Scores("platform, auto")
-    plumber = Scores("pdfplumber text, box")
-    camelot = Scores("camelot stream, box")
-    camelot_whole = Scores("camelot stream, auto")
-    auto_cpu = 0.0
-    # OCR of a 300 dpi page on a loaded machine can take longer than the command's default.
-    seconds = PAGE_SECONDS * (5 if args.raster else 1)
-    with PageRunner(seconds=seconds, memory_mb=MEMORY_MB) as runner:
-        runner.call({"op": "pdf_pages", "path": str(chosen[0])})  # the child starts here
-        for pdf in chosen:
-            wanted = documents[pdf]
-            heights = page_heights(pdf)
-            read = scans.get(pdf, pdf)
-            started, cpu = time.monotonic(), _cpu_seconds(runner)
-            found = platform_auto(read, len(heights), runner)
-            auto.seconds += time.monotonic() - started
-            auto_cpu += _cpu_seconds(runner) - cpu
-            auto.add_pages(wanted, found, len(heights))
-            started = time.monotonic()
-            box.add_tables(wanted, platform_box(read, wanted, runner))
-            box.seconds += time.monotonic() - started
-            if args.no_libraries:
-                continue
-            plumber.add_tables(wanted, pdfplumber_box(pdf, wanted))
-            camelot.add_tables(wanted, camelot_box(pdf, wanted, heights))
-            camelot_whole.add_pages(wanted, camelot_auto(pdf, heights), len(heights))
-    shown = [box, auto] + ([] if args.no_libraries else [plumber, camelot, camelot_whole])
-    if args.tables:
-        for name in box.per_table:
-            print(
-                f"  {name:12} box {box.per_table[name]:.3f}  auto {auto.per_table[name]:.3f}"
-                + ("" if args.no_libraries else f"  camelot {camelot.per_table[name]:.3f}")
-            )
-    if args.misses:
-        print("\n".join(auto.misses))
-    for scores in shown:
-        print(scores.line())
-    per_page = auto.seconds / auto.pages
-    print(
-        f"platform: {per_page:.3f} s per page (auto; {auto_cpu / auto.pages:.3f} s of CPU), "
-        f"{box.seconds / n_tables:.3f} s per box"
-    )
-    camelot_teds = statistics.fmean(camelot.teds) if camelot.teds else float("nan")
-    if args.raster:
-        print(f"the figures below: scans at {args.raster} dpi, read through OCR")
-    print(
-        f"icdar2013 {n_tables} tables: box teds {statistics.fmean(box.teds):.3f} adjF1 "
-        f"{box.relations.f1:.3f}; auto teds {statistics.fmean(auto.teds):.3f} adjF1 "
-        f"{auto.relations.f1:.3f} detect {auto.detected / n_tables:.3f} fp "
-        f"{auto.false_positives / auto.pages:.3f}; camelot teds {camelot_teds:.3f} adjF1 "
-        f"{camelot.relations.f1:.3f}; seconds per page {per_page:.3f}"
-    )
+        print(f"\nrendered at {args.raster} dpi into image-only PDFs (no text layer left)")
+        # OCR of a 300 dpi page on a loaded machine can take longer than the command's default.
+        with PageRunner(seconds=PAGE_SECONDS * 5, memory_mb=MEMORY_MB) as runner:
+            run = run_set(chosen, documents, runner, scans=scans, libraries=False)
+        summary.append(report(run, f"icdar2013 scans {args.raster} dpi", args))
+    one_page = next((p for p in chosen if len(page_heights(p)) == 1), None)
+    if one_page is not None:
+        wall, cpu = start_up(one_page)
+        raw_wall, raw_cpu = start_up(one_page, cached=False)
+        summary.append(
+            f"start-up: python -m hctqa.core.extraction {one_page.name} (one text page, end to "
+            f"end, median of 7): {wall:.3f} s wall, {cpu:.3f} s CPU (compiled modules "
+            f"cached, Python's default; without: {raw_wall:.3f} s, {raw_cpu:.3f} s CPU)"
+        )
+    print()
+    print("\n".join(summary))
 
 
 if __name__ == "__main__":

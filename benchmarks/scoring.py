@@ -137,6 +137,7 @@ def platform(args: argparse.Namespace, tables: list, gold: dict, text: dict) -> 
     import django
 
     django.setup()
+    from hctqa.core.disclosure import forget_decisions
     from leaderboard.selectors import QuestionFacts
     from leaderboard.services import compute_breakdowns
 
@@ -150,14 +151,22 @@ def platform(args: argparse.Namespace, tables: list, gold: dict, text: dict) -> 
     test_tables = {line.split(",")[0] for line in official.read_text().split()[1:]}
     hidden = frozenset(q.id for t in tables if t.id in test_tables for q in t.questions)
 
+    # Each round decides the disclosure afresh, as for a new file; a re-scoring of files with
+    # the same structure decides once (the last line).
     def one_version() -> None:
+        forget_decisions()
         evaluation = evaluate(gold, text, "text")
         compute_breakdowns({"2025-05": evaluation}, facts, hidden=hidden)
 
     def both_versions() -> None:
+        forget_decisions()
+        compute_breakdowns(evaluate_all(gold, text, "text"), facts, hidden=hidden)
+
+    def both_again() -> None:
         compute_breakdowns(evaluate_all(gold, text, "text"), facts, hidden=hidden)
 
     work = rounds({"one": one_version, "both": both_versions}, args.rounds)
+    again = rounds({"again": both_again}, args.rounds)["again"]
     for name, (wall, cpu) in work.items():
         label = "2025-05 alone" if name == "one" else "both versions"
         print(
@@ -167,6 +176,10 @@ def platform(args: argparse.Namespace, tables: list, gold: dict, text: dict) -> 
     print(
         f"scoring work, both / one: {work['both'][0] / work['one'][0]:.2f} wall-clock, "
         f"{work['both'][1] / work['one'][1]:.2f} CPU (goal: at most 1.5)"
+    )
+    print(
+        f"scoring work, both versions, disclosure already decided for this structure: "
+        f"{again[0] * 1000:5.0f} ms (CPU {again[1] * 1000:.0f} ms)"
     )
 
 

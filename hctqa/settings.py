@@ -225,6 +225,13 @@ INGEST_STALE_SECONDS = env_int("INGEST_STALE_SECONDS", 30)
 INGEST_MAX_ATTEMPTS = env_int("INGEST_MAX_ATTEMPTS", 3)
 # A document still queued after this long gets its message sent again (the broker lost it).
 INGEST_QUEUED_RESEND_SECONDS = env_int("INGEST_QUEUED_RESEND_SECONDS", 600)
+# Worker seconds each person's documents may take in any hour (pages read, OCR included).
+# Past it, that person's remaining pages wait until the hour's oldest work ages out; the
+# upload page shows what is used and left. 0: no limit.
+INGEST_SECONDS_PER_HOUR = env_int("INGEST_SECONDS_PER_HOUR", 1800)
+# An extraction works this long before it gives way, if a document of someone who has used
+# less of the hour is waiting: one person's backlog never holds another's pages.
+INGEST_SLICE_SECONDS = env_int("INGEST_SLICE_SECONDS", 5)
 # A file the ingest worker refused (damaged, encrypted, no table, too slow to open) is refused
 # at upload, at once and with the same reason, for this long after: its bytes are not read
 # again. An admin who deletes the refused document in the admin forgets it sooner.
@@ -689,8 +696,13 @@ CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"expected_refusals": {"()": "plumbing.log_filters.ExpectedRefusals"}},
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {
+        "expected_refusals": {"()": "plumbing.log_filters.ExpectedRefusals"},
+        "suspicious_requests": {"()": "plumbing.log_filters.SuspiciousRequests"},
+        "quiet_sweeps": {"()": "plumbing.log_filters.QuietSweeps"},
+    },
+    # On the handler: django.security.* loggers are made per exception class.
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["suspicious_requests"]}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {
         # One INFO line per HTTP request would flood the inference worker's log, and
@@ -698,6 +710,10 @@ LOGGING = {
         "httpx2": {"level": "WARNING"},
         "axes": {"level": "WARNING"},
         "django.request": {"filters": ["expected_refusals"]},
+        # Celery's "received" and "succeeded" lines for beat's periodic tasks.
+        "celery.worker.strategy": {"filters": ["quiet_sweeps"]},
+        "celery.app.trace": {"filters": ["quiet_sweeps"]},
+        "celery.beat": {"filters": ["quiet_sweeps"]},
     },
 }
 

@@ -136,6 +136,8 @@ class DocumentPage(models.Model):
     width = models.FloatField(null=True, blank=True)  # PDF points; pixels for an image
     height = models.FloatField(null=True, blank=True)
     seconds = models.FloatField(null=True, blank=True)
+    # When it was read: the uploader's ingest budget counts the seconds of the last hour.
+    finished_at = models.DateTimeField(null=True, blank=True, db_index=True)
     image_path = models.CharField(max_length=300, blank=True)
     ocr_language = models.CharField(
         "OCR language",

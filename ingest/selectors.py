@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import Avg, Count, Q, QuerySet
+from django.conf import settings
+from django.db.models import Avg, Count, Q, QuerySet, Sum
 from django.db.models.functions import TruncMonth
 from django.shortcuts import get_object_or_404
 
@@ -20,8 +22,79 @@ from ingest.models import (
     CandidateStatus,
     Document,
     DocumentPage,
+    DocumentStatus,
     Strategy,
 )
+
+# --- The ingest budget: worker seconds per person per hour -------------------------------
+
+BUDGET_WINDOW = timedelta(hours=1)
+
+
+@dataclass(frozen=True)
+class IngestBudget:
+    used: float  # worker seconds of the person's pages read in the last hour
+    limit: int  # INGEST_SECONDS_PER_HOUR; 0: no limit
+    resumes_at: datetime | None  # when used up: when enough of the hour's work ages out
+
+    @property
+    def left(self) -> float:
+        return max(0.0, self.limit - self.used) if self.limit else float("inf")
+
+    @property
+    def used_up(self) -> bool:
+        return bool(self.limit) and self.used >= self.limit
+
+
+def _recent_pages(now: datetime) -> QuerySet[DocumentPage]:
+    return DocumentPage.objects.filter(finished_at__gt=now - BUDGET_WINDOW, seconds__isnull=False)
+
+
+def seconds_used(*, user_ids: Iterable[int | None], now: datetime) -> dict[int | None, float]:
+    """Worker seconds each person's documents took in the hour before ``now``: one query."""
+    user_ids = list(user_ids)
+    rows = (
+        _recent_pages(now)
+        .filter(document__uploaded_by__in=[u for u in user_ids if u is not None])
+        .values_list("document__uploaded_by")
+        .annotate(total=Sum("seconds"))
+    )
+    used: dict[int | None, float] = dict.fromkeys(user_ids, 0.0)
+    used.update({user: float(total or 0) for user, total in rows})
+    return used
+
+
+def ingest_budget(*, user_id: int | None, now: datetime) -> IngestBudget:
+    """What a person has used of the hour's ingest work, and, if all of it, when enough of
+    it is an hour old for their pages to go on."""
+    limit = settings.INGEST_SECONDS_PER_HOUR
+    if user_id is None:
+        return IngestBudget(0.0, limit, None)
+    pages = _recent_pages(now).filter(document__uploaded_by=user_id)
+    used = float(pages.aggregate(total=Sum("seconds"))["total"] or 0)
+    resumes_at = None
+    if limit and used >= limit:
+        # The oldest pages age out first: after the one that brings the rest under the limit.
+        left = used
+        oldest_first = pages.order_by("finished_at").values_list("finished_at", "seconds")
+        for finished, seconds in oldest_first:
+            left -= seconds
+            if left < limit:
+                resumes_at = finished + BUDGET_WINDOW
+                break
+    return IngestBudget(used, limit, resumes_at)
+
+
+def waiting_uploaders(*, excluding: Document) -> set[int | None]:
+    """The people, other than ``excluding``'s uploader, with a document queued for the ingest
+    worker."""
+    return set(
+        Document.objects.filter(status=DocumentStatus.QUEUED)
+        .exclude(pk=excluding.pk)
+        .exclude(uploaded_by=excluding.uploaded_by_id)
+        .values_list("uploaded_by", flat=True)
+        .distinct()
+    )
 
 
 def collections() -> QuerySet[Collection]:

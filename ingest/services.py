@@ -37,7 +37,7 @@ from hctqa.core.extraction.pdf import STRATEGY_LINES, STRATEGY_MANUAL, STRATEGY_
 from hctqa.core.extraction.table import FLAGS
 from hctqa.core.extraction.worker import PageError, PageRunner, PageTimeout, WorkerFailed
 from hctqa.core.hidden_text import CONTROL_SPACES, without_hidden
-from ingest import files
+from ingest import files, selectors
 from ingest.models import (
     Candidate,
     CandidateDraft,
@@ -61,6 +61,9 @@ NO_TABLE_MESSAGE = (
 NO_TEXT_MESSAGE = (
     "This page has no text layer (it is a scanned image), so nothing can be read from it. "
     "Draw a box around the table on the page image and type the table in the editor."
+)
+BLANK_MESSAGE = (
+    "This page is blank: no text layer and no ink on it, so it was not read through OCR."
 )
 NO_TEXT_READ_MESSAGE = (
     "OCR ({language}) found no text on this page. If it holds a table in another language, "
@@ -222,10 +225,13 @@ def _next_document_number(collection: Collection) -> int:
     return used + 1
 
 
-def _enqueue(document_id: int) -> None:
+def _enqueue(document_id: int, countdown: float = 0) -> None:
     from ingest.tasks import extract_document
 
-    extract_document.delay(document_id)
+    if countdown > 0:
+        extract_document.apply_async((document_id,), countdown=countdown)
+    else:
+        extract_document.delay(document_id)
 
 
 def document_upload(
@@ -309,6 +315,7 @@ def _claim(document_id: int) -> bool:
             started_at=now,
             heartbeat_at=now,
             attempts=F("attempts") + 1,
+            message="",  # a wait it was handed back with is over
         )
     )
 
@@ -371,7 +378,9 @@ def _new_candidates(
 
 
 def _finish_page(document_id: int, number: int, **fields: Any) -> None:
-    DocumentPage.objects.filter(document_id=document_id, number=number).update(**fields)
+    DocumentPage.objects.filter(document_id=document_id, number=number).update(
+        finished_at=timezone.now(), **fields
+    )
     Document.objects.filter(pk=document_id).update(
         pages_done=F("pages_done") + 1, heartbeat_at=timezone.now()
     )
@@ -491,7 +500,7 @@ def _read_page(
         return result, None, problem
     request = {"op": "page", "path": path, "page": page.number}
     result, problem = _call_page(runner, request, f"Page {page.number}")
-    if result is None or not result.needs_ocr:
+    if result is None or not result.needs_ocr or result.blank:
         return result, None, problem
     request = {"op": "scanned_page", "path": path, "page": page.number, "ocr_language": language}
     what = f"Reading page {page.number} through OCR ({language})"
@@ -530,7 +539,9 @@ def _extract_pdf_page(runner: PageRunner, document: Document, page: DocumentPage
             return  # done by an earlier attempt
         found = list(zip(result.candidates, result.crops, strict=True))
         _new_candidates(locked, page.number, found, result.ocr_texts)
-        if not result.has_text:
+        if result.blank:
+            status, message = PageStatus.NO_TEXT, BLANK_MESSAGE
+        elif not result.has_text:
             status, message = PageStatus.NO_TEXT, NO_TEXT_MESSAGE
             if result.ocr_language:
                 message = NO_TEXT_READ_MESSAGE.format(language=result.ocr_language)
@@ -575,6 +586,7 @@ def _extract_html(runner: PageRunner, document: Document) -> None:
             status=PageStatus.DONE,
             message=" ".join(notes),
             seconds=time.monotonic() - started,
+            finished_at=timezone.now(),
         )
         _new_candidates(locked, None, found)
         Document.objects.filter(pk=document.pk).update(
@@ -599,13 +611,63 @@ def _beat(document_id: int) -> int:
     )
 
 
-def document_extract(*, document_id: int) -> str:
+def _give_way(document: Document, *, worked: float) -> tuple[float, str] | None:
+    """Whether this extraction stops for now, and for how long (seconds) and why: its
+    uploader has used the hour's ingest budget (INGEST_SECONDS_PER_HOUR), or someone who has
+    used less of the hour has a document waiting (more than a slice less, so two people's
+    documents take turns a slice at a time, INGEST_SLICE_SECONDS). None: go on."""
+    now = timezone.now()
+    owner = document.uploaded_by_id
+    budget = selectors.ingest_budget(user_id=owner, now=now)
+    if budget.used_up and budget.resumes_at is not None:
+        wait = max(1.0, (budget.resumes_at - now).total_seconds())
+        at = timezone.localtime(budget.resumes_at).strftime("%H:%M")
+        return wait, (
+            f"Waiting: its uploader's ingest work for this hour ({budget.limit:,} s, "
+            f"INGEST_SECONDS_PER_HOUR) is used; its pages go on at about {at}."
+        )
+    others = selectors.waiting_uploaders(excluding=document)
+    if not others:
+        return None
+    used = selectors.seconds_used(user_ids=[owner, *others], now=now)
+    slice_seconds = settings.INGEST_SLICE_SECONDS
+    their_turn = any(used[o] + slice_seconds < used[owner] for o in others)
+    if their_turn and (worked == 0 or worked >= slice_seconds):
+        return 0.0, "Queued: another person's document is being read first, in turn."
+    return None
+
+
+def _hand_back(document_id: int, wait: float, message: str) -> None:
+    """Put an extraction back in the queue (its pages done stay done), to go on after
+    ``wait`` seconds; the sweeper leaves it alone until then."""
+    now = timezone.now()
+    with transaction.atomic():
+        if Document.objects.filter(pk=document_id, status=DocumentStatus.EXTRACTING).update(
+            status=DocumentStatus.QUEUED,
+            queued_at=now + timedelta(seconds=wait),
+            heartbeat_at=now,
+            message=message,
+            # Giving way is no failed attempt: the sweeper counts only those.
+            attempts=F("attempts") - 1,
+        ):
+            transaction.on_commit(lambda: _enqueue(document_id, countdown=wait))
+
+
+def document_extract(*, document_id: int, shared: bool = True) -> str:
     """Open the document (refusing it if it cannot be read), then extract every page not yet
     done, recording each as it finishes (the ingest task's body; the ``ingest`` command runs
-    it too). Safe to run again: pages done by an earlier attempt are skipped."""
+    it too). Safe to run again: pages done by an earlier attempt are skipped.
+
+    The worker is ``shared`` fairly: before each page the extraction gives way (goes back in
+    the queue, to go on later) when its uploader's hour of ingest work is used up, or when
+    someone who has used less of the hour has a document waiting (``_give_way``). The
+    ``ingest`` command, reading a file in its own process, does not share (``shared=False``)."""
     if not _claim(document_id):
         return "not claimed"
     document = Document.objects.select_related("collection").get(pk=document_id)
+    if shared and (wait := _give_way(document, worked=0)) is not None:
+        _hand_back(document_id, *wait)
+        return DocumentStatus.QUEUED
     if not files.path_of(document.stored_path).is_file():
         # Not the file's fault (a worker without the web hosts' INGEST_FILES_ROOT): failed,
         # not refused, so the same file may be sent again once the worker is fixed.
@@ -629,7 +691,12 @@ def document_extract(*, document_id: int) -> str:
             _refuse(document_id, refusal)
             return DocumentStatus.REFUSED
         if document.kind != DocumentKind.HTML:
+            started = time.monotonic()
             for page in document.pages.filter(status=PageStatus.PENDING).order_by("number"):
+                worked = time.monotonic() - started
+                if shared and worked and (wait := _give_way(document, worked=worked)):
+                    _hand_back(document_id, *wait)
+                    return DocumentStatus.QUEUED
                 _extract_pdf_page(runner, document, page)
     pages = list(document.pages.values_list("status", "message"))
     failed = [m for s, m in pages if s == PageStatus.FAILED]

@@ -7,6 +7,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from dataset import services as dataset_services
@@ -71,6 +72,7 @@ def home(request: HttpRequest) -> HttpResponse:
     documents = list(selectors.documents_recent(limit=50))
     context = {
         "form": form,
+        "budget": selectors.ingest_budget(user_id=request.user.pk, now=timezone.now()),
         "documents": documents,
         "any_working": any(d.is_working for d in documents),
         "can_add_collection": ADDING_COLLECTIONS.allows(request.user),

@@ -55,9 +55,10 @@ class SubmissionOutput(serializers.ModelSerializer):
     scores = serializers.SerializerMethodField(
         help_text="Its figures by rules version (2025-05, and 2025-10 for text; the paper's "
         "rows 2025-05 only): n_questions counted, excluded, coverage, the macro-averages with "
-        "95% intervals, by_source and the breakdowns. Figures on 1 to 10 test-split answers "
-        "are withheld, for everyone: null, with withheld true (overall, and in by_source), "
-        "and the breakdown groups left out (counted in withheld)."
+        "95% intervals, by_source and the breakdowns. A figure that would reveal fewer than 11 "
+        "test questions (some combination of it with the figures shown rests on 1 to 10 "
+        "test-split answers) is withheld, for everyone: null, with withheld true (overall, "
+        "and in by_source), and the breakdown groups left out (counted in withheld)."
     )
     rescore = serializers.SerializerMethodField(
         help_text="While stale: why it is being scored again."

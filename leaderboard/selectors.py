@@ -22,9 +22,7 @@ from django.utils import timezone
 from dataset.models import Question, QuestionStatus, Split
 from dataset.selectors import gold_answer_visible
 from dataset.selectors import scope_filter as dataset_scope_filter
-from hctqa.core.disclosure import DISCLOSURE_MARGIN, withheld_groups
 from hctqa.core.render import to_html
-from hctqa.core.scoring import source_of
 from hctqa.core.snapshots import scope_of
 from hctqa.core.stats import PairedComparison, paired_bootstrap
 from hctqa.core.tables import TableFormatError, parse_table
@@ -621,7 +619,7 @@ def _compared(a: Submission, b: Submission, rules: str) -> dict[str, PairedCompa
     shared = sorted(set(scores[a.pk]) & set(scores[b.pk]))
     if not shared:
         raise ValueError("These two submissions share no scored questions")
-    _check_comparison_discloses_nothing(shared, hidden, [scores[a.pk], scores[b.pk]], rules)
+    _check_comparison_discloses_nothing(shared, hidden, (a, b), scores, rules)
     results = {}
     for position, metric in enumerate(metrics):
         results[metric] = paired_bootstrap(
@@ -634,28 +632,35 @@ def _compared(a: Submission, b: Submission, rules: str) -> dict[str, PairedCompa
 def _check_comparison_discloses_nothing(
     shared: Collection[str],
     hidden: Collection[str],
-    counted: list[dict[str, Any]],
+    submissions: tuple[Submission, Submission],
+    counted: dict[int, dict[str, Any]],
     rules: str,
 ) -> None:
-    """Refuse a comparison on 1 to DISCLOSURE_MARGIN test-split answers, or on hidden
-    answers within that many of either submission's own overall or per-source figures: its
-    means would give single hidden answers away (hctqa.core.disclosure)."""
-    on_hidden = frozenset(q for q in shared if q in hidden)
-    published = []
-    for answers in counted:
-        mine = frozenset(q for q in answers if q in hidden)
-        published.append(mine)
-        by_source: dict[str, set[str]] = defaultdict(set)
-        for q in mine:
-            by_source[source_of(q)].add(q)
-        published.extend(frozenset(ids) for ids in by_source.values())
-    if withheld_groups([on_hidden], published=published)[0]:
-        raise ValueError(
-            f"These two submissions share {len(on_hidden):,} counted test-split answers under "
-            f"the {rules} rules: a comparison on 1 to {DISCLOSURE_MARGIN} of them, or on "
-            f"answers that few apart from either submission's own figures, would give single "
-            "hidden answers away. The 2025-05 rules count every answer: compare under them."
+    """Refuse a comparison on test-split answers unless its figures follow from figures
+    already shown: each submission's overall figure under these rules, shown, on exactly the
+    test-split answers compared. Then the mean differences are those of the overall figures;
+    a comparison on any other set of test answers would be a new figure that, with the
+    submissions' own ones, could rest on a few hidden questions (hctqa.core.disclosure)."""
+    on_hidden = {q for q in shared if q in hidden}
+    if not on_hidden:
+        return
+    withheld = dict(
+        Score.objects.filter(submission__in=submissions, rules=rules).values_list(
+            "submission_id", "withheld"
         )
+    )
+    for submission in submissions:
+        mine = {q for q in counted[submission.pk] if q in hidden}
+        hides = withheld.get(submission.pk, True)
+        if mine != on_hidden or hides:
+            why = " and its overall figure is withheld" if hides else ""
+            raise ValueError(
+                f"These two submissions share {len(on_hidden):,} counted test-split answers "
+                f"under the {rules} rules, but {submission.model_name} has {len(mine):,}{why}: "
+                "a comparison on other test answers than both overall figures would be a new "
+                "figure, which with theirs could give single hidden answers away. The 2025-05 "
+                "rules count every answer: compare under them."
+            )
 
 
 def comparable_submissions(*, demo: bool = False) -> QuerySet[Submission]:

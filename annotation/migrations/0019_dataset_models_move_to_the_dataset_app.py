@@ -104,8 +104,8 @@ class Migration(migrations.Migration):
         ('annotation', '0018_collection_ocr_language'),
         ('dataset', '0001_initial'),
         ('discussion', '0002_comments_on_dataset_models'),
-        ('ingest', '0005_documents_and_candidates_on_dataset_models'),
-        ('leaderboard', '0015_results_on_dataset_questions'),
+        ('ingest', '0006_documents_and_candidates_on_dataset_models'),
+        ('leaderboard', '0016_results_on_dataset_questions'),
     ]
 
     operations = [

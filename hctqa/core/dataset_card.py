@@ -15,6 +15,7 @@ property nobody labelled is null.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -239,6 +240,15 @@ def _field_rows(features: Iterable[Feature]) -> str:
     return "".join(f"| `{f.name}` | {f.description} |\n" for f in features)
 
 
+def markdown_text(text: str, *, one_line: bool = False) -> str:
+    """An admin's text as Markdown with HTML escaped: a tag shows as the text it is, on the
+    Hub and in any viewer of the card, and runs nowhere. ``one_line`` folds line breaks (a
+    heading), so the text cannot start a block of its own."""
+    if one_line:
+        text = " ".join(text.split())
+    return html.escape(text.strip(), quote=False)
+
+
 def dataset_card(facts: CardFacts) -> str:
     """The README.md of the Hugging Face folder: the YAML header, then a short description."""
     header = yaml.safe_dump(card_header(facts), sort_keys=False, allow_unicode=True, width=1000)
@@ -265,10 +275,10 @@ def dataset_card(facts: CardFacts) -> str:
             )
             + " (ids in `changelog.json` beside this folder)."
         )
-    notes = f"\n## Notes\n\n{facts.notes.strip()}\n" if facts.notes.strip() else ""
+    notes = f"\n## Notes\n\n{markdown_text(facts.notes)}\n" if facts.notes.strip() else ""
     return (
         f"---\n{header}---\n\n"
-        f"# HCT-QA {facts.version}: {facts.title}\n\n"
+        f"# HCT-QA {facts.version}: {markdown_text(facts.title, one_line=True)}\n\n"
         "Question answering on human-centric tables (HCTs): the dense tables of PDFs and reports, "
         "with nested column headers, nested rows, row-group labels and aggregate rows and "
         "columns.\n\n"

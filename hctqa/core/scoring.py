@@ -273,6 +273,21 @@ def response_values(
     return split_label_values(values) if split_labels else values
 
 
+def answer_key(
+    response: str | None,
+    modality: Modality,
+    *,
+    rules: Rules = DEFAULT_RULES,
+    split_labels: bool = False,
+) -> frozenset[str] | str:
+    """What a response's score depends on, its gold answer aside: the set of predicted values
+    (text) or the cleaned response (vision). Two responses with the same key score the same
+    on a question, so a reader who knows both knows their scores are one unknown."""
+    if modality == "vision":
+        return normalize_response(response)
+    return frozenset(response_values(response, rules=rules, split_labels=split_labels))
+
+
 def is_excluded(response: str | None, *, rules: Rules = DEFAULT_RULES) -> bool:
     """Whether a response is left out of every average. Under 2025-10: a null response, or
     one that starts with "no answer" or "error" once lower-cased and stripped. Under 2025-05:

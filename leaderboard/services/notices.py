@@ -3,9 +3,9 @@ a notification in the menu, and an email if they asked for one on their account 
 
 Called in the transaction (or right after the update) that moved the row, only by the caller
 whose update did so, so each outcome is told once. A message shows the overall figure only
-when the scoring kept it (``hctqa.core.disclosure``: never one resting on 1 to
-``DISCLOSURE_MARGIN`` test-split questions) and it rests on at least that many questions,
-and never a per-question one.
+when the scoring kept it (``hctqa.core.disclosure``: never one that, with the figures
+shown, would reveal 1 to ``DISCLOSURE_MARGIN`` test-split questions) and it rests on at least
+that many questions, and never a per-question one.
 """
 
 from __future__ import annotations

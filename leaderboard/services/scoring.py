@@ -23,9 +23,9 @@ from django.utils import timezone
 
 from dataset.models import QuestionOrigin
 from hctqa.core import taxonomy
-from hctqa.core.disclosure import DISCLOSURE_MARGIN, withheld_groups, withheld_whole_and_parts
+from hctqa.core.disclosure import DISCLOSURE_MARGIN, disclosed
 from hctqa.core.predictions import PredictionsError, read_predictions
-from hctqa.core.scoring import Evaluation, Summary, evaluate_all, source_of
+from hctqa.core.scoring import Evaluation, Summary, answer_key, evaluate_all, source_of
 from hctqa.core.snapshots import question_set_sha256
 from hctqa.core.stats import group_means
 from leaderboard import selectors
@@ -254,7 +254,7 @@ def _score(
     if not in_batch:
         _set_progress(submission_id, 60)
     facts = context.facts(gold)
-    disclosures = disclose(evaluations, hidden)
+    disclosures = disclose(evaluations, facts, hidden)
     breakdowns = compute_breakdowns(evaluations, facts, hidden=hidden, disclosures=disclosures)
     claims = gold_claims_check(read.claimed_gold, gold, test_ids=context.test_ids())
     _save_scores(
@@ -485,32 +485,106 @@ def _groups(
 
 @dataclass(frozen=True)
 class Disclosure:
-    """Which of one rules version's overall and per-source figures are withheld, and the
-    hidden questions of those shown (hctqa.core.disclosure)."""
+    """Which of one rules version's figures on hidden questions are withheld: the overall
+    one, each source's and each breakdown group's (by kind and key)."""
 
     overall: bool
     sources: dict[str, bool]
-    shown: tuple[frozenset[str], ...]
+    groups: dict[tuple[str, str], bool]
+
+
+def _unknowns(
+    evaluations: Mapping[str, Evaluation], hidden: Collection[str]
+) -> dict[tuple[str, str], dict[str, tuple[str, int]]]:
+    """The unknown each counted hidden answer is, by rules version and by what it feeds
+    ("averages": the overall figure and the breakdowns; "sources"), as (question, n): the
+    n-th distinct thing the question's score depends on (answer_key). The two versions share
+    an unknown where they read the same values from an answer, and so does a GPT-named
+    model's split and unsplit 2025-10 score."""
+    seen: dict[str, list[Any]] = defaultdict(list)
+    out: dict[tuple[str, str], dict[str, tuple[str, int]]] = {}
+    for rules, evaluation in evaluations.items():
+        split = evaluation.unsplit_scores is not None
+        for part, split_labels in (("averages", split), ("sources", False)):
+            if part == "sources" and not split:
+                out[rules, part] = out[rules, "averages"]
+                continue
+            unknowns = {}
+            for q in hidden:
+                if q not in evaluation.scores:
+                    continue
+                key = answer_key(
+                    evaluation.predictions.get(q, ""),
+                    evaluation.modality,
+                    rules=rules,  # type: ignore[arg-type]
+                    split_labels=split_labels,
+                )
+                keys = seen[q]
+                if key not in keys:
+                    keys.append(key)
+                unknowns[q] = (q, keys.index(key))
+            out[rules, part] = unknowns
+    return out
+
+
+# ("overall", rules), ("source", rules, source) or ("group", rules, kind, key).
+Figure = tuple[str, ...]
+
+
+def disclosure_candidates(
+    evaluations: Mapping[str, Evaluation],
+    facts: Mapping[str, selectors.QuestionFacts],
+    hidden: Collection[str],
+) -> list[tuple[Figure, set[tuple[str, int]]]]:
+    """Every figure a submission's pages, API and exports may show on hidden (test-split)
+    answers, with the unknowns it sums, in priority order: the overall figures, then the
+    sources' (the board's first, largest to smallest), then the breakdown groups' in display
+    order; each under 2025-05 before 2025-10."""
+    unknowns = _unknowns(evaluations, hidden)
+    versions = list(evaluations)
+    # The board's sources first, largest to smallest; any other after them.
+    found = {s for ev in evaluations.values() for s in ev.by_source}
+    sources = [s for s in BOARD_SOURCES if s in found] + sorted(found - set(BOARD_SOURCES))
+    out: list[tuple[Figure, set[tuple[str, int]]]] = []
+
+    def offer(figure: Figure, part: str, members: Collection[str]) -> None:
+        known = unknowns[figure[1], part]
+        out.append((figure, {known[q] for q in members if q in known}))
+
+    for rules in versions:
+        offer(("overall", rules), "averages", hidden)
+    for source in sources:
+        members = [q for q in hidden if source_of(q) == source]
+        for rules in versions:
+            offer(("source", rules, source), "sources", members)
+    for kind, (by_key, _) in _groups(facts).items():
+        for key, members in by_key.items():
+            for rules in versions:
+                offer(("group", rules, kind, key), "averages", members)
+    return out
 
 
 def disclose(
-    evaluations: Mapping[str, Evaluation], hidden: Collection[str]
+    evaluations: Mapping[str, Evaluation],
+    facts: Mapping[str, selectors.QuestionFacts],
+    hidden: Collection[str],
 ) -> dict[str, Disclosure]:
-    """Each rules version's overall and per-source figures, withheld when they rest on 1 to
-    DISCLOSURE_MARGIN hidden (test-split) answers counted, or give such a few by
-    subtraction (the overall figure minus the sources shown)."""
-    out = {}
-    for rules, evaluation in evaluations.items():
-        counted = frozenset(q for q in hidden if q in evaluation.scores)
-        by_source: dict[str, set[str]] = defaultdict(set)
-        for q in counted:
-            by_source[source_of(q)].add(q)
-        parts = {source: frozenset(by_source.get(source, ())) for source in evaluation.by_source}
-        overall, sources = withheld_whole_and_parts(counted, parts)
-        shown = [] if overall else [counted]
-        shown += [parts[s] for s, withheld in sources.items() if not withheld and parts[s]]
-        out[rules] = Disclosure(overall=overall, sources=sources, shown=tuple(shown))
-    return out
+    """Which figures on hidden (test-split) answers are withheld, under every rules version
+    at once (hctqa.core.disclosure): no combination of those shown may rest on 1 to
+    DISCLOSURE_MARGIN hidden questions. The figures are offered in the priority order of
+    ``disclosure_candidates``."""
+    candidates = disclosure_candidates(evaluations, facts, hidden)
+    shown = dict(
+        zip((f for f, _ in candidates), disclosed([u for _, u in candidates]), strict=True)
+    )
+    return {
+        rules: Disclosure(
+            overall=not shown["overall", rules],
+            sources={f[2]: not ok for f, ok in shown.items() if f[:2] == ("source", rules)},
+            groups={f[2:]: not ok for f, ok in shown.items() if f[:2] == ("group", rules)},
+        )
+        for rules in evaluations
+    }
 
 
 def compute_breakdowns(
@@ -522,42 +596,29 @@ def compute_breakdowns(
 ) -> dict[str, dict[str, Any]]:
     """Mean recall per group, under each rules version (over the answers that version
     counts), by rules version. Every group is listed; on questions with hidden gold
-    (``hidden``) those withheld are marked ``withheld`` and keep no figure: a group on 1 to
-    DISCLOSURE_MARGIN hidden answers, or within that many of a figure shown (the overall and
-    per-source figures of either version shown, ``disclosures``, or a group shown before
-    it), would give single questions' scores (hctqa.core.disclosure)."""
+    (``hidden``) those ``disclose`` withholds are marked ``withheld`` and keep no figure."""
     if disclosures is None:
-        disclosures = disclose(evaluations, hidden)
+        disclosures = disclose(evaluations, facts, hidden)
     groups = _groups(facts)
     out: dict[str, dict[str, Any]] = {}
-    candidates: list[tuple[dict[str, Any], frozenset[str]]] = []
-    published = [ids for d in disclosures.values() for ids in d.shown]
     for rules, evaluation in evaluations.items():
-        counted = evaluation.scores
-        recall = {qid: s.recall for qid, s in counted.items()}
-        shown_hidden = frozenset(q for q in hidden if q in counted)
+        recall = {qid: s.recall for qid, s in evaluation.scores.items()}
+        withheld = disclosures[rules].groups
         figures: dict[str, Any] = {}
         for kind, (members, labels) in groups.items():
             rows = []
             for group in group_means(recall, members, labels):
-                row = {
-                    "key": group.key,
-                    "label": group.label,
-                    "recall": group.mean,
-                    "n": group.n,
-                    "withheld": False,
-                }
-                rows.append(row)
-                if hidden:
-                    candidates.append(
-                        (row, frozenset(q for q in members[group.key] if q in shown_hidden))
-                    )
+                hide = bool(hidden) and withheld.get((kind, group.key), False)
+                rows.append(
+                    {
+                        "key": group.key,
+                        "label": group.label,
+                        "recall": None if hide else group.mean,
+                        "n": group.n,
+                        "withheld": hide,
+                    }
+                )
             figures[kind] = rows
         figures["margin"] = DISCLOSURE_MARGIN if hidden else 0
         out[rules] = figures
-    flags = withheld_groups([group for _, group in candidates], published=published)
-    for (row, _), withheld in zip(candidates, flags, strict=True):
-        if withheld:
-            row["withheld"] = True
-            row["recall"] = None
     return out

@@ -21,6 +21,7 @@ from django.db.models import Avg, Count
 from django.utils import timezone
 
 from accounts.services import account_check_test_split_access, lock_user
+from dataset.models import Split
 from hctqa.core.hidden_text import hidden_problem
 from hctqa.core.predictions import PredictionsError, PredictionsFile, read_predictions
 from hctqa.core.reported import ReportedResult
@@ -559,15 +560,19 @@ def submission_visibility_set(*, submission: Submission, user: Any, visibility: 
 
 @transaction.atomic
 def property_regression_refresh() -> PropertyRegression | None:
-    """Regress mean recall per real table (over the submissions ranked on the public boards)
-    on the table properties, and keep the result. The per-question recall is the 2025-05
-    rules' (the paper's Table 4 came from those), the same for text and vision. With too few
-    data, the previous result is removed."""
+    """Regress mean recall per real table outside the test split (over the submissions
+    ranked on the public boards) on the table properties, and keep the result. The
+    per-question recall is the 2025-05 rules' (the paper's Table 4 came from those), the same
+    for text and vision. With too few data, the previous result is removed."""
     cache.delete(REGRESSION_PENDING_KEY)  # changes from now on queue another one
     candidates = selectors.comparable_submissions().filter(data_scope=DataScope.REAL)
     admitted, left_out = selectors.regression_rows(candidates)
+    # Test-split tables are left out: coefficients are linear in the per-table means, so a
+    # regression on them would be one more set of figures on hidden answers, and the public
+    # may refresh it one submission at a time (hctqa.core.disclosure).
     per_table = (
         QuestionResult.objects.filter(submission__in=admitted, question__in_gold_pool=False)
+        .exclude(question__table__split=Split.TEST)
         .values("question__table_id", "question__table__table_properties")
         .annotate(mean=Avg("recall"), n=Count("pk"))
     )

@@ -85,6 +85,21 @@ def test_a_title_cannot_break_the_header() -> None:
     assert header(card)["pretty_name"] == "HCT-QA 2026.11 (public edition)"
 
 
+def test_the_title_and_notes_are_text_with_html_escaped() -> None:
+    # Issue 32, item 3: the admin's title and notes went into README.md as raw HTML, which
+    # the Hub and any Markdown viewer would render.
+    notes = 'See <a href="javascript:alert(1)">here</a>.\n\n<script>alert(2)</script> & more'
+    tricky = CardFacts(
+        **{**facts(notes=notes).__dict__, "title": "Nov <img src=x onerror=alert(3)>\n# Hi"}
+    )
+    card = dataset_card(tricky).split("---\n", 2)[2]
+    assert "<script" not in card and "<img" not in card and "<a " not in card
+    assert "&lt;script&gt;alert(2)&lt;/script&gt; &amp; more" in card
+    assert 'See &lt;a href="javascript:alert(1)"&gt;here&lt;/a&gt;.' in card
+    # The title stays one heading line: its line break cannot start a heading of its own.
+    assert "# HCT-QA 2026.11: Nov &lt;img src=x onerror=alert(3)&gt; # Hi\n" in card
+
+
 def test_records_have_exactly_the_declared_fields() -> None:
     t = TableRow("psa--1--1", "psa", "train", "a,b\n1,2\n", {})
     q = QuestionRow("psa--1--1--M1", "Q?", "{1}", "human", None, "", {})

@@ -86,6 +86,17 @@ def test_a_web_page_without_a_table_says_so() -> None:
         html_tables(b"<html><body><p>Just text</p></body></html>")
 
 
+def test_a_page_nested_too_deeply_says_so_not_that_it_has_no_table() -> None:
+    # Issue 32, item 5: libxml2 stops at 256 levels; the table below them was never read.
+    deep = ("<div>" * 300 + "<table><tr><td>a<td>1</table>" + "</div>" * 300).encode()
+    with pytest.raises(HtmlTableError, match="nested more than 256 levels deep") as refused:
+        html_tables(deep)
+    assert "no <table> element" not in str(refused.value)
+    # Nested less deeply, the same table is read.
+    shallow = ("<div>" * 200 + "<table><tr><td>a<td>1</table>" + "</div>" * 200).encode()
+    assert html_tables(shallow)[0].grid.to_canonical() == "a,1\n"
+
+
 def test_a_latin1_page_is_read_in_its_declared_encoding() -> None:
     page = '<meta charset="iso-8859-1"><table><tr><td>Qatar é</td><td>1</td></tr></table>'
     (table,) = html_tables(page.encode("latin-1"))

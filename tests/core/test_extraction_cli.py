@@ -111,3 +111,29 @@ def test_a_malformed_box_is_a_usage_error(box: str) -> None:
     done = run(ABSTRACT, "--box", box)
     assert done.returncode == 2
     assert "--box" in done.stderr
+
+
+HEAVY = ("numpy", "scipy", "PIL", "pandas", "apted", "lxml", "tesserocr")
+
+
+def test_the_command_and_a_text_page_load_only_what_they_need() -> None:
+    """The command starts in a fraction of a second: its own process loads no PDF, picture
+    or OCR library (its child does the reading), and a page with a text layer is read without
+    the picture and OCR libraries a scan needs."""
+    probe = (
+        "import sys, json\n"
+        "import hctqa.core.extraction.__main__\n"
+        f"command = sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY} + ('pdfplumber',"
+        " 'pypdfium2') or m == 'hctqa.core.extraction.structure')\n"
+        "import pdfplumber\n"
+        "from hctqa.core.extraction.extract import read_tables\n"
+        f"with pdfplumber.open({str(ABSTRACT)!r}) as document:\n"
+        "    found = read_tables(document.pages[0], 1, None, 'auto', 'eng')\n"
+        f"page = sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY})\n"
+        "print(json.dumps([command, page, len(found.tables)]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [[], [], 2]

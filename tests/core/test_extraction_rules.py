@@ -110,7 +110,7 @@ def test_leader_dots_are_removed_from_labels_and_kept_as_values() -> None:
     assert rows(table)[1:] == [["Burglary", "240.9"], ["Robbery", "102.1"], ["Arson", ".."]]
 
 
-def test_a_footnote_marker_stays_with_its_cell() -> None:
+def test_a_footnote_marker_stays_in_its_cell_apart_from_the_label() -> None:
     marker = Word("1", 86, 113, 89, 119, 6.0)  # small and raised
     layout = page(
         words(100, (10, "Offense"), (150, "Count")),
@@ -119,7 +119,7 @@ def test_a_footnote_marker_stays_with_its_cell() -> None:
     )
     table = extract_box(layout, box_of(layout))
     assert table.cols == 2
-    assert rows(table)[1] == ["Stolen property1", "84.3"]
+    assert rows(table)[1] == ["Stolen property 1", "84.3"]
 
 
 def test_a_number_near_a_column_boundary_is_marked() -> None:

@@ -17,8 +17,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 BEFORE = [
     ("annotation", "0018_collection_ocr_language"),
     ("discussion", "0001_initial"),
-    ("ingest", "0004_images_and_ocr"),
-    ("leaderboard", "0014_inference_prompts_over_the_context"),
+    ("ingest", "0005_page_finished_at"),
+    ("leaderboard", "0015_rescore_under_linear_disclosure"),
     ("admin", "0003_logentry_add_action_flag_choices"),
     ("dataset", None),
 ]

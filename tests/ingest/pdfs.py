@@ -62,3 +62,17 @@ def pdf_pages(data: bytes) -> int:
 
     with pdfplumber.open(io.BytesIO(data)) as pdf:
         return len(pdf.pages)
+
+
+def blank_pdf(pages: int, tag: str = "") -> bytes:
+    """A PDF of ``pages`` blank A4 pages (pypdf); ``tag`` in its metadata makes its bytes
+    differ from another's (a file is ingested once)."""
+    from pypdf import PdfWriter
+
+    writer = PdfWriter()
+    for _ in range(pages):
+        writer.add_blank_page(width=595, height=842)
+    writer.add_metadata({"/Title": f"blank {tag}"})
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()

@@ -123,9 +123,14 @@ def test_per_source_figures_on_one_guess_each_are_withheld_from_the_owner_too(
         assert getattr(newer, f"recall_{source}") is None
     # psa too: the overall figure minus psa's would give the three guesses' sum.
     assert newer.by_source["psa"]["recall"] is None and newer.recall_psa is None
-    # Under 2025-05 nothing is left out: every source rests on 20 or more.
+    # Under 2025-05 nothing is left out and every source rests on 20 or more, but the two
+    # versions' overall figures differ by the 57 answers left out: psa's 2025-05 figure
+    # would give the three guesses (the 2025-10 overall minus psa), and so would the fourth
+    # small source beside the other two (2025-05 overall − 2025-10 overall − the three).
     older = Score.objects.get(submission=submission, rules="2025-05")
     assert older.recall_pak == pytest.approx(1 / 20) and "withheld" not in older.by_source["pak"]
+    assert older.recall_census == pytest.approx(1 / 20)
+    assert older.recall_psa is None and older.recall_arxiv is None
 
     # Everywhere a figure leaves: the owner's API, model page and export, the board.
     client.force_login(researcher)
@@ -160,7 +165,11 @@ def test_the_owner_sees_no_breakdown_group_the_public_may_not(
     client.force_login(researcher)
     body = client.get(f"/api/submissions/{submission.pk}/").json()
     assert body["scores"]["2025-10"]["breakdowns"]["table_properties"] == []
-    assert body["scores"]["2025-05"]["breakdowns"]["table_properties"][0]["n"] == 60
+    # Under 2025-05 the group holds all 60, but beside both overall figures and pak's and
+    # census's it would give the five answers kept: it is withheld too, as is psa's figure.
+    assert body["scores"]["2025-05"]["breakdowns"]["table_properties"] == []
+    older = body["scores"]["2025-05"]
+    assert older["recall_pak"] == pytest.approx(5 / 20) and older["recall_psa"] is None
 
 
 # --- Comparisons ----------------------------------------------------------------------------

@@ -160,6 +160,9 @@ def _upload() -> SimpleUploadedFile:
         ("model_name", "GPT-4o\x1b[0m", "U+001B"),
         ("model_name", " GPT-4o", "start or end with spaces"),
         ("organisation", "Open\u200dAI", "U+200D"),
+        # Line and paragraph separators are line breaks, refused as "\n" is (issue 32).
+        ("model_name", "GPT-4o\u2028(reported in paper)", "U+2028"),
+        ("organisation", "Open\u2029AI", "U+2029"),
     ],
 )
 def test_a_name_on_the_board_cannot_hide_characters(stranger, field, value, message) -> None:

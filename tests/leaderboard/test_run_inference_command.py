@@ -70,7 +70,7 @@ def test_a_run_on_a_few_test_questions_shows_no_figure() -> None:
     make_questions(6)
     with FakeOpenAI(right_answer) as server:
         out = run_command(*NEW_RUN, *on(server.base_url))
-    assert "scored; its figures rest on 1 to 10 test-split answers and are withheld" in out
+    assert "scored; its overall figures are withheld: they would reveal fewer than 11" in out
     assert "recall" not in out
 
 

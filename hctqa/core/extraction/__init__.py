@@ -5,7 +5,9 @@
 - ``extract``: the tables of a page (``extract_page``) or of a drawn box (``extract_box``),
   from a layout, as ``table.Table`` values; ``python -m hctqa.core.extraction`` prints them;
 - ``detect``: where a page's tables are, with their titles and notes;
-- ``structure``: one table's columns, rows, headers and spans from its words and rules;
+- ``structure``: one table's columns, rows, headers and spans from its words and rules,
+  read by ``lines`` (words made pieces, lines and phrases; kinds of text), ``columns``,
+  ``headers``, ``rows`` and ``spans`` (the grid being read; rules that draw every cell);
 - ``table``: one extracted table: cells with spans and flags, headers, title and notes;
 - ``grid``: merged cells on a grid, recovered from cell boxes, written as the canonical CSV;
 - ``html``: every ``<table>`` of a saved web page, spans from ``rowspan``/``colspan``;

@@ -14,23 +14,24 @@
 The output is ``{"tables": [...]}``, one ``Table.as_json()`` each (``EXTRACTION.md`` has the
 contract). Each page is read in a child process under a time and memory limit, the same one
 the ingest worker uses, calling the same functions (``extract.extract_page`` and
-``extract.extract_box``) with the app's default strategy. An unreadable file, a page that
-does not exist or a page over the limit ends the command with a message on stderr and exit
-status 1; bad arguments with status 2.
+``extract.extract_box``) with the app's default strategy. The child starts first and loads
+the PDF library while this process reads its arguments; this process loads no PDF, picture
+or OCR library, and a page with a text layer loads no picture or OCR library either. An
+unreadable file, a page that does not exist or a page over the limit ends the command with a
+message on stderr and exit status 1; bad arguments with status 2.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
+# Only what the command needs before its child process starts: the extraction runs in the
+# child, which loads the PDF libraries while this process reads its arguments.
 from hctqa.core.extraction.documents import DocumentError
-from hctqa.core.extraction.extract import DEFAULT_STRATEGY, STRATEGIES
-from hctqa.core.extraction.ocr import DEFAULT_LANGUAGE
 from hctqa.core.extraction.worker import PageError, PageRunner, PageTimeout, WorkerFailed
 
 PAGE_SECONDS = 60.0
@@ -70,6 +71,9 @@ def _page(value: str) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
+    from hctqa.core.extraction.ocr import DEFAULT_LANGUAGE
+    from hctqa.core.extraction.table import DEFAULT_STRATEGY, STRATEGIES
+
     parser = argparse.ArgumentParser(
         prog="python -m hctqa.core.extraction",
         description="Extract tables from a PDF or an image; JSON on stdout.",
@@ -170,18 +174,24 @@ def extract(
     boxes: Sequence[tuple[int, tuple[float, float, float, float]]],
     runner: PageRunner,
     *,
-    strategy: str = DEFAULT_STRATEGY,
-    ocr_language: str = DEFAULT_LANGUAGE,
+    strategy: str | None = None,
+    ocr_language: str | None = None,
     warn: IO[str] | None = None,
 ) -> dict[str, Any]:
-    """The command's JSON document for ``path``; notes go to ``warn`` (stderr)."""
+    """The command's JSON document for ``path`` (with the app's default strategy and OCR
+    language unless given); notes go to ``warn`` (stderr)."""
+    from hctqa.core.extraction.ocr import DEFAULT_LANGUAGE
+    from hctqa.core.extraction.table import DEFAULT_STRATEGY
+
+    strategy = strategy or DEFAULT_STRATEGY
+    ocr_language = ocr_language or DEFAULT_LANGUAGE
     warn = warn or sys.stderr  # looked up now: a caller may have redirected it
     kind = _check_kind(path)
     if kind == "image":
         count = 1
         base: dict[str, Any] = {"op": "image_tables", "path": str(path)}
     else:
-        count = _call(runner, {"op": "pdf_pages", "path": str(path)}, str(path))
+        count = _call(runner, {"op": "pdf_open", "path": str(path)}, str(path))
         base = {"op": "tables", "path": str(path)}
     base["ocr_language"] = ocr_language
     wanted = [p for p, _ in boxes] if boxes else (list(pages) or list(range(1, count + 1)))
@@ -212,10 +222,14 @@ def extract(
 
 
 def main(argv: Sequence[str] | None = None, *, runner: PageRunner | None = None) -> int:
-    args = parser().parse_args(argv)
     own = runner is None
-    runner = runner or PageRunner(seconds=args.seconds, memory_mb=MEMORY_MB)
+    runner = runner or PageRunner(seconds=PAGE_SECONDS, memory_mb=MEMORY_MB)
+    if own:
+        runner.start()  # the child loads its libraries while the arguments are read
     try:
+        args = parser().parse_args(argv)
+        if own:
+            runner.seconds = args.seconds
         document = extract(
             args.file,
             args.page,
@@ -232,6 +246,8 @@ def main(argv: Sequence[str] | None = None, *, runner: PageRunner | None = None)
     finally:
         if own:
             runner.close()
+    import json
+
     json.dump(document, sys.stdout, ensure_ascii=False)
     sys.stdout.write("\n")
     return 0

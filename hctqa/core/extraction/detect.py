@@ -1,12 +1,17 @@
 """Where the tables of a page are, bordered or not, and the title and notes around each.
 
 - **Ruled grids**: ruling segments that touch one another make a frame; one with at least two
-  horizontal and two vertical rules around text is a table.
+  horizontal and two vertical rules around text is a table. A column of short labels left of
+  its frame, one on each of most of its lines, is its row-label column.
 - **Text tables**: lines whose words stand apart in several phrases (values beside labels,
   or three phrases or more) are table lines; a run of them, with the odd label line between,
-  is a table. Prose (long runs of words), captions and a wide vertical gap end a run. Header
-  lines right above a run, inside its width, join it; so do the lines between rules drawn
-  across it.
+  is a table. Prose (long runs of words), captions and a wide vertical gap end a run; the
+  line carrying on the last row's wrapped label does not. Header lines right above a run,
+  inside its width, join it; so do the lines between rules drawn across it.
+- **One table, not several**: the next run set in the same columns, at most 3 em below, with
+  nothing but up to two section headings between ("Male", "Female"), is a section of the same
+  table, unless it has column headers of its own; a lone row of a label and values right
+  below or above a table, in its columns (a totals row framed on its own), is part of it.
 - **Not tables**: a run under or over a "Figure" caption is a chart's labels.
 - **Title**: the caption above a table ("Table 3. …") and the lines between it and the table
   (units, head notes); or a units line right above it. **Notes**: the footnotes and source
@@ -22,15 +27,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hctqa.core.extraction.layout import Box, PageLayout, Rule
-from hctqa.core.extraction.structure import (
-    _CAPTION,
-    _NOTE_START,
-    _UNITS,
+from hctqa.core.extraction.lines import (
+    CAPTION,
+    CONNECTOR,
+    NOTE_START,
+    UNITS,
     Line,
-    _em,
-    _join_numbers,
+    em_of,
     group_lines,
+    is_data_line,
+    is_value,
+    join_numbers,
     make_phrases,
+    starts_lower,
     strip_leaders,
 )
 
@@ -174,7 +183,7 @@ def _lines_box(lines: Sequence[Line]) -> Box:
 def _lines_of(pieces: Sequence, em: float) -> list[Line]:
     lines = group_lines(pieces, em)
     for line in lines:
-        _join_numbers(line, em)
+        join_numbers(line, em)
         make_phrases(line, em, ())
     return lines
 
@@ -182,7 +191,7 @@ def _lines_of(pieces: Sequence, em: float) -> list[Line]:
 def _kinds(lines: Sequence[Line], text_width: float, em: float) -> list[str]:
     kinds = []
     for line in lines:
-        if _CAPTION.match(line.text) or _FIGURE.match(line.text):
+        if CAPTION.match(line.text) or _FIGURE.match(line.text):
             kinds.append("caption")
         elif _is_prose(line, text_width, em):
             kinds.append("prose")
@@ -232,6 +241,12 @@ def _runs(lines: Sequence[Line], kinds: Sequence[str], em: float) -> list[tuple[
                 break
             end = ahead
             k = ahead + 1
+        while (
+            end + 1 < len(lines)
+            and kinds[end + 1] == "other"
+            and _continues_last_row(lines, end, left, em)
+        ):
+            end += 1
         if sum(1 for m in range(start, end + 1) if kinds[m] == "table") >= 2:
             # Header lines right above, inside the run's width.
             x0, _t, x1, _b = _lines_box(lines[start : end + 1])
@@ -243,12 +258,107 @@ def _runs(lines: Sequence[Line], kinds: Sequence[str], em: float) -> list[tuple[
                 and lines[up].top - lines[up - 1].bottom <= 1.2 * em
                 and lines[up - 1].x0 >= x0 - 2 * em
                 and lines[up - 1].x1 <= x1 + 2 * em
-                and not _NOTE_START.match(lines[up - 1].text)
+                and not NOTE_START.match(lines[up - 1].text)
             ):
                 up -= 1
             runs.append((up, end))
         i = end + 1
     return runs
+
+
+def _continues_last_row(lines: Sequence[Line], end: int, left: float, em: float) -> bool:
+    """Whether the line after a table's last line carries on its last row's wrapped label:
+    as close as a wrapped line, in the label column, no values, not a note, and reading on
+    (lower case, after a connector or an open bracket, or hanging indented under the label)."""
+    line, last = lines[end + 1], lines[end]
+    if line.top - last.bottom > 0.6 * em or not last.phrases or len(line.phrases) > 1:
+        return False
+    text = line.text
+    if NOTE_START.match(text) or line.pieces[0].small or is_value(text):
+        return False
+    label = last.phrases[0]
+    if label.numeric or not (left - 0.5 * em <= line.x0 < label.x1):
+        return False
+    if len(last.phrases) > 1 and line.x1 > last.phrases[1].x0:
+        return False  # reaches into the values
+    open_bracket = label.text.count("(") > label.text.count(")")
+    return (
+        starts_lower(text)
+        or bool(CONNECTOR.search(label.text))
+        or open_bracket
+        or line.x0 >= label.x0 + 0.3 * em
+    )
+
+
+def _same_columns(upper: Sequence[Line], lower: Sequence[Line], em: float) -> bool:
+    """Whether two runs of table lines set their values in the same columns: most values of
+    the lower one end (or start) where values of the upper one do."""
+    ups = [p for line in upper for p in line.phrases[1:] if p.numeric]
+    downs = [p for line in lower for p in line.phrases[1:] if p.numeric]
+    if not ups or not downs:
+        return False
+    aligned = sum(
+        any(abs(p.x1 - q.x1) <= 0.6 * em or abs(p.x0 - q.x0) <= 0.6 * em for q in ups)
+        for p in downs
+    )
+    counts = sorted(len(line.phrases) for line in lower if len(line.phrases) >= 2)
+    usual = sorted(len(line.phrases) for line in upper if len(line.phrases) >= 2)
+    similar = bool(counts and usual) and abs(counts[len(counts) // 2] - usual[len(usual) // 2]) <= 1
+    return similar and aligned >= 0.8 * len(downs)
+
+
+def _join_sections(
+    lines: Sequence[Line], kinds: Sequence[str], runs: list[tuple[int, int]], em: float
+) -> list[tuple[int, int]]:
+    """Runs of one table split into sections: the next run set in the same columns, at most
+    three ems below, with nothing between but section headings ("Male", "Female": a short
+    label line each, at most two), is the same table; its own column headers would make it
+    another table, unless they repeat the first one's."""
+    joined: list[tuple[int, int]] = []
+    for start, end in runs:
+        if joined:
+            first, last = joined[-1]
+            between = lines[last + 1 : start]
+            gaps = [
+                b.top - a.bottom
+                for a, b in zip(lines[last:start], lines[last + 1 : start + 1], strict=False)
+            ]
+            lead = next((m for m in range(start, end + 1) if is_data_line(lines[m])), start)
+            heads = [lines[m] for m in range(start, lead)]
+            own_header = [
+                h
+                for h in heads
+                if len(h.phrases) >= 2
+                and h.text not in {lines[m].text for m in range(first, last + 1)}
+            ]
+            if (
+                len(between) <= 2
+                and all(g <= 3 * em for g in gaps)
+                and all(_is_heading(line, kinds[last + 1 + k]) for k, line in enumerate(between))
+                and not own_header
+                and _same_columns(
+                    [lines[m] for m in range(first, last + 1) if kinds[m] == "table"],
+                    [lines[m] for m in range(start, end + 1) if kinds[m] == "table"],
+                    em,
+                )
+            ):
+                joined[-1] = (first, end)
+                continue
+        joined.append((start, end))
+    return joined
+
+
+def _is_heading(line: Line, kind: str) -> bool:
+    """A section heading between parts of a table: one short label, not a note, a caption,
+    a units line or a value."""
+    return (
+        kind in ("other", "table")
+        and len(line.phrases) == 1
+        and len(line.text.split()) <= 6
+        and not NOTE_START.match(line.text)
+        and not UNITS.match(line.text)
+        and not is_value(line.text)
+    )
 
 
 def _split_side_by_side(lines: Sequence[Line], em: float) -> list[list[Line]]:
@@ -304,12 +414,12 @@ def find_regions(layout: PageLayout) -> list[Region]:
     pieces, _leaders = strip_leaders([w for w in layout.words if w.upright])
     if not pieces:
         return []
-    em = _em(pieces)
+    em = em_of(pieces)
     lines = _lines_of(pieces, em)
     text_width = max(line.x1 for line in lines) - min(line.x0 for line in lines)
     kinds = _kinds(lines, text_width, em)
     # Ruled grids first; their words are theirs.
-    grids = _grids(layout.rules, lines, em)
+    grids = [_with_labels_outside(g, lines, em) for g in _grids(layout.rules, lines, em)]
     rest = [
         p
         for p in pieces
@@ -319,7 +429,8 @@ def find_regions(layout: PageLayout) -> list[Region]:
     if rest:
         rest_lines = _lines_of(rest, em)
         rest_kinds = _kinds(rest_lines, text_width, em)
-        for a, b in _runs(rest_lines, rest_kinds, em):
+        runs = _join_sections(rest_lines, rest_kinds, _runs(rest_lines, rest_kinds, em), em)
+        for a, b in runs:
             for part in _split_side_by_side(rest_lines[a : b + 1], em):
                 if sum(len(line.phrases) >= 2 for line in part) >= 2:
                     boxes.append(_lines_box(part))
@@ -348,6 +459,7 @@ def find_regions(layout: PageLayout) -> list[Region]:
                 break
         else:
             final.append(box)
+    final = _with_stray_rows(final, lines, kinds, em)
     regions = []
     for box in sorted(final, key=lambda b: (b[1], b[0])):
         inside = [
@@ -366,6 +478,58 @@ def find_regions(layout: PageLayout) -> list[Region]:
         notes = _notes_below(lines, kinds, inside[-1], box, em)
         regions.append(Region(box, title, notes))
     return regions
+
+
+def _with_labels_outside(box: Box, lines: Sequence[Line], em: float) -> Box:
+    """A ruled grid whose rows have their labels left of its frame (a row label column
+    outside the rules) takes them in: on most of its lines a short phrase stands left of the
+    frame, and they line up as a column."""
+    inside = [
+        line
+        for line in lines
+        if box[1] <= line.middle <= box[3]
+        and any(box[0] - 1 <= p.x0 and p.x1 <= box[2] + 1 for p in line.phrases)
+    ]
+    labels = []
+    for line in inside:
+        left = [p for p in line.phrases if p.x1 <= box[0] + 1]
+        if len(left) > 1:
+            return box  # more than a label column: text beside the table
+        labels += left
+    if len(labels) < max(2, 0.6 * len(inside)):
+        return box
+    if any(_words(p.text) > 8 or p.numeric for p in labels):
+        return box
+    if min(box[0] - p.x1 for p in labels) > max(8 * em, box[2] - box[0]):
+        return box  # the longest label still far from the frame: not its labels
+    start = min(p.x0 for p in labels)
+    if sum(p.x0 - start <= 3 * em for p in labels) < 0.8 * len(labels):
+        return box
+    return (start, box[1], box[2], box[3])
+
+
+def _with_stray_rows(
+    boxes: list[Box], lines: Sequence[Line], kinds: Sequence[str], em: float
+) -> list[Box]:
+    """A lone row of values right below or above a table, in its columns (a totals row framed
+    on its own, a row set apart by a wider gap), is part of it."""
+    out = list(boxes)
+    for n, line in enumerate(lines):
+        if kinds[n] != "table" or NOTE_START.match(line.text) or line.pieces[0].small:
+            continue
+        if len(line.phrases) < 2 or not all(p.numeric for p in line.phrases[1:]):
+            continue  # a row: its label, then values only
+        if any(_inside(line, box) for box in out):
+            continue
+        for k, box in enumerate(out):
+            near = 0 <= line.top - box[3] <= 2.5 * em or 0 <= box[1] - line.bottom <= 2.5 * em
+            if not near or abs(line.x0 - box[0]) > 2 * em or line.x1 > box[2] + 2 * em:
+                continue
+            members = [m for m in lines if _inside(m, box) and len(m.phrases) >= 2]
+            if _same_columns(members, [line], em):
+                out[k] = _union(box, _lines_box([line]))
+                break
+    return out
 
 
 def _is_chart(box: Box, graphics: Sequence[Box]) -> bool:
@@ -421,7 +585,7 @@ def _near_figure_caption(
         if not (0 <= k < len(lines)) or kinds[k] != "caption" or not _FIGURE.match(lines[k].text):
             continue
         between = k + 1 if k < first else k - 1
-        if between not in (first, last) and _NOTE_START.match(lines[between].text):
+        if between not in (first, last) and NOTE_START.match(lines[between].text):
             continue  # the run's source or note line ends it: the caption is the next one's
         near = (
             lines[first].top - lines[k].bottom if k < first else lines[k].top - lines[last].bottom
@@ -450,7 +614,7 @@ def _title_above(
         if kinds[k] == "table":
             break
         k -= 1
-    if taken and _UNITS.match(taken[0].text):
+    if taken and UNITS.match(taken[0].text):
         return taken[0].text
     return ""
 
@@ -466,7 +630,7 @@ def _notes_below(
         above = lines[k - 1]
         if line.top - above.bottom > (1.5 if not taken else 1.0) * em or kinds[k] == "caption":
             break
-        note = bool(_NOTE_START.match(line.text)) or line.pieces[0].small
+        note = bool(NOTE_START.match(line.text)) or line.pieces[0].small
         if taken and abs(line.bottom - line.top - (taken[0].bottom - taken[0].top)) > 0.3 * em:
             break  # a running footer in another size
         if not taken and not note:

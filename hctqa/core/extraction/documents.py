@@ -61,6 +61,14 @@ def check_pdf_bytes_end(tail: bytes) -> None:
         )
 
 
+def check_pdf_file_end(path: Path) -> None:
+    """``check_pdf_bytes_end`` on the last 2 KB of the file at ``path``."""
+    with open(path, "rb") as handle:
+        handle.seek(0, 2)
+        handle.seek(max(0, handle.tell() - 2048))
+        check_pdf_bytes_end(handle.read())
+
+
 def pdf_page_count(path: Path) -> int:
     """The number of pages, or ``DocumentError`` for an encrypted or unreadable PDF.
 
@@ -69,11 +77,7 @@ def pdf_page_count(path: Path) -> int:
     """
     import pypdfium2 as pdfium
 
-    with open(path, "rb") as handle:
-        handle.seek(0, 2)
-        size = handle.tell()
-        handle.seek(max(0, size - 2048))
-        check_pdf_bytes_end(handle.read())
+    check_pdf_file_end(path)
     try:
         document = pdfium.PdfDocument(str(path))
     except pdfium.PdfiumError as exc:

@@ -20,10 +20,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from hctqa.core.extraction.columns import merge_horizontal, merge_vertical
 from hctqa.core.extraction.detect import find_regions
 from hctqa.core.extraction.layout import Box, PageLayout, layout_from_pdfplumber
-from hctqa.core.extraction.structure import merge_horizontal, merge_vertical, read_structure
+from hctqa.core.extraction.structure import read_structure
 from hctqa.core.extraction.table import (
+    DEFAULT_STRATEGY,
+    STRATEGIES,
+    STRATEGY_AUTO,
     STRATEGY_LINES,
     STRATEGY_MANUAL,
     STRATEGY_TEXT,
@@ -35,10 +39,6 @@ from hctqa.core.extraction.table import (
 # sees the table's own outer rules just outside it.
 BOX_TEXT_MARGIN = 1.0
 BOX_RULE_MARGIN = 16.0
-
-STRATEGY_AUTO = "auto"
-DEFAULT_STRATEGY = STRATEGY_AUTO
-STRATEGIES = (STRATEGY_AUTO, STRATEGY_LINES, STRATEGY_TEXT, STRATEGY_MANUAL)
 
 
 def clip_box(layout: PageLayout, box: Box) -> Box:

@@ -69,7 +69,12 @@ def _encoding(data: bytes) -> str:
     return "cp1252"
 
 
-def _parse(data: bytes) -> etree._Element:
+# libxml2 stops reading a page whose elements nest deeper than this (without huge_tree).
+MAX_DEPTH = 256
+
+
+def _parse(data: bytes) -> tuple[etree._Element, bool]:
+    """The page's tree, and whether libxml2 stopped reading it at its depth limit."""
     parser = lxml_html.HTMLParser(
         encoding=_encoding(data),
         no_network=True,
@@ -80,7 +85,8 @@ def _parse(data: bytes) -> etree._Element:
     )
     root = lxml_html.document_fromstring(data, parser=parser)
     etree.strip_elements(root, *_DROPPED, with_tail=False)
-    return root
+    too_deep = any(e.type_name == "ERR_RESOURCE_LIMIT" for e in parser.error_log)
+    return root, too_deep
 
 
 def _own(element: etree._Element, table: etree._Element) -> bool:
@@ -164,10 +170,18 @@ def _grid(table: etree._Element) -> Grid:
 def html_tables(data: bytes) -> list[HtmlTable]:
     """Every ``<table>`` of the page that has at least one cell with text.
 
-    Raises ``HtmlTableError`` when the page has no ``<table>`` at all, or none with text.
+    Raises ``HtmlTableError`` when the page has no ``<table>`` at all, or none with text, or
+    none before its elements nest too deeply to be read.
     """
-    root = _parse(data)
+    root, too_deep = _parse(data)
     tables = list(root.iter("table"))
+    if not tables and too_deep:
+        raise HtmlTableError(
+            f"This web page's elements are nested more than {MAX_DEPTH} levels deep, too "
+            "deeply to be read, and no <table> comes before that depth. Save the page that "
+            "shows the table as HTML only (File › Save page as…), or copy the table into a "
+            "simpler page, and upload that file."
+        )
     if not tables:
         raise HtmlTableError(
             "This web page has no <table> element, so there is no table to extract. "

@@ -7,16 +7,19 @@ text layer (``layout_from_pdfplumber``) and a page read through OCR (words with 
 rules found in the picture, no characters) go through the same grid logic.
 
 - A ``Word`` is a run of characters without a space: its text, its box, its font size and, from
-  OCR, its confidence (0–1). ``bold`` and ``upright`` are None / True when not known.
+  OCR, its confidence (0–1). ``bold`` and ``upright`` are None / True when not known. A line
+  of turned text (a column header set vertically) is one word, its words spaced.
 - A ``Char`` is one glyph of the text layer; OCR layouts have none.
-- A ``Rule`` is a ruling segment: a drawn line, or the edge of a thin filled rectangle. It is
-  horizontal when it is wider than tall.
+- A ``Rule`` is a ruling segment: a drawn line, the edge of a thin filled rectangle, or a
+  straight stroke of a path drawn across or down the page. It is horizontal when it is wider
+  than tall.
 - ``graphics`` are the boxes of drawings that are not rules (curves, slanted lines): a chart's
   marks, so that its labels are not taken for a table.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -131,9 +134,44 @@ def _is_bold(fontname: str | None) -> bool | None:
     return any(k in name for k in ("bold", "black", "heavy", "semibold", "demi"))
 
 
+def _straight_segments(curve: dict[str, Any]) -> list[Box] | None:
+    """The straight segments of a drawn path, each as ``(x0, top, x1, bottom)``; None when
+    the path bends (a Bézier part). A closed subpath gets its closing segment too."""
+    path = curve.get("path")
+    if not path:
+        points = curve.get("pts") or []
+        path = [("m", points[0])] + [("l", p) for p in points[1:]] if points else []
+    segments: list[Box] = []
+    start = current = None
+    for step in path:
+        kind = step[0]
+        if kind == "m":
+            start = current = step[1]
+        elif kind == "l" and current is not None:
+            segments.append((current[0], current[1], step[1][0], step[1][1]))
+            current = step[1]
+        elif kind == "h" and current is not None and start is not None:
+            if current != start:
+                segments.append((current[0], current[1], start[0], start[1]))
+            current = start
+        elif kind not in ("m", "l", "h"):
+            return None
+    return segments
+
+
+def _axis_aligned(segments: list[Box]) -> bool:
+    """Every segment horizontal or vertical: a frame, a box or a ruling line drawn as a path,
+    not a chart's mark."""
+    return bool(segments) and all(
+        min(abs(x1 - x0), abs(y1 - y0)) <= 0.5 for x0, y0, x1, y1 in segments
+    )
+
+
 def _rules_of(page: Any) -> list[Rule]:
     """Drawn lines and the edges of rectangles: a thin filled rectangle is one rule; a
-    stroked rectangle gives its four sides; a thick filled one (shading) gives none."""
+    stroked rectangle gives its four sides; a thick filled one (shading) gives none. A path
+    of horizontal and vertical strokes (a table's frame drawn as one closed path) gives each
+    stroke."""
     rules: list[Rule] = []
     for line in page.lines:
         if min(line["x1"] - line["x0"], line["bottom"] - line["top"]) > 1.0:
@@ -156,18 +194,26 @@ def _rules_of(page: Any) -> list[Rule]:
         # shape drawn as a path) is a rule too.
         x0, top, x1, bottom = curve["x0"], curve["top"], curve["x1"], curve["bottom"]
         thin = min(x1 - x0, bottom - top) <= RULE_THICKNESS
-        if thin and (curve.get("stroke") or curve.get("fill")):
+        segments = _straight_segments(curve)
+        if curve.get("stroke") and not thin and segments and _axis_aligned(segments):
+            rules += [Rule(min(a, c), min(b, d), max(a, c), max(b, d)) for a, b, c, d in segments]
+        elif thin and (curve.get("stroke") or curve.get("fill")):
             rules.append(Rule(x0, top, x1, bottom))
     return [r for r in rules if r.length >= MIN_RULE_LENGTH]
 
 
 def _graphics_of(page: Any) -> list[Box]:
-    """Curves that are not straight rules, and slanted lines."""
+    """Curves that are not straight rules, and slanted lines. Paths of horizontal and
+    vertical strokes only (frames, boxes, shading drawn as paths) are no chart marks."""
     found: list[Box] = []
     for curve in page.curves:
         x0, top, x1, bottom = curve["x0"], curve["top"], curve["x1"], curve["bottom"]
-        if min(x1 - x0, bottom - top) > RULE_THICKNESS:
-            found.append((float(x0), float(top), float(x1), float(bottom)))
+        if min(x1 - x0, bottom - top) <= RULE_THICKNESS:
+            continue
+        segments = _straight_segments(curve)
+        if segments is not None and _axis_aligned(segments):
+            continue
+        found.append((float(x0), float(top), float(x1), float(bottom)))
     for line in page.lines:
         if min(line["x1"] - line["x0"], line["bottom"] - line["top"]) > 1.0:
             found.append(
@@ -176,41 +222,168 @@ def _graphics_of(page: Any) -> list[Box]:
     return found
 
 
+def _rtl(char: str) -> bool:
+    return unicodedata.bidirectional(char) in ("R", "AL")
+
+
+def is_rtl(text: str) -> bool:
+    """Text mostly in a right-to-left script (Arabic, Hebrew): more such letters than
+    left-to-right ones."""
+    right = sum(_rtl(c) for c in text)
+    return right > 0 and right >= sum(unicodedata.bidirectional(c) == "L" for c in text)
+
+
+def logical_order(text: str) -> str:
+    """A right-to-left word as written, from its glyphs as the page shows them (left to
+    right): the glyphs reversed, runs of digits and Latin letters kept as they read, and
+    Arabic presentation forms (the shapes a PDF draws) made the letters they stand for."""
+    if not any(_rtl(c) for c in text):
+        return text
+    runs: list[list[str]] = []
+    for char in text:
+        ltr = unicodedata.bidirectional(char) in ("L", "EN", "AN")
+        if runs and runs[-1][0] == ("L" if ltr else "R"):
+            runs[-1].append(char)
+        else:
+            runs.append(["L" if ltr else "R", char])
+    out = []
+    for kind, *chars in reversed(runs):
+        out += chars if kind == "L" else reversed(chars)
+    return "".join(
+        unicodedata.normalize("NFKC", c)
+        if 0xFB50 <= ord(c) <= 0xFDFF or 0xFE70 <= ord(c) <= 0xFEFF
+        else c
+        for c in out
+    )
+
+
+def _marker_start(chars: Sequence[dict[str, Any]]) -> int:
+    """Where a footnote marker glued to the end of a word starts ("property¹" set as
+    "property" and a smaller, raised "1"), or ``len(chars)`` when there is none: up to three
+    trailing glyphs at most 0.85 of the word's size whose foot sits above its baseline."""
+    sizes = [float(c.get("size") or 0) for c in chars]
+    size = max(sizes, default=0)
+    if size <= 0 or len(chars) < 3:
+        return len(chars)
+    base = max(float(c["bottom"]) for c, s in zip(chars, sizes, strict=True) if s == size)
+    k = len(chars)
+    while (
+        k > 1
+        and len(chars) - k < 3
+        and sizes[k - 1] <= 0.85 * size
+        and float(chars[k - 1]["bottom"]) <= base - 0.15 * size
+    ):
+        k -= 1
+    marked = k < len(chars) and all(sizes[i] > 0.85 * size for i in range(k))
+    return k if marked and k >= 2 else len(chars)
+
+
+def _reads_upward(char: dict[str, Any]) -> bool:
+    """A glyph turned a quarter left (its baseline runs up the page), from its matrix."""
+    matrix = char.get("matrix") or (1, 0, 0, 1, 0, 0)
+    return float(matrix[1]) > 0
+
+
+def _word(chars: Sequence[dict[str, Any]], text: str, upright: bool) -> Word:
+    first = chars[0]
+    return Word(
+        text=text,
+        x0=min(float(c["x0"]) for c in chars),
+        top=min(float(c["top"]) for c in chars),
+        x1=max(float(c["x1"]) for c in chars),
+        bottom=max(float(c["bottom"]) for c in chars),
+        size=float(first.get("size") or 0) or None,
+        bold=_is_bold(first.get("fontname")),
+        upright=upright,
+    )
+
+
+def _vertical_lines(words: list[tuple[Word, bool]]) -> list[Word]:
+    """Turned words (column headers set vertically) joined into their lines, each one word
+    reading in its own direction: words of a line share their x band and follow one another
+    up the page (down, for text turned right)."""
+    lines: list[list[tuple[Word, bool]]] = []
+    for word, upward in sorted(words, key=lambda w: (w[0].x0, w[0].top)):
+        for line in lines:
+            last, direction = line[-1]
+            overlap = min(last.x1, word.x1) - max(last.x0, word.x0)
+            gap = max(last.top, word.top) - min(last.bottom, word.bottom)
+            size = last.size or (last.x1 - last.x0)
+            if direction == upward and overlap >= 0.5 * (word.x1 - word.x0) and gap <= size:
+                line.append((word, upward))
+                break
+        else:
+            lines.append([(word, upward)])
+    out = []
+    for line in lines:
+        upward = line[0][1]
+        ordered = sorted((w for w, _ in line), key=lambda w: -w.bottom if upward else w.top)
+        out.append(
+            Word(
+                " ".join(w.text for w in ordered),
+                min(w.x0 for w in ordered),
+                min(w.top for w in ordered),
+                max(w.x1 for w in ordered),
+                max(w.bottom for w in ordered),
+                ordered[0].size,
+                bold=ordered[0].bold,
+                upright=False,
+            )
+        )
+    return out
+
+
 def words_from_chars(chars: Sequence[dict[str, Any]]) -> list[Word]:
-    """pdfplumber's words (a space, or a gap over ``WORD_X_TOLERANCE_RATIO`` of the font
-    size, splits them), with the size and weight of their first character. A glyph whose
-    text carries spaces (" ." in some fonts) counts without them."""
+    """pdfplumber's words from a page's characters (a space, or a gap over
+    ``WORD_X_TOLERANCE_RATIO`` of the font size, splits them), with the size and weight of
+    their first character. A glyph whose text carries spaces (" ." in some fonts) counts
+    without them.
+
+    - A footnote marker set smaller and raised at a word's end is a word of its own.
+    - Right-to-left words (Arabic, Hebrew) are given in logical order (``logical_order``).
+    - Turned text reads in its own direction (up the page for a column header turned left),
+      each line of it one word."""
     from pdfplumber.utils import extract_words
 
-    found = extract_words(
-        list(chars),
+    options = dict(
         x_tolerance_ratio=WORD_X_TOLERANCE_RATIO,
         y_tolerance=WORD_Y_TOLERANCE,
         keep_blank_chars=False,
         extra_attrs=["upright"],
         return_chars=True,
     )
-    words = []
-    for w in found:
-        first = w["chars"][0]
-        # The word's text has its ligatures expanded ("ﬁ" → "fi"); a glyph that carries a
-        # space (" ." in some fonts) does not split it.
-        text = "".join(str(w["text"]).split())
-        if not text:
+    upright = [c for c in chars if c.get("upright", True) and str(c.get("text", "")).strip()]
+    # Turned glyphs keep their spaces: along a turned line the gap alone does not split words.
+    turned = [c for c in chars if not c.get("upright", True)]
+    up = [c for c in turned if _reads_upward(c)]
+    down = [c for c in turned if not _reads_upward(c)]
+    words: list[Word] = []
+    vertical: list[tuple[Word, bool]] = []
+    groups = [
+        (upright, {}, True),
+        (up, {"char_dir_rotated": "btt", "line_dir_rotated": "ltr"}, False),
+        (down, {"char_dir_rotated": "ttb", "line_dir_rotated": "rtl"}, False),
+    ]
+    for group, direction, is_upright in groups:
+        if not group:
             continue
-        words.append(
-            Word(
-                text=" ".join(text.split()),
-                x0=float(w["x0"]),
-                top=float(w["top"]),
-                x1=float(w["x1"]),
-                bottom=float(w["bottom"]),
-                size=float(first.get("size") or 0) or None,
-                bold=_is_bold(first.get("fontname")),
-                upright=bool(w.get("upright", True)),
-            )
-        )
-    return words
+        for w in extract_words(list(group), **options, **direction):  # type: ignore[arg-type]
+            # The word's text has its ligatures expanded ("ﬁ" → "fi"); a glyph that carries
+            # a space (" ." in some fonts) does not split it.
+            text = "".join(str(w["text"]).split())
+            if not text:
+                continue
+            glyphs = w["chars"]
+            if not is_upright:
+                vertical.append((_word(glyphs, text, False), group is up))
+                continue
+            # (A ligature expanded makes the text longer than its glyphs: no marker then.)
+            cut = _marker_start(glyphs) if len(text) == len(glyphs) else len(glyphs)
+            head = text if cut == len(glyphs) else text[:cut]
+            words.append(_word(glyphs[:cut], logical_order(head), True))
+            if cut < len(glyphs):
+                words.append(_word(glyphs[cut:], text[cut:], True))
+    return words + _vertical_lines(vertical)
 
 
 def layout_from_pdfplumber(page: Any, number: int | None = None) -> PageLayout:
@@ -233,7 +406,7 @@ def layout_from_pdfplumber(page: Any, number: int | None = None) -> PageLayout:
         number=number if number is not None else int(page.page_number),
         width=float(page.width),
         height=float(page.height),
-        words=tuple(words_from_chars(raw)),
+        words=tuple(words_from_chars(page.chars)),
         rules=tuple(_rules_of(page)),
         chars=chars,
         source="text",

@@ -28,7 +28,6 @@ from typing import Any
 
 from hctqa.core.extraction.documents import DocumentError
 from hctqa.core.extraction.layout import Box, PageLayout, Rule, Word, layout_of_words
-from hctqa.core.extraction.rules_image import erase_rules, find_rules
 
 # A scanned page is read at its scan's own resolution, within these bounds: finer costs time
 # and gains nothing; coarser text is enlarged first (Tesseract wants letters 20+ pixels high).
@@ -229,6 +228,22 @@ def needs_ocr(layout: Any) -> bool:
     return readable_chars(layout.chars) < MIN_TEXT_CHARS
 
 
+# A page whose rendering has less ink than this share of its pixels is blank: nothing on it
+# to read, so it is not sent through OCR (which took 0.8 s a page to find nothing on a PDF
+# of 500 blank pages). A line of small type on a letter page is well above it.
+BLANK_INK_SHARE = 0.0002
+# Darker than this (0 black, 255 white) is ink.
+INK_LEVEL = 160
+
+
+def blank_image(image: Any) -> bool:
+    """Whether a rendered page (a PIL image) is blank: almost no pixel is ink. One histogram,
+    in C: far cheaper than OCR."""
+    histogram = image.convert("L").histogram()
+    total = sum(histogram)
+    return total == 0 or sum(histogram[:INK_LEVEL]) / total < BLANK_INK_SHARE
+
+
 def _keep(word: OcrWord) -> bool:
     """Drop what OCR makes of specks, shading and leftovers of lines: signs alone read
     unsure, and a few letters stretched over a width that would hold many."""
@@ -378,6 +393,8 @@ def read_picture(
     import numpy as np
     from PIL import Image
 
+    from hctqa.core.extraction.rules_image import erase_rules, find_rules, reverse_bands
+
     width, height = gray.width * scale, gray.height * scale
     shrink = 1.0
     if gray.width * gray.height > OCR_MAX_PIXELS:
@@ -386,7 +403,7 @@ def read_picture(
         gray = gray.resize(size, Image.Resampling.LANCZOS)
         dpi *= shrink
         scale /= shrink
-    pixels = np.asarray(gray)
+    pixels = reverse_bands(np.asarray(gray), dpi)
     found = find_rules(pixels, dpi)
     erased = erase_rules(pixels, found.mask)
     # Light shading behind cells becomes paper: Tesseract takes its edges for text.

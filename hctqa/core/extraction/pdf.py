@@ -98,6 +98,7 @@ class PageExtraction:
     crops: tuple[bytes, ...] = ()  # PNG of each candidate, same order
     page_image: bytes = b""  # JPEG of the page at PAGE_IMAGE_DPI
     needs_ocr: bool = False  # no usable text: read it through OCR (``scanned``)
+    blank: bool = False  # no usable text and no ink on it either: nothing for OCR to read
     ocr_language: str = ""  # read through OCR in this language
     ocr_texts: tuple[str, ...] = ()  # from OCR: the words read in each candidate's box
 
@@ -163,14 +164,18 @@ def page_jpeg(image: Any, dpi: int, target_dpi: int = PAGE_IMAGE_DPI) -> bytes:
 
 def extract_page(page: Any, page_number: int, *, with_images: bool = True) -> PageExtraction:
     """Everything one page gives: its candidates, their crops and the page image."""
+    from hctqa.core.extraction.ocr import blank_image, needs_ocr
+
     has_text, candidates = find_candidates(page, page_number)
     crops: list[bytes] = []
     page_image = b""
+    no_text = needs_ocr(page)
+    blank = False
     if with_images:
         image, dpi = render_page(page)
         crops = [crop_png(image, dpi, c.bbox) for c in candidates]
         page_image = page_jpeg(image, dpi)
-    from hctqa.core.extraction.ocr import needs_ocr
+        blank = no_text and blank_image(image)
 
     return PageExtraction(
         page=page_number,
@@ -180,5 +185,6 @@ def extract_page(page: Any, page_number: int, *, with_images: bool = True) -> Pa
         candidates=tuple(candidates),
         crops=tuple(crops),
         page_image=page_image,
-        needs_ocr=needs_ocr(page),
+        needs_ocr=no_text,
+        blank=blank,
     )

@@ -47,6 +47,11 @@ FLAGS = {
 STRATEGY_LINES = "lines"
 STRATEGY_TEXT = "text"
 STRATEGY_MANUAL = "manual"
+# How a drawn box is read (``extract.extract_box``): ``auto``, the app's own choice, is rules
+# that draw every cell where they do, text alignment with the rules where they are otherwise.
+STRATEGY_AUTO = "auto"
+DEFAULT_STRATEGY = STRATEGY_AUTO
+STRATEGIES = (STRATEGY_AUTO, STRATEGY_LINES, STRATEGY_TEXT, STRATEGY_MANUAL)
 
 
 @dataclass(frozen=True)

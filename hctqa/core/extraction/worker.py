@@ -11,6 +11,9 @@ Requests and replies are pickles, each preceded by its length (8 bytes, big endi
 child's stdin and stdout; both ends are this module. A request is a dict with ``op``:
 
 - ``{"op": "pdf_pages", "path"}`` → the page count (``documents.pdf_page_count``);
+- ``{"op": "pdf_open", "path"}`` → the page count, from the document the next page requests
+  read (the command line's way: no second PDF library to load), with PDFium's refusal for a
+  file that cannot be opened;
 - ``{"op": "page", "path", "page"}`` → ``pdf.PageExtraction`` with crops and page image
   (``needs_ocr`` when the page has no usable text);
 - ``{"op": "scanned_page", "path", "page", "ocr_language"}`` → the same, read through OCR;
@@ -81,6 +84,7 @@ class PageRunner:
         self.seconds = seconds
         self.memory_mb = memory_mb
         self.proc: subprocess.Popen[bytes] | None = None
+        self._ready = False  # the child said "ready"
 
     def __enter__(self) -> PageRunner:
         return self
@@ -88,7 +92,13 @@ class PageRunner:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _start(self) -> subprocess.Popen[bytes]:
+    def start(self) -> None:
+        """Starts the child without waiting for it: the first request waits until it is
+        ready. A caller with work of its own to do meanwhile saves the child's start-up."""
+        if self.proc is None or self.proc.poll() is not None:
+            self._launch()
+
+    def _launch(self) -> subprocess.Popen[bytes]:
         env = {**os.environ, "PYTHONPATH": str(_REPO)}
         proc = subprocess.Popen(  # noqa: S603 - this interpreter, our own module
             [sys.executable, "-m", "hctqa.core.extraction.worker", str(self.memory_mb)],
@@ -99,10 +109,18 @@ class PageRunner:
             env=env,
         )
         self.proc = proc
-        reply = self._read(proc, _STARTUP_SECONDS)
-        if reply != ("ready",):
-            self.close()
-            raise WorkerFailed("the extraction process did not start")
+        self._ready = False
+        return proc
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        proc = self.proc if self.proc is not None and self.proc.poll() is None else None
+        proc = proc or self._launch()
+        if not self._ready:
+            reply = self._read(proc, _STARTUP_SECONDS)
+            if reply != ("ready",):
+                self.close()
+                raise WorkerFailed("the extraction process did not start")
+            self._ready = True
         return proc
 
     def _read_exact(self, proc: subprocess.Popen[bytes], size: int, deadline: float) -> bytes:
@@ -132,7 +150,8 @@ class PageRunner:
     def call(self, request: dict[str, Any]) -> Any:
         """The child's answer to ``request``; ``PageTimeout``, ``WorkerFailed`` or
         ``PageError`` otherwise. After a timeout or a failure the child is gone."""
-        proc = self.proc if self.proc is not None and self.proc.poll() is None else self._start()
+        alive = self.proc is not None and self.proc.poll() is None and self._ready
+        proc = self.proc if alive else self._start()  # type: ignore[assignment]
         assert proc.stdin is not None
         try:
             proc.stdin.write(_frame(request))
@@ -149,6 +168,7 @@ class PageRunner:
 
     def close(self) -> None:
         proc, self.proc = self.proc, None
+        self._ready = False
         if proc is None:
             return
         with contextlib.suppress(OSError):
@@ -163,20 +183,8 @@ class PageRunner:
 # --- The child ------------------------------------------------------------------------------
 
 
-def _handle(request: dict[str, Any], documents: dict[str, Any]) -> Any:
-    from hctqa.core.extraction import documents as docs
-    from hctqa.core.extraction import pdf
-
-    op = request["op"]
-    if op == "pdf_pages":
-        return docs.pdf_page_count(Path(request["path"]))
-    if op == "html":
-        from hctqa.core.extraction.html import html_tables
-
-        return html_tables(Path(request["path"]).read_bytes())
-    path = request["path"]
-    if op.startswith("image_"):
-        return _image(request)
+def _opened(documents: dict[str, Any], path: str) -> Any:
+    """The pdfplumber document of ``path``, kept open for the requests on its pages."""
     if path not in documents:
         import pdfplumber
 
@@ -184,7 +192,45 @@ def _handle(request: dict[str, Any], documents: dict[str, Any]) -> Any:
             old.close()
         documents.clear()
         documents[path] = pdfplumber.open(path)
-    page = documents[path].pages[request["page"] - 1]
+    return documents[path]
+
+
+def _page_count(documents: dict[str, Any], path: str) -> int:
+    """The page count from the document the page requests will read (no second PDF library
+    to load); one that cannot be opened so is refused with PDFium's reason."""
+    from hctqa.core.extraction import documents as docs
+
+    docs.check_pdf_file_end(Path(path))
+    try:
+        count = len(_opened(documents, path).pages)
+    except Exception:  # noqa: BLE001 - a broken PDF raises anything; PDFium says what
+        for old in documents.values():
+            with contextlib.suppress(Exception):
+                old.close()
+        documents.clear()
+        count = 0
+    return count if count > 0 else docs.pdf_page_count(Path(path))
+
+
+def _handle(request: dict[str, Any], documents: dict[str, Any]) -> Any:
+    from hctqa.core.extraction import documents as docs
+
+    op = request["op"]
+    if op == "pdf_pages":
+        return docs.pdf_page_count(Path(request["path"]))
+    if op == "pdf_open":
+        return _page_count(documents, request["path"])
+    if op == "html":
+        from hctqa.core.extraction.html import HtmlTableError, html_tables
+
+        try:
+            return html_tables(Path(request["path"]).read_bytes())
+        except HtmlTableError as exc:
+            raise docs.DocumentError("html_no_table", str(exc)) from None
+    path = request["path"]
+    if op.startswith("image_"):
+        return _image(request)
+    page = _opened(documents, path).pages[request["page"] - 1]
     try:
         if op == "tables":
             from hctqa.core.extraction.extract import DEFAULT_STRATEGY, read_tables
@@ -197,6 +243,8 @@ def _handle(request: dict[str, Any], documents: dict[str, Any]) -> Any:
                 request.get("ocr_language"),
             )
         if op == "page":
+            from hctqa.core.extraction import pdf
+
             return pdf.extract_page(page, request["page"])
         if op == "scanned_page":
             from hctqa.core.extraction.scanned import scanned_page
@@ -265,7 +313,6 @@ def _image(request: dict[str, Any]) -> Any:
 
 def _serve(requests: IO[bytes], replies: IO[bytes]) -> None:
     from hctqa.core.extraction.documents import DocumentError
-    from hctqa.core.extraction.html import HtmlTableError
 
     documents: dict[str, Any] = {}
     replies.write(_frame(("ready",)))
@@ -281,8 +328,6 @@ def _serve(requests: IO[bytes], replies: IO[bytes]) -> None:
             reply = ("ok", _handle(request, documents))
         except DocumentError as exc:
             reply = ("error", exc.code, exc.message)
-        except HtmlTableError as exc:
-            reply = ("error", "html_no_table", str(exc))
         except MemoryError:
             documents.clear()
             reply = ("error", "memory", "it needs more memory than extraction may use")

@@ -68,7 +68,8 @@ class Command(BaseCommand):
             if options["enqueue"]:
                 self.stdout.write(f"{path}: document {name}, queued")
                 continue
-            services.document_extract(document_id=document.pk)
+            # Read here, in this process: the shared worker's budget and turns do not apply.
+            services.document_extract(document_id=document.pk, shared=False)
             document.refresh_from_db()
             if document.status == DocumentStatus.REFUSED:
                 self.stderr.write(f"{path}: {document.message}")

@@ -278,8 +278,8 @@ class Command(BaseCommand):
         score = submission.score_for()
         if submission.status == Status.SCORED and score is not None and score.withheld:
             self.stdout.write(
-                f"Submission {submission.pk} scored; its figures rest on 1 to "
-                f"{DISCLOSURE_MARGIN} test-split answers and are withheld."
+                f"Submission {submission.pk} scored; its overall figures are withheld: "
+                f"they would reveal fewer than {DISCLOSURE_MARGIN + 1} test questions."
             )
         elif submission.status == Status.SCORED and score is not None:
             self.stdout.write(

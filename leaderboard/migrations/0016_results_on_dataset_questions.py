@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('dataset', '0001_initial'),
-        ('leaderboard', '0014_inference_prompts_over_the_context'),
+        ('leaderboard', '0015_rescore_under_linear_disclosure'),
     ]
 
     operations = [

@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('dataset', '0001_initial'),
-        ('ingest', '0004_images_and_ocr'),
+        ('ingest', '0005_page_finished_at'),
     ]
 
     operations = [
