@@ -6,7 +6,7 @@ class AnnotationConfig(AppConfig):
     verbose_name = "Annotation and verification"
 
     def ready(self) -> None:
-        from annotation import receivers
+        from annotation import jobs, receivers  # noqa: F401 - jobs registers its job kinds
         from dataset.signals import release_labels_imported, table_properties_decided
 
         table_properties_decided.connect(

@@ -5,15 +5,13 @@ synthetic). The dataset itself (tables, questions) is the dataset app's."""
 from __future__ import annotations
 
 import uuid
-from datetime import timedelta
 
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
-from django.utils import timezone
 
 from dataset.models import Question, Table
-from plumbing.jobs import RunStatus
+from plumbing.jobs import Job, RunStatus
 
 # --- Annotation work ---------------------------------------------------------------------
 
@@ -440,11 +438,7 @@ class VerifierStanding(models.Model):
 # --- Generation runs -----------------------------------------------------------------------
 
 
-# A running generation run whose worker has not reported for this long is taken to be dead.
-GENERATION_STALE_AFTER = timedelta(minutes=5)
-
-
-class GenerationRun(models.Model):
+class GenerationRun(Job):
     """Model-generated questions for a set of tables, by one OpenAI-compatible chat model
     behind an endpoint an admin registered (its key stays on the worker)."""
 
@@ -459,15 +453,16 @@ class GenerationRun(models.Model):
     use_images = models.BooleanField(default=False)
     questions_per_table = models.PositiveSmallIntegerField(default=8)
     status = models.CharField(max_length=9, choices=RunStatus.choices, default=RunStatus.QUEUED)
-    error = models.TextField(blank=True)
     tables_total = models.PositiveIntegerField(default=0)
     tables_done = models.PositiveIntegerField(default=0)
     tables_failed = models.PositiveIntegerField(default=0)
     questions_created = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
+    # Lifecycle (plumbing.jobs.Job): one worker at a time, until its heartbeat goes silent;
+    # an admin resumes it. Its progress is its tables'.
+    attempts = None
+    lease = None
+    queued_at = None
     # What it was asked (endpoint, model, options, tables): see annotation/services/runs.py.
     fingerprint = models.CharField(max_length=64, blank=True)
 
@@ -506,8 +501,9 @@ class GenerationRun(models.Model):
         if self.status == RunStatus.DONE:
             return self.tables_failed > 0
         if self.status == RunStatus.RUNNING:
-            stale = timezone.now() - GENERATION_STALE_AFTER
-            return self.heartbeat_at is None or self.heartbeat_at <= stale
+            from annotation.jobs import GENERATION_RUN
+
+            return self.is_silent(GENERATION_RUN.stale_after())
         return False
 
 
@@ -537,7 +533,7 @@ class GenerationItem(models.Model):
 # --- Synthetic generation runs -------------------------------------------------------------
 
 
-class SyntheticRun(models.Model):
+class SyntheticRun(Job):
     """A run of the benchmark's synthetic generator (hctqa/core/synthgen): whole families, or
     a number of tables having chosen table properties. Its tables are imported together, or
     not at all."""
@@ -557,11 +553,11 @@ class SyntheticRun(models.Model):
     tables_created = models.PositiveIntegerField(default=0)
     questions_created = models.PositiveIntegerField(default=0)
     summary = models.JSONField(default=dict, blank=True)
-    error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
+    # Lifecycle (plumbing.jobs.Job), as a generation run's; its progress is its stages'.
+    attempts = None
+    lease = None
+    queued_at = None
     # What it was asked (families, properties, count): see annotation/services/runs.py.
     fingerprint = models.CharField(max_length=64, blank=True)
 

@@ -91,6 +91,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_htmx",
     "axes",
+    "plumbing",
     "endpoints",
     # Before the apps built on it: annotation's admin extends the dataset's.
     "dataset",
@@ -613,9 +614,8 @@ CELERY_TASK_ROUTES = {
     "annotation.tasks.generate_questions": {"queue": "inference"},
     "ingest.tasks.extract_document": {"queue": "ingest"},
     "ingest.tasks.score_candidate": {"queue": "ingest"},
-    "leaderboard.tasks.sweep_submissions": {"queue": "sweeps"},
-    "leaderboard.tasks.sweep_inference_runs": {"queue": "sweeps"},
-    "ingest.tasks.sweep_documents": {"queue": "sweeps"},
+    # Every job kind (plumbing.jobs): scorings, re-scorings, inference runs, extractions.
+    "plumbing.tasks.sweep_jobs": {"queue": "sweeps"},
     "annotation.tasks.release_expired_leases": {"queue": "sweeps"},
     # Queues the emails due; sending them is the default queue's (send_email).
     "accounts.tasks.send_waiting_emails": {"queue": "sweeps"},
@@ -648,27 +648,18 @@ if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
         "unacked_restore_interval": 10,
         "unacked_restore_throttle": 1,
     }
-# How often beat runs the recovery sweeps (submissions and extractions). A sweep message not
+# How often beat sweeps the jobs (plumbing.jobs: scorings, inference runs, extractions). A
+# sweep message not
 # taken within one period is dropped: the next one does the same work.
 SWEEP_EVERY_SECONDS = env_int("SWEEP_EVERY_SECONDS", 10)
 # How often beat compares each scored submission's question set with the current one, for
 # the changes that send no signal (questions written, verified, edited, removed).
 QUESTION_SET_CHECK_SECONDS = env_int("QUESTION_SET_CHECK_SECONDS", 3600)
 CELERY_BEAT_SCHEDULE = {
-    "sweep-stuck-submissions": {
-        "task": "leaderboard.tasks.sweep_submissions",
+    "sweep-jobs": {
+        "task": "plumbing.tasks.sweep_jobs",
         "schedule": SWEEP_EVERY_SECONDS,
         "options": {"expires": SWEEP_EVERY_SECONDS},
-    },
-    "requeue-stale-ingest-extractions": {
-        "task": "ingest.tasks.sweep_documents",
-        "schedule": SWEEP_EVERY_SECONDS,
-        "options": {"expires": SWEEP_EVERY_SECONDS},
-    },
-    "resume-stale-inference-runs": {
-        "task": "leaderboard.tasks.sweep_inference_runs",
-        "schedule": 60,
-        "options": {"expires": 60},
     },
     "release-expired-verification-leases": {
         "task": "annotation.tasks.release_expired_leases",

@@ -17,6 +17,7 @@ from django.db.models.lookups import LessThanOrEqual
 from django.urls import reverse
 
 from dataset.models import TABLE_NOTES_MAX_CHARS, TABLE_TITLE_MAX_CHARS, Collection, Table
+from plumbing.jobs import Job
 
 
 class DocumentKind(models.TextChoices):
@@ -36,7 +37,7 @@ class DocumentStatus(models.TextChoices):
     REFUSED = "refused", "Refused"
 
 
-class Document(models.Model):
+class Document(Job):
     collection = models.ForeignKey(Collection, on_delete=models.PROTECT, related_name="documents")
     number = models.PositiveIntegerField(help_text="Its number in the collection's table ids.")
     kind = models.CharField(max_length=5, choices=DocumentKind.choices)
@@ -63,12 +64,11 @@ class Document(models.Model):
         max_length=32, blank=True, help_text="Why it was refused (UploadRefused.code)."
     )
     pages_done = models.PositiveIntegerField(default=0)
-    attempts = models.PositiveSmallIntegerField(default=0)
-    # When its message was last sent to the ingest queue (a lost one is sent again).
-    queued_at = models.DateTimeField(null=True, blank=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
+    # Lifecycle (plumbing.jobs.Job): claims told apart by attempt number; ``message`` says
+    # why it failed (or what it found); its progress is its pages'.
+    lease = None
+    error = None
+    progress = None
 
     class Meta:
         ordering = ["-uploaded_at", "-pk"]

@@ -7,6 +7,7 @@ class LeaderboardConfig(AppConfig):
 
     def ready(self) -> None:
         from dataset.signals import question_set_changed
+        from leaderboard import jobs  # noqa: F401 - registers its job kinds and chores
         from leaderboard.receivers import rescore_after_question_set_change
 
         question_set_changed.connect(

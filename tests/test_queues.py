@@ -13,9 +13,8 @@ from hctqa.celery import app, queue_transport_options
 from tests.conftest import REPO
 
 SWEEPS = {
-    "leaderboard.tasks.sweep_submissions",
-    "leaderboard.tasks.sweep_inference_runs",
-    "ingest.tasks.sweep_documents",
+    # Every job kind's recovery sweep (plumbing.jobs): scorings, inference runs, extractions.
+    "plumbing.tasks.sweep_jobs",
     "annotation.tasks.release_expired_leases",
     # Queues the emails that are due; the default queue sends them.
     "accounts.tasks.send_waiting_emails",
@@ -45,8 +44,7 @@ def test_the_recovery_sweeps_have_a_queue_of_their_own() -> None:
     # Beat sends every sweep often, and a sweep not taken in time is dropped, not piled up.
     scheduled = {e["task"]: e for e in settings.CELERY_BEAT_SCHEDULE.values()}
     assert set(scheduled) >= SWEEPS
-    for task in ("leaderboard.tasks.sweep_submissions", "ingest.tasks.sweep_documents"):
-        assert scheduled[task]["schedule"] == settings.SWEEP_EVERY_SECONDS == 10
+    assert scheduled["plumbing.tasks.sweep_jobs"]["schedule"] == settings.SWEEP_EVERY_SECONDS == 10
     for task in SWEEPS:
         assert scheduled[task]["options"]["expires"] == scheduled[task]["schedule"]
 

@@ -10,16 +10,17 @@ import re
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from annotation import permissions as rules
+from annotation.jobs import GENERATION_RUN, enqueue_generation
 from annotation.models import GenerationItem, GenerationRun
 from annotation.services import runs
 from annotation.services.verification import verification_slots_open
 from dataset.models import Question, QuestionOrigin, QuestionStatus, Split, Table
-from dataset.selectors.prompts import table_png
+from dataset.selectors import table_png
 from dataset.services import NewQuestion, questions_add
 from endpoints.client import ChatClient, ChatRequest, RetryPolicy
 from endpoints.selectors import chat_target, endpoint_for_run
@@ -33,6 +34,7 @@ from hctqa.core.prompts import image_data_url
 from hctqa.core.render import to_html
 from hctqa.core.tables import parse_table
 from hctqa.core.wording import counted
+from plumbing import jobs
 from plumbing.errors import ApplicationError, ConflictError
 from plumbing.jobs import RunStatus
 
@@ -43,12 +45,6 @@ _OUTPUT_KEPT = 4000
 HTTP_ATTEMPTS = 3
 
 logger = logging.getLogger(__name__)
-
-
-def _enqueue(run_id: int) -> None:
-    from annotation.tasks import generate_questions
-
-    generate_questions.delay(run_id)
 
 
 def generation_run_create(
@@ -112,7 +108,7 @@ def generation_run_create(
             fingerprint=digest,
         )
         GenerationItem.objects.bulk_create([GenerationItem(run=run, table_id=t) for t in wanted])
-        transaction.on_commit(lambda: _enqueue(run.pk))
+        transaction.on_commit(lambda: enqueue_generation(run.pk))
     return run
 
 
@@ -182,7 +178,7 @@ def _resume(run_id: int) -> GenerationRun:
     run.error = ""
     run.finished_at = None
     run.save()
-    transaction.on_commit(lambda: _enqueue(run.pk))
+    transaction.on_commit(lambda: enqueue_generation(run.pk))
     return run
 
 
@@ -331,13 +327,22 @@ def _key_fix(endpoint: Any) -> str:
 def generation_run_execute(*, run_id: int) -> str:
     """Work through the run's pending tables. Safe to call again: finished tables are
     skipped, and a cancelled run stops before its next table."""
-    now = timezone.now()
-    started = GenerationRun.objects.filter(
-        pk=run_id, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]
-    ).update(status=RunStatus.RUNNING, started_at=now, heartbeat_at=now)
+    started = jobs.claim(GENERATION_RUN, run_id)
     run = GenerationRun.objects.select_related("endpoint", "created_by").get(pk=run_id)
     if not started:
         return run.status
+    try:
+        # A slow endpoint keeps the claim; a dead worker's run is taken over once silent.
+        with jobs.heartbeat(GENERATION_RUN, run_id, started):
+            return _work_through(run)
+    except DatabaseError:
+        # Transient: back to the queue for the task's retry, which claims it again.
+        jobs.hand_back(GENERATION_RUN, run_id, started)
+        raise
+
+
+def _work_through(run: GenerationRun) -> str:
+    run_id = run.pk
     try:
         target = chat_target(
             user=run.created_by,

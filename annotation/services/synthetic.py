@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation import permissions as rules
+from annotation.jobs import SYNTHETIC_RUN, enqueue_synthetic
 from annotation.models import SyntheticRun
 from annotation.services import runs
 from dataset.services import ImportSummary, release_import
@@ -30,11 +30,11 @@ from hctqa.core.synthgen.pipeline import (
     generate,
     generate_targeted,
 )
+from plumbing import jobs
 from plumbing.errors import ApplicationError, ConflictError
 from plumbing.jobs import RunStatus
 
 MAX_TARGET_TABLES = 5000
-STALE_AFTER = timedelta(minutes=10)
 
 
 def synthetic_params(folder: str | Path | None = None) -> Params:
@@ -120,35 +120,15 @@ def synthetic_run_create(
             table_count=table_count,
             fingerprint=digest,
         )
-        transaction.on_commit(lambda: _enqueue(run.pk))
+        transaction.on_commit(lambda: enqueue_synthetic(run.pk))
     return run
-
-
-def _enqueue(run_id: int) -> None:
-    from annotation.tasks import synthetic_generation
-
-    synthetic_generation.delay(run_id)
-
-
-def _claim(run_id: int) -> bool:
-    now = timezone.now()
-    claimed = SyntheticRun.objects.filter(pk=run_id, status=RunStatus.QUEUED).update(
-        status=RunStatus.RUNNING, started_at=now, heartbeat_at=now, error=""
-    )
-    if claimed:
-        return True
-    # A worker that died mid-run leaves it running with an old heartbeat: take it over.
-    return bool(
-        SyntheticRun.objects.filter(
-            pk=run_id, status=RunStatus.RUNNING, heartbeat_at__lt=now - STALE_AFTER
-        ).update(heartbeat_at=now)
-    )
 
 
 def synthetic_run_execute(*, run_id: int) -> str:
     """Generate and import one run. Safe to run twice: a finished run is left alone and the
     import changes nothing the second time."""
-    if not _claim(run_id):
+    # A worker that died mid-run leaves it running with an old heartbeat: taken over.
+    if not jobs.claim(SYNTHETIC_RUN, run_id):
         return "not claimable"
     run = SyntheticRun.objects.get(pk=run_id)
     last = [0.0]

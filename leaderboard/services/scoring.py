@@ -11,14 +11,12 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Collection, Mapping
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
-from django.db.models import F
 from django.utils import timezone
 
 from dataset.models import QuestionOrigin
@@ -29,6 +27,7 @@ from hctqa.core.scoring import Evaluation, Summary, answer_key, evaluate_all, so
 from hctqa.core.snapshots import question_set_sha256
 from hctqa.core.stats import group_means
 from leaderboard import selectors
+from leaderboard.jobs import SUBMISSION_SCORING
 from leaderboard.models import (
     BOARD_SOURCES,
     RESULT_FIGURES,
@@ -44,7 +43,8 @@ from leaderboard.services.submissions import (
     check_most_test_answers_count,
     enqueue_regression,
 )
-from plumbing import heartbeat
+from plumbing import jobs
+from plumbing.heartbeat import EVERY_SECONDS
 from releases.models import Release
 from releases.selectors import release_for_digest
 
@@ -123,46 +123,25 @@ def _set_progress(submission_id: int, percent: int) -> None:
 def _fail(
     submission_id: int, reason: str, attempt: int | None = None, *, tell_owner: bool = True
 ) -> None:
-    mine = {} if attempt is None else {"attempts": attempt}
+    if attempt is None:
+        rows = Submission.objects.filter(pk=submission_id, status=Status.SCORING)
+    else:
+        rows = jobs.mine(SUBMISSION_SCORING, submission_id, attempt)
     with transaction.atomic():
-        failed = Submission.objects.filter(pk=submission_id, status=Status.SCORING, **mine).update(
-            status=Status.FAILED, error=reason, progress=100
-        )
+        failed = rows.update(status=Status.FAILED, error=reason, progress=100)
         if failed and tell_owner:
             submission_outcome_notify(submission_id=submission_id)
 
 
 # How often scoring writes its heartbeat; SUBMISSION_HEARTBEAT_TIMEOUT_SECONDS is well above.
-HEARTBEAT_EVERY_SECONDS = heartbeat.EVERY_SECONDS
-
-
-def _heartbeat(submission_id: int, attempt: int) -> AbstractContextManager[None]:
-    """Beat from a thread while the block runs, so a long scoring keeps its claim and a dead
-    worker's submission is requeued within a minute. The claim wrote the first beat."""
-
-    def beat() -> int:
-        return Submission.objects.filter(
-            pk=submission_id, status=Status.SCORING, attempts=attempt
-        ).update(heartbeat_at=timezone.now())
-
-    return heartbeat.beating(beat, f"submission-{submission_id}", every=HEARTBEAT_EVERY_SECONDS)
+HEARTBEAT_EVERY_SECONDS = EVERY_SECONDS
 
 
 def claim(submission_id: int) -> int | None:
     """Move a queued submission to scoring; the attempt number it gets identifies this run
     (a requeued submission's next run gets another), or None if it was not queued."""
-    with transaction.atomic():
-        claimed = Submission.objects.filter(pk=submission_id, status=Status.QUEUED).update(
-            status=Status.SCORING,
-            started_at=timezone.now(),
-            heartbeat_at=timezone.now(),
-            attempts=F("attempts") + 1,
-            progress=5,
-            error="",
-        )
-        if not claimed:
-            return None
-        return Submission.objects.values_list("attempts", flat=True).get(pk=submission_id)
+    attempt = jobs.claim(SUBMISSION_SCORING, submission_id)
+    return None if attempt is None else int(attempt)
 
 
 def submission_score(*, submission_id: int) -> str:
@@ -186,7 +165,11 @@ def score_claimed(
     # no one.
     tell = not in_batch
     try:
-        with _heartbeat(submission_id, attempt):
+        # A long scoring keeps its claim; a dead worker's submission is requeued within a
+        # minute.
+        with jobs.heartbeat(
+            SUBMISSION_SCORING, submission_id, attempt, every=HEARTBEAT_EVERY_SECONDS
+        ):
             _score(submission, attempt, context, in_batch=in_batch)
     except PredictionsError as exc:
         _fail(submission_id, str(exc), attempt, tell_owner=tell)
@@ -206,7 +189,7 @@ def score_claimed(
         return "failed: time limit"
     except DatabaseError:
         # Transient: put it back in the queue for the task's retry (or the sweeper).
-        Submission.objects.filter(pk=submission_id, status=Status.SCORING, attempts=attempt).update(
+        jobs.mine(SUBMISSION_SCORING, submission_id, attempt).update(
             status=Status.QUEUED, queued_at=timezone.now()
         )
         raise
@@ -372,11 +355,7 @@ def _save_scores(
     tell_owner: bool = True,
 ) -> None:
     # Still ours? The sweeper, a delete or a later attempt may have moved on meanwhile.
-    if (
-        not Submission.objects.select_for_update()
-        .filter(pk=submission_id, status=Status.SCORING, attempts=attempt)
-        .exists()
-    ):
+    if not jobs.mine(SUBMISSION_SCORING, submission_id, attempt).select_for_update().exists():
         return
     old = evaluations["2025-05"]
     new = evaluations.get("2025-10")

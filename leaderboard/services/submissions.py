@@ -29,6 +29,7 @@ from hctqa.core.scoring import EXCLUDED_PREFIXES, is_excluded
 from hctqa.core.stats import regress_on_table_properties
 from hctqa.core.wording import counted
 from leaderboard import selectors
+from leaderboard.jobs import enqueue_scoring
 from leaderboard.models import (
     ACTIVE_RUN_STATUSES,
     BOARD_SOURCES,
@@ -67,12 +68,6 @@ class SubmissionInput:
     code_url: str = ""
     description: str = ""
     visibility: str = Visibility.PUBLIC
-
-
-def enqueue_scoring(submission_id: int) -> None:
-    from leaderboard.tasks import score_submission
-
-    transaction.on_commit(lambda: score_submission.delay(submission_id))
 
 
 # Changes to the ranked submissions can come in floods (a visibility toggled in a loop, with

@@ -63,8 +63,7 @@ class Queue:
     def __init__(self, monkeypatch) -> None:
         self.messages: deque[tuple[int, float]] = deque()
         monkeypatch.setattr(
-            services,
-            "_enqueue",
+            "ingest.jobs.enqueue_extraction",
             lambda pk, countdown=0: self.messages.append((pk, countdown)),
         )
 

@@ -18,6 +18,7 @@ from hctqa.core.extraction.worker import PageRunner, PageTimeout
 from hctqa.core.images import render_table_png
 from ingest import files, services
 from ingest.models import Document, PageStatus
+from plumbing.errors import ApplicationError
 from tests.factories import UserFactory
 from tests.ingest.pdfs import TOTAL_ROWS, scanned_pdf
 from tests.ingest.test_ingest import ingest, nothing_kept, upload, upload_file
@@ -204,7 +205,7 @@ def test_the_ocr_language_is_the_collections_and_a_missing_one_says_what_to_inst
     adjudicator, collection
 ) -> None:
     admin = UserFactory(role="admin")
-    with pytest.raises(services.ApplicationError, match="Tesseract language codes"):
+    with pytest.raises(ApplicationError, match="Tesseract language codes"):
         dataset_services.collection_create(user=admin, code="bad", name="Bad", ocr_language="en-GB")
     made = dataset_services.collection_create(
         user=admin, code="bilingual", name="Bilingual tables", ocr_language="eng+zzz"

@@ -24,7 +24,7 @@ from hctqa.core.splits import split_for_table
 from ingest import files, services
 from ingest.models import Candidate, CandidateStatus, Document, PageStatus
 from leaderboard.selectors import benchmark_questions
-from plumbing.errors import ConflictError
+from plumbing.errors import ApplicationError, ConflictError
 from tests.factories import CollectionFactory, QuestionFactory, TableFactory, UserFactory
 from tests.ingest.pdfs import (
     NESTED_COLUMNS,
@@ -99,7 +99,7 @@ def test_the_release_sources_become_collections_with_their_codes() -> None:
 
 def test_a_collection_code_cannot_break_table_ids(adjudicator) -> None:
     admin = UserFactory(role="admin")
-    with pytest.raises(services.ApplicationError, match="hyphens"):
+    with pytest.raises(ApplicationError, match="hyphens"):
         dataset_services.collection_create(user=admin, code="qnpc--2024", name="Bad")
     with pytest.raises(IntegrityError):
         Collection.objects.create(code="Bad Code", name="Bad")
@@ -447,7 +447,7 @@ def test_the_database_refuses_a_second_candidate_on_one_table(candidate, adjudic
 
 
 def test_a_rejection_needs_a_reason_and_is_final(candidate, adjudicator) -> None:
-    with pytest.raises(services.ApplicationError, match="say why"):
+    with pytest.raises(ApplicationError, match="say why"):
         services.candidate_reject(editor=adjudicator, candidate=candidate, reason="  ")
     services.candidate_reject(
         editor=adjudicator, candidate=candidate, reason="a figure, not a table"
@@ -498,12 +498,12 @@ def test_a_draft_from_before_a_reextraction_is_refused(candidate, adjudicator) -
 
 def test_edits_that_overlap_or_leave_the_grid_are_refused(candidate, adjudicator) -> None:
     bad = {"n_rows": 2, "n_cols": 2, "cells": [[0, 0, 2, 2, "a"], [1, 1, 1, 1, "b"]]}
-    with pytest.raises(services.ApplicationError, match="overlap"):
+    with pytest.raises(ApplicationError, match="overlap"):
         services.candidate_accept(
             editor=adjudicator, candidate=candidate, state=bad, base_version=1
         )
     outside = {"n_rows": 1, "n_cols": 1, "cells": [[0, 0, 1, 3, "a"]]}
-    with pytest.raises(services.ApplicationError, match="colspan"):
+    with pytest.raises(ApplicationError, match="colspan"):
         services.candidate_accept(
             editor=adjudicator, candidate=candidate, state=outside, base_version=1
         )
@@ -635,7 +635,7 @@ def test_beat_queues_again_an_extraction_whose_worker_died(
         status="extracting", heartbeat_at=long_ago, attempts=1
     )
     queued: list[int] = []
-    monkeypatch.setattr(services, "_enqueue", queued.append)
+    monkeypatch.setattr("ingest.jobs.enqueue_extraction", queued.append)
     with django_capture_on_commit_callbacks(execute=True):
         assert services.documents_sweep() == 1
     assert queued == [document.pk]

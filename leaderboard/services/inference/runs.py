@@ -11,7 +11,6 @@ the run is refused with nothing written. Only the answers themselves are judged 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -34,6 +33,7 @@ from endpoints.services import api_key_checked, own_base_url_checked
 from hctqa.core.prompts import PROMPT_STYLES, TABLE_FORMATS
 from hctqa.core.wording import counted
 from leaderboard import selectors
+from leaderboard.jobs import enqueue_run
 from leaderboard.models import (
     ACTIVE_RUN_STATUSES,
     DailyLimitEntry,
@@ -89,12 +89,6 @@ class InferenceRunInput:
     parameters_billions: Decimal | None = None
     visibility: str = Visibility.PUBLIC
     description: str = ""
-
-
-def enqueue_run(run_id: int) -> None:
-    from leaderboard.tasks import run_inference
-
-    transaction.on_commit(lambda: run_inference.delay(run_id))
 
 
 def _endpoint_chosen(
@@ -378,10 +372,6 @@ def inference_run_create(
     return run
 
 
-def stale_before(now: datetime) -> datetime:
-    return now - timedelta(seconds=settings.INFERENCE_STALE_AFTER_SECONDS)
-
-
 @transaction.atomic
 def inference_run_cancel(*, user: Any, run_id: int) -> InferenceRun:
     """Stop a run. A queued one (or one whose worker is gone) stops at once; a running one
@@ -389,7 +379,7 @@ def inference_run_cancel(*, user: Any, run_id: int) -> InferenceRun:
     run = InferenceRun.objects.select_for_update().get(pk=run_id)
     MANAGING_RUN.check(user, run)
     now = timezone.now()
-    worker_gone = run.heartbeat_at is None or run.heartbeat_at < stale_before(now)
+    worker_gone = run.is_silent(settings.INFERENCE_STALE_AFTER_SECONDS, now=now)
     if run.status == RunStatus.QUEUED or (run.status == RunStatus.RUNNING and worker_gone):
         run.status = RunStatus.CANCELLED
         run.lease = ""
