@@ -122,16 +122,6 @@ def _marks(canonical_csv: str) -> tuple[int, int]:
 def candidate_payload(review: selectors.Review) -> dict[str, Any]:
     """What the review page needs: the extraction, the editor's draft, the page and boxes."""
     candidate = review.candidate
-    machine = Grid.from_json(candidate.machine_grid)
-    rows, cols = _marks(candidate.machine_csv)
-    state = {
-        **machine.as_json(),
-        "header_rows": rows,
-        "header_columns": cols,
-        "title": candidate.title,
-        "notes": candidate.notes,
-        "flags": candidate.cell_flags,
-    }
     if candidate.status == "accepted" and candidate.accepted_csv:
         from hctqa.core.extraction.grid import grid_from_canonical
 
@@ -142,6 +132,17 @@ def candidate_payload(review: selectors.Review) -> dict[str, Any]:
             "header_columns": candidate.header_columns,
             "title": candidate.table.title if candidate.table else "",
             "notes": candidate.table.notes if candidate.table else "",
+        }
+    else:
+        # The grid as extracted; only its header marks are read from its CSV.
+        rows, cols = _marks(candidate.machine_csv)
+        state = {
+            **Grid.from_json(candidate.machine_grid).as_json(),
+            "header_rows": rows,
+            "header_columns": cols,
+            "title": candidate.title,
+            "notes": candidate.notes,
+            "flags": candidate.cell_flags,
         }
     draft = review.draft
     page = review.page

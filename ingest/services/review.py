@@ -268,7 +268,7 @@ def candidate_accept(
     table = table_create(
         table_id=locked.table_id_for(),
         source=locked.document.collection.code,
-        canonical_csv=canonical,
+        grid=edit.grid,
         title=edit.title,
         notes=edit.notes,
         image_png=files.read(locked.crop_path) if locked.crop_path else None,
