@@ -9,6 +9,7 @@ from django.http import HttpRequest
 
 from accounts import services
 from accounts.models import Account, ApprovalRequest, OutgoingEmail
+from hctqa.core.wording import counted
 from plumbing.errors import ApplicationError
 
 
@@ -104,13 +105,15 @@ class AccountAdmin(admin.ModelAdmin):
                 self.message_user(request, f"{account.user}: {exc.message}", messages.ERROR)
             else:
                 approved += 1
-        self.message_user(request, f"{approved} account(s) approved for test-split submissions.")
+        self.message_user(
+            request, f"{counted(approved, 'account')} approved for test-split submissions."
+        )
 
     @admin.action(description="Withdraw test-split approval", permissions=["change"])
     def withdraw_test_split_approval(self, request: HttpRequest, queryset: QuerySet) -> None:
         for account in queryset.select_related("user"):
             services.account_approval_withdraw(user=account.user)
-        self.message_user(request, f"{queryset.count()} account(s) no longer approved.")
+        self.message_user(request, f"{counted(queryset.count(), 'account')} no longer approved.")
 
 
 class WaitingFilter(admin.SimpleListFilter):
@@ -165,7 +168,9 @@ class ApprovalRequestAdmin(admin.ModelAdmin):
             else:
                 done += 1
         outcome = "approved" if approve else "declined"
-        self.message_user(request, f"{done} request(s) {outcome}; each researcher is told.")
+        self.message_user(
+            request, f"{counted(done, 'request')} {outcome}; each researcher is told."
+        )
 
     @admin.action(description="Approve for test-split submissions", permissions=["approve"])
     def approve(self, request: HttpRequest, queryset: QuerySet) -> None:

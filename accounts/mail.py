@@ -29,6 +29,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from accounts.models import EmailKind, EmailStatus, OutgoingEmail
+from hctqa.core.wording import counted
 
 logger = logging.getLogger(__name__)
 
@@ -158,7 +159,7 @@ def email_send(*, email_id: int) -> str:
         )
         logger.warning("email %s to %s not sent: %s", email_id, email.to_address, error)
         if final:
-            return f"failed after {attempts} tries"
+            return f"failed after {counted(attempts, 'try', 'tries')}"
         raise EmailDeferred(error) from exc
     OutgoingEmail.objects.filter(pk=email_id).update(
         status=EmailStatus.SENT, attempts=attempts, error="", sent_at=timezone.now()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -377,7 +378,7 @@ def approval_request_make(*, user: User, note: str) -> ApprovalRequest:
         )
     if len(note) > APPROVAL_NOTE_MAX:
         raise ApplicationError(
-            f"The note is {len(note):,} characters long; keep it to {APPROVAL_NOTE_MAX}",
+            f"The note is {counted(len(note), 'character')} long; keep it to {APPROVAL_NOTE_MAX}",
             field="note",
         )
     declined = (
@@ -411,7 +412,9 @@ def confirmed_label(account: Account | None) -> str:
 
 
 def _digest_body(waiting: list[ApprovalRequest], total: int) -> str:
-    parts = [f"{counted(total, 'approval request')} for test-split submissions wait for you:"]
+    # The verb and pronoun agree with the count: "1 approval request … waits; decline it".
+    verb, them = ("waits", "it") if total == 1 else ("wait", "them")
+    parts = [f"{counted(total, 'approval request')} for test-split submissions {verb} for you:"]
     for item in waiting:
         user = item.user
         address = user.email or "no email address"
@@ -423,7 +426,7 @@ def _digest_body(waiting: list[ApprovalRequest], total: int) -> str:
     if total > len(waiting):
         parts.append(f"… and {total - len(waiting)} more.")
     parts.append(
-        f"Approve or decline them here:\n{absolute_url(reverse('accounts:approval_requests'))}"
+        f"Approve or decline {them} here:\n{absolute_url(reverse('accounts:approval_requests'))}"
     )
     return "\n\n".join(parts)
 
@@ -579,33 +582,74 @@ def api_token_rotate(*, user: User) -> Token:
 
 # Demo accounts only; load_demo prints these passwords on purpose.
 DEMO_PASSWORD_SUFFIX = "-demo-pass"  # noqa: S105
+# A demo researcher who has asked for test-split approval: the admin's side of approving.
+DEMO_APPLICANT = "newcomer"
+
+
+@dataclass(frozen=True)
+class DemoLogin:
+    username: str
+    password: str
+    role: str
+    state: str = ""  # where the account stands, for the start banner
+
+    def line(self) -> str:
+        about = f"{self.role}; {self.state}" if self.state else self.role
+        return f"{self.username} / {self.password}  ({about})"
+
+
+def _demo_user(username: str, role: str) -> tuple[User, bool]:
+    password = f"{username}{DEMO_PASSWORD_SUFFIX}"
+    user, made = User.objects.get_or_create(username=username)
+    if made or not user.check_password(password):
+        user.set_password(password)
+        user.save()
+    if not user.email:
+        # An address the demo owns (RFC 2606), confirmed: the demo's emails reach the
+        # worker's log, as every email does without EMAIL_HOST.
+        user.email = f"{username}@example.org"
+        user.save(update_fields=["email"])
+    email_address_trust(user=user)
+    if role == ADMIN:
+        user.is_superuser = True
+        user.save(update_fields=["is_superuser"])
+    user_role_add(user=user, role=role)
+    return user, made
+
+
+def _test_split_state(user: User) -> str:
+    if can_submit_to_test_split(user=user):
+        return "approved for test-split submissions"
+    if ApprovalRequest.objects.filter(user=user, decided_at__isnull=True).exists():
+        return (
+            "asked for test-split approval and waits: log in as admin to approve or "
+            "decline it under Approval requests"
+        )
+    return "not approved for test-split submissions: ask on the account page"
 
 
 @transaction.atomic
-def demo_users_ensure() -> list[tuple[str, str, str]]:
-    """One demo account per role, as (username, password, role). Only the demo loader calls
-    this; the passwords are printed by the run command, so never use them in production."""
+def demo_users_ensure() -> list[DemoLogin]:
+    """One demo account per role, and ``DEMO_APPLICANT``, a researcher waiting for test-split
+    approval. Only the demo loader calls this; the passwords are printed by the run command,
+    so never use them in production. An account made before is left as it stands (an
+    applicant an admin approved stays approved)."""
     roles_ensure()
-    created = []
-    for role in ROLES:
-        username, password = role, f"{role}{DEMO_PASSWORD_SUFFIX}"
-        user, made = User.objects.get_or_create(username=username)
-        if made or not user.check_password(password):
-            user.set_password(password)
-            user.save()
-        if not user.email:
-            # An address the demo owns (RFC 2606), confirmed: the demo's emails reach the
-            # worker's log, as every email does without EMAIL_HOST.
-            user.email = f"{username}@example.org"
-            user.save(update_fields=["email"])
-        email_address_trust(user=user)
-        if role == ADMIN:
-            user.is_superuser = True
-            user.save(update_fields=["is_superuser"])
-        user_role_add(user=user, role=role)
-        created.append((username, password, role))
+    users = {role: _demo_user(role, role)[0] for role in ROLES}
     # The demo researcher shows every kind of submission, the test split's too.
-    account_approve_for_test_split(
-        user=User.objects.get(username=RESEARCHER), approved_by=User.objects.get(username=ADMIN)
-    )
-    return created
+    account_approve_for_test_split(user=users[RESEARCHER], approved_by=users[ADMIN])
+    applicant, made = _demo_user(DEMO_APPLICANT, RESEARCHER)
+    if made:
+        approval_request_make(
+            user=applicant,
+            note="A demo researcher who wants to evaluate a model on the test split.",
+        )
+
+    def login(username: str, role: str, user: User) -> DemoLogin:
+        state = _test_split_state(user) if role == RESEARCHER else ""
+        return DemoLogin(username, f"{username}{DEMO_PASSWORD_SUFFIX}", role, state)
+
+    return [
+        *(login(role, role, user) for role, user in users.items()),
+        login(DEMO_APPLICANT, RESEARCHER, applicant),
+    ]

@@ -21,6 +21,7 @@ from annotation.models import (
 )
 from dataset import admin as dataset_admin
 from dataset.models import Question
+from hctqa.core.wording import counted
 from plumbing.errors import ApplicationError
 
 # The dataset's question admin, with the actions that put questions in the private gold
@@ -45,8 +46,8 @@ class QuestionAdmin(dataset_admin.QuestionAdmin):
         verb = "added to" if add else "taken out of"
         self.message_user(
             request,
-            f"{len(done.changed)} question(s) {verb} the gold pool, "
-            f"{len(done.unchanged)} already so.",
+            f"{counted(len(done.changed), 'question')} {verb} the gold pool, "
+            f"{len(done.unchanged):,} already so.",
             messages.SUCCESS,
         )
 

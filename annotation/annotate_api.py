@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
@@ -16,17 +16,235 @@ from rest_framework.views import APIView
 from annotation import permissions as rules
 from annotation import selectors, services
 from annotation.models import AnnotationTool
-from dataset.models import Question, Table
+from dataset.models import Question, Split, Table
 from dataset.selectors import table_get, table_rendering
 from hctqa.core import taxonomy
 from hctqa.core.answers import AnswerFormatError, canonical_answer
 from hctqa.core.query_templates import TARGET_MIX, TEMPLATES
+from plumbing.api import ConflictOutput, ErrorOutput
 from plumbing.errors import ApplicationError
 from plumbing.permissions import api_rule
 
 # Client clocks and counters arrive as JavaScript numbers: beyond 2**53 they are not
 # whole numbers any more, and the database columns refuse them.
 _MAX_INT = 2**53
+
+
+# --- What the API answers ----------------------------------------------------------------
+
+_PROPERTIES_HELP = "Property code → value (true/false, a count, or null when not set)."
+
+
+class TableOutput(serializers.Serializer):
+    id = serializers.CharField()
+    source = serializers.CharField()
+    split = serializers.ChoiceField(choices=Split.choices)
+    image = serializers.CharField(allow_null=True)
+    html = serializers.CharField(help_text="The table as the tools show it.")
+    url = serializers.CharField()
+
+
+class NextTableOutput(serializers.Serializer):
+    table = serializers.CharField()
+    url = serializers.CharField()
+
+
+class _Violation(serializers.Serializer):
+    code = serializers.CharField()
+    message = serializers.CharField()
+
+
+class _TaxonomyProperty(serializers.Serializer):
+    code = serializers.CharField()
+    label = serializers.CharField()
+    definition = serializers.CharField()
+    parent = serializers.CharField(allow_null=True)
+    kind = serializers.CharField()
+    key = serializers.CharField(allow_null=True)
+
+
+class _TaxonomyGroup(serializers.Serializer):
+    parent = serializers.CharField(allow_null=True)
+    members = serializers.ListField(child=serializers.CharField())
+    rule = serializers.CharField()
+    label = serializers.CharField()
+
+
+class _Taxonomy(serializers.Serializer):
+    name = serializers.CharField()
+    properties = _TaxonomyProperty(many=True)
+    groups = _TaxonomyGroup(many=True)
+    exclusive = serializers.ListField(child=serializers.CharField())
+
+
+class _Template(serializers.Serializer):
+    code = serializers.CharField()
+    name = serializers.CharField()
+    example = serializers.CharField()
+    properties = serializers.DictField(help_text=_PROPERTIES_HELP)
+
+
+class TaxonomiesOutput(serializers.Serializer):
+    table_properties = _Taxonomy()
+    query_properties = _Taxonomy()
+    templates = _Template(many=True)
+    target_mix = serializers.DictField(
+        child=serializers.FloatField(), help_text="The paper's share of each query property."
+    )
+    reserved_keys = serializers.ListField(child=serializers.CharField())
+
+
+class _PropertyProgress(serializers.Serializer):
+    done_today = serializers.IntegerField()
+    done_total = serializers.IntegerField()
+    remaining = serializers.IntegerField()
+
+
+class PropertyWorkOutput(serializers.Serializer):
+    table = TableOutput()
+    properties = serializers.DictField(help_text=_PROPERTIES_HELP)
+    saved = serializers.DictField(
+        allow_null=True, help_text="The properties last saved; null before the first save."
+    )
+    version = serializers.IntegerField()
+    has_draft = serializers.BooleanField()
+    seconds_spent = serializers.IntegerField()
+    violations = _Violation(many=True)
+    progress = _PropertyProgress()
+
+
+class PropertyDraftOutput(serializers.Serializer):
+    accepted = serializers.BooleanField()
+    version = serializers.IntegerField()
+    violations = _Violation(many=True)
+
+
+class PropertySavedOutput(serializers.Serializer):
+    version = serializers.IntegerField()
+    saved_at = serializers.DateTimeField()
+    properties = serializers.DictField(help_text=_PROPERTIES_HELP)
+
+
+class SkippedOutput(serializers.Serializer):
+    next = NextTableOutput(allow_null=True, help_text="The next table in the queue, if any.")
+
+
+class AnswerCheckedOutput(serializers.Serializer):
+    canonical = serializers.CharField(help_text="The answer in the gold-answer format.")
+
+
+class _QuestionDraft(serializers.Serializer):
+    client_key = serializers.UUIDField()
+    text = serializers.CharField()
+    gold_answer = serializers.CharField()
+    query_properties = serializers.DictField(help_text=_PROPERTIES_HELP)
+    template = serializers.CharField()
+    client_ms = serializers.IntegerField()
+
+
+class _ExistingQuestion(serializers.Serializer):
+    id = serializers.CharField()
+    text = serializers.CharField()
+
+
+class _QuestionProgress(serializers.Serializer):
+    written_today = serializers.IntegerField()
+    written_total = serializers.IntegerField()
+    tables_covered = serializers.IntegerField()
+    tables_total = serializers.IntegerField()
+
+
+class _MixRow(serializers.Serializer):
+    code = serializers.CharField()
+    label = serializers.CharField()
+    mine = serializers.FloatField()
+    target = serializers.FloatField()
+    count = serializers.IntegerField()
+
+
+class _Mix(serializers.Serializer):
+    questions = serializers.IntegerField()
+    rows = _MixRow(many=True)
+
+
+class QuestionWorkOutput(serializers.Serializer):
+    table = TableOutput()
+    draft = _QuestionDraft(allow_null=True)
+    questions = _ExistingQuestion(many=True)
+    progress = _QuestionProgress()
+    mix = _Mix(help_text="Your questions' query properties beside the paper's mix.")
+
+
+class QuestionDraftOutput(serializers.Serializer):
+    accepted = serializers.BooleanField()
+
+
+class _SavedQuestion(serializers.Serializer):
+    id = serializers.CharField()
+    text = serializers.CharField()
+    gold_answer = serializers.CharField()
+
+
+class QuestionSavedOutput(serializers.Serializer):
+    question = _SavedQuestion()
+
+
+class _PropertyAgreement(serializers.Serializer):
+    code = serializers.CharField()
+    alpha = serializers.FloatField(allow_null=True)
+    tables = serializers.IntegerField()
+    disagreements = serializers.IntegerField()
+
+
+class _PairAgreement(serializers.Serializer):
+    a = serializers.CharField()
+    b = serializers.CharField()
+    tables = serializers.IntegerField()
+    mean_kappa = serializers.FloatField(allow_null=True)
+    kappa = serializers.DictField(child=serializers.FloatField(allow_null=True))
+
+
+class _OpenDisagreement(serializers.Serializer):
+    table = serializers.CharField()
+    properties = serializers.ListField(child=serializers.CharField())
+
+
+class _TimeSpent(serializers.Serializer):
+    annotator = serializers.CharField()
+    tables = serializers.IntegerField()
+    median_seconds_per_table = serializers.FloatField(allow_null=True)
+    questions = serializers.IntegerField()
+    median_seconds_per_question = serializers.FloatField(allow_null=True)
+
+
+class AgreementOutput(serializers.Serializer):
+    annotators = serializers.IntegerField()
+    properties = _PropertyAgreement(many=True)
+    pairs = _PairAgreement(many=True)
+    open_disagreements = _OpenDisagreement(many=True)
+    resolved = serializers.IntegerField()
+    time_spent = _TimeSpent(many=True)
+
+
+class _Resolution(serializers.Serializer):
+    properties = serializers.DictField(help_text=_PROPERTIES_HELP)
+    version = serializers.IntegerField()
+    saved_at = serializers.DateTimeField()
+
+
+class ResolutionWorkOutput(serializers.Serializer):
+    table = serializers.CharField()
+    by_coder = serializers.DictField(
+        child=serializers.DictField(), help_text="Each coder's saved properties."
+    )
+    majority = serializers.DictField(help_text=_PROPERTIES_HELP)
+    resolution = _Resolution(allow_null=True)
+
+
+class ResolvedOutput(serializers.Serializer):
+    table = serializers.CharField()
+    properties = serializers.DictField(help_text=_PROPERTIES_HELP)
+    version = serializers.IntegerField()
 
 
 def table_payload(table: Table) -> dict[str, Any]:
@@ -61,7 +279,7 @@ def _violations(tax: taxonomy.Taxonomy, values: dict[str, Any]) -> list[dict[str
 class TaxonomiesApi(APIView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(responses={200: dict})
+    @extend_schema(responses=TaxonomiesOutput)
     def get(self, request: Request) -> Response:
         return Response(
             {
@@ -83,7 +301,10 @@ class TaxonomiesApi(APIView):
 class PropertyNextApi(APIView):
     permission_classes = [IsAuthenticated, api_rule(rules.PROPERTY_TOOL)]
 
-    @extend_schema(responses={200: dict, 204: None})
+    @extend_schema(
+        parameters=[OpenApiParameter("after", str, description="The table just done.")],
+        responses={200: NextTableOutput, 204: OpenApiResponse(description="None left.")},
+    )
     def get(self, request: Request) -> Response:
         table = selectors.property_queue_next(
             annotator=request.user, after=request.query_params.get("after")
@@ -94,7 +315,7 @@ class PropertyNextApi(APIView):
 class PropertyWorkApi(APIView):
     permission_classes = [IsAuthenticated, api_rule(rules.PROPERTY_TOOL)]
 
-    @extend_schema(responses={200: dict})
+    @extend_schema(responses=PropertyWorkOutput)
     def get(self, request: Request, table_id: str) -> Response:
         table = table_get(table_id=table_id)
         work = selectors.property_work(annotator=request.user, table=table)
@@ -121,7 +342,7 @@ class PropertyDraftApi(APIView):
         client_ms = serializers.IntegerField(min_value=0, max_value=_MAX_INT)
         elapsed_ms = serializers.IntegerField(min_value=0, max_value=_MAX_INT, default=0)
 
-    @extend_schema(request=Input, responses={200: dict, 409: dict})
+    @extend_schema(request=Input, responses={200: PropertyDraftOutput, 409: ConflictOutput})
     def put(self, request: Request, table_id: str) -> Response:
         data = self._input(request)
         result = services.property_draft_save(
@@ -150,7 +371,10 @@ class PropertySaveApi(APIView):
         base_version = serializers.IntegerField(min_value=0, max_value=_MAX_INT)
         elapsed_ms = serializers.IntegerField(min_value=0, max_value=_MAX_INT, default=0)
 
-    @extend_schema(request=Input, responses={200: dict, 400: dict, 409: dict})
+    @extend_schema(
+        request=Input,
+        responses={200: PropertySavedOutput, 400: ErrorOutput, 409: ConflictOutput},
+    )
     def post(self, request: Request, table_id: str) -> Response:
         serializer = self.Input(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -172,7 +396,7 @@ class SkipApi(APIView):
     permission_classes = [IsAuthenticated]
     tool = AnnotationTool.PROPERTIES
 
-    @extend_schema(request=None, responses={200: dict})
+    @extend_schema(request=None, responses=SkippedOutput)
     def post(self, request: Request, table_id: str) -> Response:
         table = table_get(table_id=table_id)
         services.annotation_skip(annotator=request.user, table=table, tool=self.tool)
@@ -201,7 +425,7 @@ class AnswerCheckApi(APIView):
     class Input(serializers.Serializer):
         answer = serializers.CharField(allow_blank=True, trim_whitespace=False)
 
-    @extend_schema(request=Input, responses={200: dict, 400: dict})
+    @extend_schema(request=Input, responses={200: AnswerCheckedOutput, 400: ErrorOutput})
     def post(self, request: Request) -> Response:
         serializer = self.Input(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -236,7 +460,10 @@ def _question_progress(user: Any) -> dict[str, int]:
 class QuestionNextApi(APIView):
     permission_classes = [IsAuthenticated, api_rule(rules.QUESTION_TOOL)]
 
-    @extend_schema(responses={200: dict, 204: None})
+    @extend_schema(
+        parameters=[OpenApiParameter("after", str, description="The table just done.")],
+        responses={200: NextTableOutput, 204: OpenApiResponse(description="None left.")},
+    )
     def get(self, request: Request) -> Response:
         table = selectors.question_queue_next(
             annotator=request.user, after=request.query_params.get("after")
@@ -247,7 +474,7 @@ class QuestionNextApi(APIView):
 class QuestionWorkApi(APIView):
     permission_classes = [IsAuthenticated, api_rule(rules.QUESTION_TOOL)]
 
-    @extend_schema(responses={200: dict})
+    @extend_schema(responses=QuestionWorkOutput)
     def get(self, request: Request, table_id: str) -> Response:
         table = table_get(table_id=table_id)
         work = selectors.question_work(annotator=request.user, table=table)
@@ -287,7 +514,7 @@ class QuestionDraftApi(APIView):
     class Input(_QuestionInput):
         client_ms = serializers.IntegerField(min_value=0, max_value=_MAX_INT)
 
-    @extend_schema(request=Input, responses={200: dict, 409: dict})
+    @extend_schema(request=Input, responses={200: QuestionDraftOutput, 409: ConflictOutput})
     def put(self, request: Request, table_id: str) -> Response:
         serializer = self.Input(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -305,7 +532,7 @@ class QuestionSaveApi(APIView):
     class Input(_QuestionInput):
         confirm_near_duplicate = serializers.BooleanField(default=False)
 
-    @extend_schema(request=Input, responses={201: dict, 400: dict})
+    @extend_schema(request=Input, responses={201: QuestionSavedOutput, 400: ErrorOutput})
     def post(self, request: Request, table_id: str) -> Response:
         serializer = self.Input(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -332,7 +559,7 @@ class QuestionSaveApi(APIView):
 class AgreementApi(APIView):
     permission_classes = [IsAuthenticated, api_rule(rules.ADJUDICATION_TOOL)]
 
-    @extend_schema(responses={200: dict})
+    @extend_schema(responses=AgreementOutput)
     def get(self, request: Request) -> Response:
         view = selectors.agreement_overview()
         return Response(
@@ -368,7 +595,7 @@ class ResolveApi(APIView):
     class Input(serializers.Serializer):
         properties = serializers.DictField()
 
-    @extend_schema(responses={200: dict})
+    @extend_schema(responses=ResolutionWorkOutput)
     def get(self, request: Request, table_id: str) -> Response:
         work = selectors.resolution_work(table_id=table_id)
         resolution = work.resolution
@@ -387,7 +614,7 @@ class ResolveApi(APIView):
             }
         )
 
-    @extend_schema(request=Input, responses={200: dict})
+    @extend_schema(request=Input, responses={200: ResolvedOutput, 400: ErrorOutput})
     def post(self, request: Request, table_id: str) -> Response:
         serializer = self.Input(data=request.data)
         serializer.is_valid(raise_exception=True)

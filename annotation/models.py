@@ -11,6 +11,7 @@ from django.db import models
 from django.db.models import Q
 
 from dataset.models import Question, Table
+from hctqa.core.outcomes import Outcome
 from plumbing.jobs import Job, RunStatus
 
 # --- Annotation work ---------------------------------------------------------------------
@@ -438,7 +439,7 @@ class VerifierStanding(models.Model):
 # --- Generation runs -----------------------------------------------------------------------
 
 
-class GenerationRun(Job):
+class GenerationRun(Outcome, Job):
     """Model-generated questions for a set of tables, by one OpenAI-compatible chat model
     behind an endpoint an admin registered (its key stays on the worker)."""
 
@@ -484,6 +485,9 @@ class GenerationRun(Job):
 
     def __str__(self) -> str:
         return f"generation run {self.pk} with {self.model}"
+
+    def tally(self) -> tuple[int, int]:
+        return self.tables_done, self.tables_failed
 
     @property
     def progress(self) -> int:
@@ -533,7 +537,7 @@ class GenerationItem(models.Model):
 # --- Synthetic generation runs -------------------------------------------------------------
 
 
-class SyntheticRun(Job):
+class SyntheticRun(Outcome, Job):
     """A run of the benchmark's synthetic generator (hctqa/core/synthgen): whole families, or
     a number of tables having chosen table properties. Its tables are imported together, or
     not at all."""

@@ -7,7 +7,7 @@ import uuid
 from typing import Any
 
 from django.urls import reverse
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.permissions import IsAuthenticated
@@ -18,11 +18,181 @@ from rest_framework.views import APIView
 from annotation import permissions as rules
 from annotation import selectors, services
 from annotation.models import GenerationRun, Rating
-from plumbing.api import StrictInput
-from plumbing.pagination import CountedPagination
+from plumbing.api import ConflictOutput, ErrorOutput, StrictInput
+from plumbing.jobs import RunStatus
+from plumbing.pagination import CountedPagination, page_serializer
 from plumbing.permissions import api_rule
 
 SKIPPED_KEY = "verify_skipped"
+
+
+# --- What the API answers ----------------------------------------------------------------
+
+
+class SlotOutput(serializers.Serializer):
+    """A question to verify: the same for gold and regular slots (nothing says which)."""
+
+    slot = serializers.UUIDField()
+    table_id = serializers.CharField()
+    question = serializers.CharField()
+    proposed_answer = serializers.CharField()
+    lease_expires_at = serializers.DateTimeField()
+    url = serializers.CharField()
+
+
+class RenewedOutput(serializers.Serializer):
+    slot = serializers.UUIDField()
+    lease_expires_at = serializers.DateTimeField()
+
+
+class VerdictSavedOutput(serializers.Serializer):
+    slot = serializers.UUIDField()
+    saved = serializers.BooleanField()
+    removed_from_pool = serializers.BooleanField(
+        help_text="The verdict failed gold control once too often: no more slots."
+    )
+    next = SlotOutput(allow_null=True, help_text="The next slot, in the same round trip.")
+
+
+class ReleasedOutput(serializers.Serializer):
+    slot = serializers.UUIDField()
+    next = SlotOutput(allow_null=True)
+
+
+class _Verdict(serializers.Serializer):
+    annotator = serializers.CharField(allow_null=True)
+    rating = serializers.ChoiceField(choices=Rating.choices)
+    answer_correct = serializers.BooleanField(allow_null=True)
+    corrected_answer = serializers.CharField()
+    rewritten_question = serializers.CharField()
+
+
+class _Disputed(serializers.Serializer):
+    question_id = serializers.CharField()
+    table_id = serializers.CharField()
+    question = serializers.CharField()
+    proposed_answer = serializers.CharField()
+    verdicts = _Verdict(many=True)
+
+
+class AdjudicationQueueOutput(serializers.Serializer):
+    waiting = serializers.IntegerField()
+    questions = _Disputed(many=True)
+
+
+class AdjudicatedOutput(serializers.Serializer):
+    question_id = serializers.CharField()
+    status = serializers.CharField()
+    text = serializers.CharField()
+
+
+class _Share(serializers.Serializer):
+    key = serializers.CharField()
+    count = serializers.IntegerField()
+    share = serializers.FloatField(allow_null=True)
+    paper = serializers.FloatField(help_text="The paper's share (Section 3.2).")
+
+
+class _PairKappa(serializers.Serializer):
+    a = serializers.CharField()
+    b = serializers.CharField()
+    questions = serializers.IntegerField()
+    cohen_kappa = serializers.FloatField(allow_null=True)
+
+
+class _Verifier(serializers.Serializer):
+    username = serializers.CharField()
+    verified = serializers.IntegerField()
+    last_day = serializers.IntegerField()
+    per_hour = serializers.FloatField(allow_null=True)
+    removed_at = serializers.DateTimeField(allow_null=True)
+    removal_reason = serializers.CharField()
+    gold_seen = serializers.IntegerField(required=False, help_text="Admins only.")
+    gold_accuracy = serializers.FloatField(required=False, allow_null=True)
+    gold_right_flagged_wrong = serializers.IntegerField(required=False)
+    gold_wrong_accepted = serializers.IntegerField(required=False)
+
+
+class _Queue(serializers.Serializer):
+    label = serializers.CharField()
+    done = serializers.IntegerField()
+    total = serializers.IntegerField()
+    percent = serializers.IntegerField(help_text="Rounded down: 100 only when none is left.")
+
+
+class GoldSummaryOutput(serializers.Serializer):
+    pool = serializers.IntegerField()
+    serving = serializers.BooleanField()
+    gold_percent = serializers.IntegerField()
+    wrong_percent = serializers.IntegerField()
+    verdicts = serializers.IntegerField()
+    verdicts_on_wrong_answers = serializers.IntegerField()
+    passed = serializers.IntegerField()
+    max_nonsensical = serializers.IntegerField()
+    max_right_flagged_wrong = serializers.IntegerField()
+    max_wrong_accepted = serializers.IntegerField()
+
+
+class DashboardOutput(serializers.Serializer):
+    decided = serializers.IntegerField()
+    shares = _Share(many=True)
+    krippendorff_alpha = serializers.FloatField(allow_null=True)
+    alpha_questions = serializers.IntegerField()
+    pairs = _PairKappa(many=True)
+    verifiers = _Verifier(many=True)
+    queues = _Queue(many=True)
+    questions_by_status = serializers.DictField(child=serializers.IntegerField())
+    gold_control = GoldSummaryOutput(required=False, help_text="Admins only.")
+
+
+class PoolChangeOutput(serializers.Serializer):
+    changed = serializers.ListField(child=serializers.CharField())
+    unchanged = serializers.ListField(child=serializers.CharField())
+
+
+class _GoldVerdict(serializers.Serializer):
+    submitted_at = serializers.DateTimeField(allow_null=True)
+    annotator = serializers.CharField(allow_null=True)
+    question_id = serializers.CharField()
+    gold_answer = serializers.CharField()
+    shown_answer = serializers.CharField()
+    shown_answer_wrong = serializers.BooleanField()
+    rating = serializers.ChoiceField(choices=Rating.choices, allow_null=True)
+    answer_correct = serializers.BooleanField(allow_null=True)
+    corrected_answer = serializers.CharField()
+    passed = serializers.BooleanField(allow_null=True)
+    failure = serializers.CharField()
+
+
+class GoldVerdictsOutput(serializers.Serializer):
+    verdicts = _GoldVerdict(many=True)
+
+
+class GenerationRunOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    model = serializers.CharField()
+    endpoint = serializers.CharField()
+    base_url = serializers.CharField()
+    use_images = serializers.BooleanField()
+    questions_per_table = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=RunStatus.choices)
+    state = serializers.CharField(
+        help_text="As pages show it: done, partly_failed (some tables got no valid reply), "
+        "failed, or its status while not finished."
+    )
+    error = serializers.CharField()
+    tables_total = serializers.IntegerField()
+    tables_done = serializers.IntegerField()
+    tables_failed = serializers.IntegerField()
+    questions_created = serializers.IntegerField()
+    progress = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+    url = serializers.CharField()
+
+
+class GenerationRunsOutput(serializers.Serializer):
+    runs = GenerationRunOutput(many=True)
 
 
 def skipped_questions(request: Any) -> list[str]:
@@ -50,7 +220,10 @@ class VerifyClaimApi(APIView):
 
     permission_classes = [IsAuthenticated, api_rule(rules.VERIFYING)]
 
-    @extend_schema(request=None, responses={200: dict, 204: None})
+    @extend_schema(
+        request=None,
+        responses={200: SlotOutput, 204: OpenApiResponse(description="Nothing to verify.")},
+    )
     def post(self, request: Request) -> Response:
         payload = claim_payload(request)
         if payload is None:
@@ -61,7 +234,7 @@ class VerifyClaimApi(APIView):
 class VerifyRenewApi(APIView):
     permission_classes = [IsAuthenticated, api_rule(rules.VERIFYING)]
 
-    @extend_schema(request=None, responses={200: dict, 409: dict})
+    @extend_schema(request=None, responses={200: RenewedOutput, 409: ConflictOutput})
     def post(self, request: Request, slot_id: uuid.UUID) -> Response:
         expires = services.verification_renew(
             annotator=request.user, slot_id=selectors.verification_slot_pk(public_id=slot_id)
@@ -82,7 +255,10 @@ class VerifySubmitApi(APIView):
 
     permission_classes = [IsAuthenticated, api_rule(rules.VERIFYING)]
 
-    @extend_schema(request=VerdictInput, responses={200: dict, 400: dict, 409: dict})
+    @extend_schema(
+        request=VerdictInput,
+        responses={200: VerdictSavedOutput, 400: ErrorOutput, 409: ConflictOutput},
+    )
     def post(self, request: Request, slot_id: uuid.UUID) -> Response:
         data = VerdictInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -108,7 +284,7 @@ class VerifySubmitApi(APIView):
 class VerifyReleaseApi(APIView):
     permission_classes = [IsAuthenticated, api_rule(rules.VERIFYING)]
 
-    @extend_schema(request=None, responses={200: dict})
+    @extend_schema(request=None, responses=ReleasedOutput)
     def post(self, request: Request, slot_id: uuid.UUID) -> Response:
         release_and_skip(request, selectors.verification_slot_pk(public_id=slot_id))
         return Response({"slot": str(slot_id), "next": claim_payload(request)})
@@ -117,7 +293,7 @@ class VerifyReleaseApi(APIView):
 class AdjudicationListApi(APIView):
     permission_classes = [IsAuthenticated, api_rule(rules.ADJUDICATING)]
 
-    @extend_schema(responses={200: dict})
+    @extend_schema(responses=AdjudicationQueueOutput)
     def get(self, request: Request) -> Response:
         total, items = selectors.adjudication_queue(adjudicator=request.user)
         return Response(
@@ -154,7 +330,10 @@ class AdjudicationDecideApi(APIView):
         answer = serializers.CharField(required=False, allow_blank=True, default="")
         text = serializers.CharField(required=False, allow_blank=True, default="")
 
-    @extend_schema(request=Input, responses={200: dict, 400: dict, 409: dict})
+    @extend_schema(
+        request=Input,
+        responses={200: AdjudicatedOutput, 400: ErrorOutput, 409: ConflictOutput},
+    )
     def post(self, request: Request, question_id: str) -> Response:
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
@@ -169,7 +348,7 @@ class AdjudicationDecideApi(APIView):
 class VerificationDashboardApi(APIView):
     permission_classes = [IsAuthenticated, api_rule(rules.DASHBOARD)]
 
-    @extend_schema(responses={200: dict})
+    @extend_schema(responses=DashboardOutput)
     def get(self, request: Request) -> Response:
         board = selectors.verification_dashboard(viewer=request.user)
         # Gold figures are for admins only: an adjudicator verifies too, and seeing their own
@@ -248,7 +427,11 @@ class GoldPoolApi(APIView):
         served = serializers.IntegerField()
         passed = serializers.IntegerField()
 
-    @extend_schema(responses={200: Output(many=True)})
+    @extend_schema(
+        responses=page_serializer(
+            "GoldPoolPage", Output, summary=GoldSummaryOutput(help_text="Gold control.")
+        )
+    )
     def get(self, request: Request) -> Response:
         paginator = CountedPagination()
         page = paginator.paginate_queryset(selectors.gold_pool_questions(), request)
@@ -266,7 +449,7 @@ class GoldPoolAddApi(APIView):
 
     permission_classes = [IsAuthenticated, api_rule(rules.GOLD_POOL_CHANGE)]
 
-    @extend_schema(request=GoldPoolChangeInput, responses={200: dict, 400: dict})
+    @extend_schema(request=GoldPoolChangeInput, responses={200: PoolChangeOutput, 400: ErrorOutput})
     def post(self, request: Request) -> Response:
         data = GoldPoolChangeInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -279,7 +462,7 @@ class GoldPoolRemoveApi(APIView):
 
     permission_classes = [IsAuthenticated, api_rule(rules.GOLD_POOL_CHANGE)]
 
-    @extend_schema(request=GoldPoolChangeInput, responses={200: dict, 400: dict})
+    @extend_schema(request=GoldPoolChangeInput, responses={200: PoolChangeOutput, 400: ErrorOutput})
     def post(self, request: Request) -> Response:
         data = GoldPoolChangeInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -294,7 +477,7 @@ class GoldVerdictsApi(APIView):
 
     @extend_schema(
         parameters=[OpenApiParameter("verifier", str, description="An annotator's username")],
-        responses={200: dict},
+        responses=GoldVerdictsOutput,
     )
     def get(self, request: Request) -> Response:
         verdicts = selectors.gold_verdicts(username=request.query_params.get("verifier", ""))
@@ -329,6 +512,7 @@ def run_payload(run: GenerationRun) -> dict[str, Any]:
         "use_images": run.use_images,
         "questions_per_table": run.questions_per_table,
         "status": run.status,
+        "state": run.state,
         "error": run.error,
         "tables_total": run.tables_total,
         "tables_done": run.tables_done,
@@ -355,12 +539,12 @@ class GenerationRunsApi(APIView):
         use_images = serializers.BooleanField(required=False, default=False)
         questions_per_table = serializers.IntegerField(required=False, default=8)
 
-    @extend_schema(responses={200: dict})
+    @extend_schema(operation_id="verify_generation_runs_list", responses=GenerationRunsOutput)
     def get(self, request: Request) -> Response:
         runs = selectors.generation_runs()
         return Response({"runs": [run_payload(r) for r in runs]})
 
-    @extend_schema(request=Input, responses={201: dict, 400: dict})
+    @extend_schema(request=Input, responses={201: GenerationRunOutput, 400: ErrorOutput})
     def post(self, request: Request) -> Response:
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
@@ -371,7 +555,7 @@ class GenerationRunsApi(APIView):
 class GenerationRunApi(APIView):
     permission_classes = [IsAuthenticated, api_rule(rules.GENERATING)]
 
-    @extend_schema(responses={200: dict})
+    @extend_schema(responses=GenerationRunOutput)
     def get(self, request: Request, run_id: int) -> Response:
         run = selectors.generation_run_get(run_id=run_id)
         if run is None:
@@ -382,7 +566,7 @@ class GenerationRunApi(APIView):
 class GenerationCancelApi(APIView):
     permission_classes = [IsAuthenticated, api_rule(rules.GENERATING)]
 
-    @extend_schema(request=None, responses={200: dict, 409: dict})
+    @extend_schema(request=None, responses={200: GenerationRunOutput, 409: ConflictOutput})
     def post(self, request: Request, run_id: int) -> Response:
         if selectors.generation_run_get(run_id=run_id) is None:
             raise NotFound(f"No generation run {run_id}")

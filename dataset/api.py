@@ -19,7 +19,7 @@ from dataset import selectors
 from dataset.forms import QuestionFilterForm, TableFilterForm
 from dataset.models import Question, Table
 from hctqa.core.render import FORMATS
-from plumbing.pagination import CountedPagination
+from plumbing.pagination import CountedPagination, page_serializer
 
 
 def _parse(form_class: type, request: Request) -> Any:
@@ -124,7 +124,10 @@ class TableListOutput(serializers.ModelSerializer):
 class TableListApi(APIView):
     permission_classes = [AllowAny]
 
-    @extend_schema(parameters=table_filter_parameters, responses=TableListOutput(many=True))
+    @extend_schema(
+        parameters=table_filter_parameters,
+        responses=page_serializer("TableListPage", TableListOutput),
+    )
     def get(self, request: Request) -> Response:
         form = _parse(TableFilterForm, request)
         return _paginated(
@@ -205,7 +208,7 @@ class QuestionListApi(APIView):
             OpenApiParameter("q", str, description="Text in the question"),
             OpenApiParameter("page", int),
         ],
-        responses=QuestionOutput(many=True),
+        responses=page_serializer("QuestionPage", QuestionOutput),
     )
     def get(self, request: Request) -> Response:
         form = _parse(QuestionFilterForm, request)

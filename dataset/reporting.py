@@ -9,8 +9,12 @@ from typing import Any
 from django.core.management.base import BaseCommand, OutputWrapper
 
 from dataset.services import ImportSummary, release_import
-from hctqa.core.release import ReleaseTable, question_counts
+from hctqa.core.release import (
+    ReleaseTable,
+    question_counts,
+)
 from hctqa.core.splits import SplitRow
+from hctqa.core.wording import counted
 
 
 class ProgressLine:
@@ -61,7 +65,7 @@ def write_and_report(
 def report_release(out: Any, tables: list[ReleaseTable]) -> None:
     counts = question_counts(tables)
     sources = Counter(t.source for t in tables)
-    parts = [f"{counts['questions']:,} questions"]
+    parts = [counted(counts["questions"], "question")]
     for origin, label in (
         ("human", "human-written"),
         ("model", "model-generated"),
@@ -69,7 +73,7 @@ def report_release(out: Any, tables: list[ReleaseTable]) -> None:
     ):
         if counts[origin]:
             parts.append(f"{counts[origin]:,} {label}")
-    out.write(f"  {counts['tables']:,} tables; " + ", ".join(parts))
+    out.write(f"  {counted(counts['tables'], 'table')}; " + ", ".join(parts))
     out.write("  by source: " + ", ".join(f"{s} {n:,}" for s, n in sources.most_common()))
 
 
@@ -80,8 +84,9 @@ def report_summary(command: BaseCommand, summary: ImportSummary) -> None:
     if not summary.changed:
         out.write(
             command.style.SUCCESS(
-                f"Nothing changed: the database already holds these {summary.tables_unchanged:,} "
-                f"tables and {summary.questions_unchanged:,} questions."
+                "Nothing changed: the database already holds these "
+                f"{counted(summary.tables_unchanged, 'table')} and "
+                f"{counted(summary.questions_unchanged, 'question')}."
             )
         )
     else:
@@ -108,8 +113,9 @@ def report_summary(command: BaseCommand, summary: ImportSummary) -> None:
         more = len(summary.inconsistent_tables) - 10
         out.write(
             command.style.WARNING(
-                f"Note: {len(summary.inconsistent_tables)} tables carry release labels that break "
-                f"the table-property consistency rules (kept as released): {shown}"
+                f"Note: {counted(len(summary.inconsistent_tables), 'table')} "
+                f"{'carries' if len(summary.inconsistent_tables) == 1 else 'carry'} release labels "
+                f"that break the table-property consistency rules (kept as released): {shown}"
                 + (f" and {more} more" if more > 0 else "")
             )
         )
@@ -122,8 +128,9 @@ def report_changes(command: BaseCommand, summary: ImportSummary) -> None:
     if summary.split_moves:
         moves = ", ".join(f"{n:,} {move}" for move, n in summary.split_moves.items())
         out.write(
-            f"Splits: {sum(summary.split_moves.values()):,} tables ({summary.questions_moved:,} "
-            f"questions) {verb}: {moves}; e.g. {', '.join(summary.moved_examples)}."
+            f"Splits: {counted(sum(summary.split_moves.values()), 'table')} "
+            f"({counted(summary.questions_moved, 'question')}) {verb}: {moves}; "
+            f"e.g. {', '.join(summary.moved_examples)}."
         )
     if summary.gold_changed:
         change = "would change" if summary.dry_run else "changed"
@@ -135,7 +142,7 @@ def report_changes(command: BaseCommand, summary: ImportSummary) -> None:
         out.write(
             "Imported tables by split: "
             + ", ".join(
-                f"{split} {tables:,} tables / {questions:,} questions"
+                f"{split} {counted(tables, 'table')} / {counted(questions, 'question')}"
                 for split, (tables, questions) in summary.splits.items()
             )
         )

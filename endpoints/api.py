@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound
 from rest_framework.permissions import IsAuthenticated
@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 from endpoints import selectors, services
 from endpoints.models import Endpoint
 from endpoints.permissions import MANAGING_ENDPOINTS
-from plumbing.api import StrictInput
+from plumbing.api import ConflictOutput, ErrorOutput, StrictInput
 from plumbing.permissions import api_rule
 
 
@@ -47,6 +47,16 @@ class UsableEndpointOutput(serializers.ModelSerializer):
     class Meta:
         model = Endpoint
         fields = ["name", "description", "model_names"]
+
+
+class EndpointListOutput(serializers.Serializer):
+    results = PolymorphicProxySerializer(
+        component_name="EndpointListItem",
+        serializers=[EndpointOutput, UsableEndpointOutput],
+        resource_type_field_name=None,
+        many=True,
+        help_text="Admins: every endpoint, all of it; anyone else: those they may use.",
+    )
 
 
 class EndpointInput(StrictInput):
@@ -82,7 +92,7 @@ def _endpoint(name: str) -> Endpoint:
 class EndpointListApi(APIView):
     permission_classes = [IsAuthenticated, api_rule(MANAGING_ENDPOINTS, methods={"POST"})]
 
-    @extend_schema(responses=EndpointOutput(many=True))
+    @extend_schema(responses=EndpointListOutput)
     def get(self, request: Request) -> Response:
         if MANAGING_ENDPOINTS.allows(request.user):
             every = Endpoint.objects.prefetch_related("users", "groups").order_by("name")
@@ -90,7 +100,7 @@ class EndpointListApi(APIView):
         usable = selectors.endpoints_usable_by(user=request.user)
         return Response({"results": UsableEndpointOutput(usable, many=True).data})
 
-    @extend_schema(request=EndpointInput, responses={201: EndpointOutput})
+    @extend_schema(request=EndpointInput, responses={201: EndpointOutput, 400: ErrorOutput})
     def post(self, request: Request) -> Response:
         data = EndpointInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -105,7 +115,7 @@ class EndpointDetailApi(APIView):
     def get(self, request: Request, name: str) -> Response:
         return Response(EndpointOutput(_endpoint(name)).data)
 
-    @extend_schema(request=EndpointInput, responses=EndpointOutput)
+    @extend_schema(request=EndpointInput, responses={200: EndpointOutput, 400: ErrorOutput})
     def patch(self, request: Request, name: str) -> Response:
         _endpoint(name)
         data = EndpointInput(data=request.data, partial=True)
@@ -115,7 +125,7 @@ class EndpointDetailApi(APIView):
         )
         return Response(EndpointOutput(_endpoint(endpoint.name)).data)
 
-    @extend_schema(request=None, responses={204: None, 409: dict})
+    @extend_schema(request=None, responses={204: None, 409: ConflictOutput})
     def delete(self, request: Request, name: str) -> Response:
         _endpoint(name)
         services.endpoint_delete(user=request.user, name=name)

@@ -505,7 +505,8 @@ class ChatClient:
                     # instead of holding the worker for every question's retries.
                     return self._fatal(
                         request,
-                        f"Could not reach it {self.unreachable_limit} times in a row ({reason})",
+                        f"Could not reach it {counted(self.unreachable_limit, 'time')} in a "
+                        f"row ({reason})",
                         attempt,
                     )
             else:
@@ -523,7 +524,8 @@ class ChatClient:
                             return ChatResult(
                                 key=request.key,
                                 outcome="rejected",
-                                error=f"The answer is {len(content):,} characters long, over "
+                                error="The answer is "
+                                f"{counted(len(content), 'character')} long, over "
                                 f"the {limit:,} kept",
                                 attempts=attempt,
                             )

@@ -545,7 +545,7 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "plumbing.api.AutoSchema",
     "EXCEPTION_HANDLER": "plumbing.api.exception_handler",
     # Rates come from API_THROTTLE_RATES, read per request (plumbing/throttles.py).
     "DEFAULT_THROTTLE_CLASSES": [
@@ -566,6 +566,23 @@ SPECTACULAR_SETTINGS = {
     # it, an interactive control nested in another (axe-core: nested-interactive).
     "SWAGGER_UI_SETTINGS": {"deepLinking": False},
     "REDOC_DIST": "SIDECAR",
+    # Choice sets that share a field name: split (a table's, and the questions a run or a
+    # submission is scored on), an ingested document's and its candidates' kinds and states,
+    # a run's status; an inference run takes fewer table formats and prompt styles than a
+    # submission states.
+    "ENUM_NAME_OVERRIDES": {
+        "TableSplitEnum": "dataset.models.Split",
+        "EvalSplitEnum": "leaderboard.models.EvalSplit",
+        "TableFormatEnum": "leaderboard.models.TableFormat",
+        "InferenceTableFormatEnum": "leaderboard.models.INFERENCE_FORMATS",
+        "PromptStyleEnum": "leaderboard.models.PromptStyle",
+        "InferencePromptStyleEnum": "leaderboard.models.INFERENCE_STYLES",
+        "DocumentKindEnum": "ingest.models.DocumentKind",
+        "DocumentStatusEnum": "ingest.models.DocumentStatus",
+        "CandidateStatusEnum": "ingest.models.CandidateStatus",
+        "CandidateStrategyEnum": "ingest.models.Strategy",
+        "RunStatusEnum": "plumbing.jobs.RunStatus",
+    },
 }
 
 # --- Celery. With no CELERY_BROKER_URL, kombu's filesystem transport: messages are files in

@@ -7,8 +7,10 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from accounts.api import TokenObtainApi
 from dataset.views import home
 from hctqa import health, views
+from hctqa.api_index import ApiIndex
 
 api_patterns = [
+    path("", ApiIndex.as_view(), name="api-index"),
     path("", include("dataset.api_urls")),
     path("", include("leaderboard.api_urls")),
     path("", include("releases.api_urls")),

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -23,8 +23,18 @@ from hctqa.core.extraction.grid import Grid
 from hctqa.core.extraction.table import FLAGS
 from hctqa.core.tables import parse_table
 from ingest import selectors, services
-from ingest.models import Candidate, Document, DocumentPage
+from ingest.models import (
+    Candidate,
+    CandidateStatus,
+    Document,
+    DocumentKind,
+    DocumentPage,
+    DocumentStatus,
+    PageStatus,
+    Strategy,
+)
 from ingest.permissions import INGESTING
+from plumbing.api import ConflictOutput, ErrorOutput
 from plumbing.parsers import BoundedJSONParser
 from plumbing.permissions import api_rule
 from plumbing.throttles import seconds_to_wait
@@ -48,6 +58,183 @@ class _IngestApi(APIView):
         if isinstance(exc, DjangoPermissionDenied):
             exc = PermissionDenied(str(exc))
         return super().handle_exception(exc)
+
+
+# --- What the API answers (documented here, built by the payload functions below) --------
+
+
+class CollectionOutput(serializers.Serializer):
+    code = serializers.CharField()
+    name = serializers.CharField()
+    publisher = serializers.CharField()
+    url = serializers.CharField()
+    licence = serializers.CharField()
+    ocr_language = serializers.CharField(help_text="Tesseract's code; blank: eng.")
+
+
+class PageOutput(serializers.Serializer):
+    number = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=PageStatus.choices)
+    message = serializers.CharField()
+    width = serializers.FloatField(allow_null=True, help_text="Points (pixels for an image).")
+    height = serializers.FloatField(allow_null=True)
+    seconds = serializers.FloatField(allow_null=True)
+    ocr_language = serializers.CharField(
+        allow_null=True, help_text="Read through OCR in this language; null: its text layer."
+    )
+    image = serializers.CharField(allow_null=True, help_text="The page's picture, once read.")
+
+
+class CandidateSummaryOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    number = serializers.IntegerField()
+    page = serializers.IntegerField(allow_null=True)
+    strategy = serializers.ChoiceField(choices=Strategy.choices)
+    bbox = serializers.ListField(
+        child=serializers.FloatField(),
+        allow_null=True,
+        help_text="[x0, top, x1, bottom] in points (pixels for an image).",
+    )
+    status = serializers.ChoiceField(choices=CandidateStatus.choices)
+    table = serializers.CharField(allow_null=True, help_text="The table it became, if accepted.")
+    url = serializers.CharField()
+
+
+class DocumentOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField(help_text="<collection code>--<number>")
+    collection = serializers.CharField()
+    number = serializers.IntegerField()
+    kind = serializers.ChoiceField(choices=DocumentKind.choices)
+    file_name = serializers.CharField()
+    sha256 = serializers.CharField()
+    size_bytes = serializers.IntegerField()
+    page_count = serializers.IntegerField(allow_null=True)
+    uploaded_by = serializers.CharField()
+    uploaded_at = serializers.DateTimeField()
+    status = serializers.ChoiceField(choices=DocumentStatus.choices)
+    state = serializers.CharField(
+        help_text="As pages show it: a document done with pages that failed is partly_failed."
+    )
+    message = serializers.CharField()
+    refused_code = serializers.CharField(allow_null=True)
+    pages_done = serializers.IntegerField()
+    url = serializers.CharField()
+
+
+class DocumentDetailOutput(DocumentOutput):
+    pages = PageOutput(many=True)
+    candidates = CandidateSummaryOutput(many=True)
+
+
+class UploadResultOutput(serializers.Serializer):
+    file = serializers.CharField()
+    document = DocumentOutput(
+        required=False, help_text="Made, or the document that already holds these bytes."
+    )
+    error = serializers.CharField(required=False, help_text="Why it was not ingested.")
+    code = serializers.CharField(required=False, help_text="duplicate, throttled, …")
+
+
+class UploadOutput(serializers.Serializer):
+    results = UploadResultOutput(many=True, help_text="One per file, in the order sent.")
+
+
+class DocumentsInput(serializers.Serializer):
+    collection = serializers.CharField(help_text="The collection's code or name.")
+    file = serializers.ListField(
+        child=serializers.FileField(), help_text="One or more PDFs, web pages or images."
+    )
+
+
+class _DocumentRef(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    url = serializers.CharField()
+
+
+class _Box(serializers.Serializer):
+    id = serializers.IntegerField()
+    number = serializers.IntegerField()
+    bbox = serializers.ListField(child=serializers.FloatField(), allow_null=True)
+    status = serializers.ChoiceField(choices=CandidateStatus.choices)
+    current = serializers.BooleanField()
+
+
+class CandidateOutput(CandidateSummaryOutput):
+    """A candidate for review: what extraction read, the editor's draft, the page, the boxes
+    of the page's other candidates and where to go next."""
+
+    table_id = serializers.CharField(help_text="The id it takes when accepted.")
+    document = _DocumentRef()
+    version = serializers.IntegerField(help_text="Changes with each extraction of its box.")
+    title = serializers.CharField()
+    notes = serializers.CharField()
+    flags = serializers.ListField(
+        child=serializers.ListField(), help_text="[row, col, [flag, …]] per flagged cell."
+    )
+    flag_labels = serializers.DictField(child=serializers.CharField())
+    reject_reason = serializers.CharField()
+    decided_by = serializers.CharField()
+    machine = serializers.JSONField(
+        allow_null=True, help_text="The extraction as an editor state; null once accepted."
+    )
+    state = serializers.JSONField(help_text="The editor state: the draft, or the extraction.")
+    has_draft = serializers.BooleanField()
+    draft_client_ms = serializers.IntegerField(allow_null=True)
+    page_size = serializers.ListField(child=serializers.FloatField(), allow_null=True)
+    page_image = serializers.CharField(allow_null=True)
+    crop = serializers.CharField(allow_null=True)
+    ocr_text = serializers.CharField()
+    ocr_language = serializers.CharField()
+    boxes = _Box(many=True)
+    api = serializers.CharField()
+    draw = serializers.CharField()
+    next = serializers.CharField(help_text="The next candidate to review, or the document.")
+
+
+class _AcceptScores(serializers.Serializer):
+    exact = serializers.BooleanField(allow_null=True)
+    teds = serializers.FloatField(allow_null=True)
+    cell_precision = serializers.FloatField(allow_null=True)
+    cell_recall = serializers.FloatField(allow_null=True)
+
+
+class CandidateAcceptedOutput(CandidateOutput):
+    table_url = serializers.CharField(allow_null=True)
+    scores = _AcceptScores(help_text="The extraction against what was accepted.")
+
+
+class DraftSavedOutput(serializers.Serializer):
+    accepted = serializers.BooleanField()
+    version = serializers.IntegerField()
+
+
+class PreviewOutput(serializers.Serializer):
+    html = serializers.CharField()
+    error = serializers.CharField(help_text="Why it cannot be read as a table; blank if it can.")
+    header_rows = serializers.IntegerField()
+    header_columns = serializers.IntegerField()
+    canonical_csv = serializers.CharField()
+
+
+class QualityRowOutput(serializers.Serializer):
+    label = serializers.CharField()
+    tables = serializers.IntegerField()
+    exact = serializers.FloatField()
+    teds = serializers.FloatField()
+    cell_precision = serializers.FloatField()
+    cell_recall = serializers.FloatField()
+    adjusted = serializers.IntegerField(help_text="Tables whose box a person drew or moved.")
+
+
+class QualityOutput(serializers.Serializer):
+    overall = QualityRowOutput(many=True)
+    by_collection = QualityRowOutput(many=True)
+    by_strategy = QualityRowOutput(many=True)
+    by_month = QualityRowOutput(many=True)
+    rejected = serializers.IntegerField()
+    pending = serializers.IntegerField()
 
 
 def collection_payload(collection: Collection) -> dict[str, Any]:
@@ -75,6 +262,7 @@ def document_payload(document: Document, *, pages: bool = False) -> dict[str, An
         "uploaded_by": str(document.uploaded_by or ""),
         "uploaded_at": document.uploaded_at.isoformat(),
         "status": document.status,
+        "state": document.state,
         "message": document.message,
         "refused_code": document.refused_code or None,
         "pages_done": document.pages_done,
@@ -212,11 +400,15 @@ class CollectionsApi(_IngestApi):
         licence = serializers.CharField(max_length=200, required=False, allow_blank=True)
         ocr_language = serializers.CharField(max_length=40, required=False, allow_blank=True)
 
-    @extend_schema(summary="Collections new tables can join")
+    @extend_schema(summary="Collections new tables can join", responses=CollectionOutput(many=True))
     def get(self, request: Request) -> Response:
         return Response([collection_payload(c) for c in selectors.collections()])
 
-    @extend_schema(request=Input, summary="Create a collection (admins)")
+    @extend_schema(
+        request=Input,
+        responses={201: CollectionOutput, 400: ErrorOutput},
+        summary="Create a collection (admins)",
+    )
     def post(self, request: Request) -> Response:
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
@@ -227,14 +419,19 @@ class CollectionsApi(_IngestApi):
 class DocumentsApi(_IngestApi):
     parser_classes = [MultiPartParser, FormParser]
 
-    @extend_schema(summary="Recently uploaded documents")
+    @extend_schema(summary="Recently uploaded documents", responses=DocumentOutput(many=True))
     def get(self, request: Request) -> Response:
         return Response([document_payload(d) for d in selectors.documents_recent(limit=100)])
 
     @extend_schema(
-        summary="Upload PDFs, saved web pages or PNG/JPEG images (multipart: collection, one "
-        "or more file)",
-        request={"multipart/form-data": {"type": "object"}},
+        summary="Upload PDFs, saved web pages or PNG/JPEG images",
+        request={"multipart/form-data": DocumentsInput},
+        responses={
+            201: UploadOutput,
+            400: UploadOutput,
+            409: OpenApiResponse(UploadOutput, description="Every file is a duplicate."),
+            429: OpenApiResponse(UploadOutput, description="Throttled (Retry-After)."),
+        },
     )
     def post(self, request: Request) -> Response:
         collection = services.collection_find(name=str(request.data.get("collection", "")))
@@ -279,7 +476,10 @@ class DocumentsApi(_IngestApi):
 
 
 class DocumentApi(_IngestApi):
-    @extend_schema(summary="A document: provenance, progress per page, candidates")
+    @extend_schema(
+        summary="A document: provenance, progress per page, candidates",
+        responses=DocumentDetailOutput,
+    )
     def get(self, request: Request, document_id: int) -> Response:
         document = selectors.document_get(document_id=document_id)
         return Response(document_payload(document, pages=True))
@@ -296,7 +496,11 @@ class DrawInput(serializers.Serializer):
 class DrawApi(_IngestApi):
     parser_classes = [BoundedJSONParser]
 
-    @extend_schema(request=DrawInput, summary="A new candidate from a box drawn on a page")
+    @extend_schema(
+        request=DrawInput,
+        responses={201: CandidateOutput, 400: ErrorOutput},
+        summary="A new candidate from a box drawn on a page",
+    )
     def post(self, request: Request, document_id: int) -> Response:
         data = DrawInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -313,7 +517,10 @@ class DrawApi(_IngestApi):
 
 
 class CandidateApi(_IngestApi):
-    @extend_schema(summary="A candidate for review: extraction, draft, page and boxes")
+    @extend_schema(
+        summary="A candidate for review: extraction, draft, page and boxes",
+        responses=CandidateOutput,
+    )
     def get(self, request: Request, candidate_id: int) -> Response:
         review = selectors.candidate_review(candidate_id=candidate_id, editor=request.user)
         return Response(candidate_payload(review))
@@ -331,7 +538,11 @@ class CandidateDraftApi(_IngestApi):
     class Input(_StateInput):
         client_ms = serializers.IntegerField(min_value=0, max_value=_MAX_INT)
 
-    @extend_schema(request=Input, summary="Keep unsaved corrections (409 if stale)")
+    @extend_schema(
+        request=Input,
+        responses={200: DraftSavedOutput, 409: ConflictOutput},
+        summary="Keep unsaved corrections (409 if stale)",
+    )
     def put(self, request: Request, candidate_id: int) -> Response:
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
@@ -348,7 +559,11 @@ class CandidateSaveApi(_IngestApi):
 
     parser_classes = [BoundedJSONParser]
 
-    @extend_schema(request=_StateInput, summary="Accept the corrected table into the dataset")
+    @extend_schema(
+        request=_StateInput,
+        responses={200: CandidateAcceptedOutput, 400: ErrorOutput, 409: ConflictOutput},
+        summary="Accept the corrected table into the dataset",
+    )
     def post(self, request: Request, candidate_id: int) -> Response:
         data = _StateInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -378,7 +593,11 @@ class CandidateRejectApi(_IngestApi):
     class Input(serializers.Serializer):
         reason = serializers.CharField(max_length=1000)
 
-    @extend_schema(request=Input, summary="Reject a candidate, saying why")
+    @extend_schema(
+        request=Input,
+        responses={200: CandidateSummaryOutput, 400: ErrorOutput, 409: ConflictOutput},
+        summary="Reject a candidate, saying why",
+    )
     def post(self, request: Request, candidate_id: int) -> Response:
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
@@ -393,7 +612,11 @@ class CandidateRejectApi(_IngestApi):
 class CandidateExtractApi(_IngestApi):
     parser_classes = [BoundedJSONParser]
 
-    @extend_schema(request=DrawInput, summary="Extract the candidate's moved or resized box again")
+    @extend_schema(
+        request=DrawInput,
+        responses={200: CandidateOutput, 400: ErrorOutput, 409: ConflictOutput},
+        summary="Extract the candidate's moved or resized box again",
+    )
     def post(self, request: Request, candidate_id: int) -> Response:
         data = DrawInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -413,7 +636,11 @@ class PreviewApi(_IngestApi):
     class Input(serializers.Serializer):
         state = serializers.JSONField()
 
-    @extend_schema(request=Input, summary="The edited table as the dataset will show it")
+    @extend_schema(
+        request=Input,
+        responses={200: PreviewOutput, 400: ErrorOutput},
+        summary="The edited table as the dataset will show it",
+    )
     def post(self, request: Request) -> Response:
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
@@ -422,7 +649,9 @@ class PreviewApi(_IngestApi):
 
 
 class QualityApi(_IngestApi):
-    @extend_schema(summary="Extraction quality per collection, strategy and month")
+    @extend_schema(
+        summary="Extraction quality per collection, strategy and month", responses=QualityOutput
+    )
     def get(self, request: Request) -> Response:
         report = selectors.quality_report()
 

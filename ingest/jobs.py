@@ -7,6 +7,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.utils import timezone
 
+from hctqa.core.wording import counted
 from ingest.models import Candidate, CandidateStatus, Document, DocumentStatus
 from plumbing import jobs
 
@@ -39,8 +40,8 @@ DOCUMENT_EXTRACTION = jobs.register(
         resend_after=lambda: settings.INGEST_QUEUED_RESEND_SECONDS,
         max_attempts=lambda: settings.INGEST_MAX_ATTEMPTS,
         gave_up=lambda attempts: (
-            f"Extraction stopped {attempts} times without finishing; the pages done so far "
-            "keep their tables."
+            f"Extraction stopped {counted(attempts, 'time')} without finishing; the pages done "
+            "so far keep their tables."
         ),
         # Looked up when called, so a test can stand in for the queue.
         enqueue=lambda document_id: enqueue_extraction(document_id),

@@ -17,6 +17,8 @@ from django.db.models.lookups import LessThanOrEqual
 from django.urls import reverse
 
 from dataset.models import TABLE_NOTES_MAX_CHARS, TABLE_TITLE_MAX_CHARS, Collection, Table
+from hctqa.core.outcomes import Outcome
+from hctqa.core.wording import whole_percent
 from plumbing.jobs import Job
 
 
@@ -37,7 +39,7 @@ class DocumentStatus(models.TextChoices):
     REFUSED = "refused", "Refused"
 
 
-class Document(Job):
+class Document(Outcome, Job):
     collection = models.ForeignKey(Collection, on_delete=models.PROTECT, related_name="documents")
     number = models.PositiveIntegerField(help_text="Its number in the collection's table ids.")
     kind = models.CharField(max_length=5, choices=DocumentKind.choices)
@@ -116,9 +118,17 @@ class Document(Job):
     def is_working(self) -> bool:
         return self.status in (DocumentStatus.QUEUED, DocumentStatus.EXTRACTING)
 
+    def tally(self) -> tuple[int, int]:
+        """(pages read, pages that failed): ``n_failed_pages`` when the selector counted
+        them (``selectors.documents``), else counted here."""
+        failed = getattr(self, "n_failed_pages", None)
+        if failed is None:
+            failed = self.pages.filter(status=PageStatus.FAILED).count()
+        return (self.page_count or 0) - failed, failed
+
     @property
     def percent_done(self) -> int:
-        return round(100 * self.pages_done / self.page_count) if self.page_count else 0
+        return whole_percent(self.pages_done, self.page_count or 0)
 
 
 class PageStatus(models.TextChoices):

@@ -8,8 +8,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Avg, Count, Q, QuerySet, Sum
-from django.db.models.functions import TruncMonth
+from django.db.models import Avg, Case, Count, OuterRef, Q, QuerySet, Subquery, Sum, Value, When
+from django.db.models.functions import Coalesce, TruncMonth
 from django.shortcuts import get_object_or_404
 
 from dataset.models import Collection
@@ -23,6 +23,7 @@ from ingest.models import (
     Document,
     DocumentPage,
     DocumentStatus,
+    PageStatus,
     Strategy,
 )
 
@@ -101,9 +102,24 @@ def collections() -> QuerySet[Collection]:
     return Collection.objects.order_by("name")
 
 
+def _documents() -> QuerySet[Document]:
+    """Documents with their failed pages counted (``Document.state`` reads it): a subquery,
+    so that it multiplies no other count."""
+    failed = (
+        DocumentPage.objects.filter(document=OuterRef("pk"), status=PageStatus.FAILED)
+        .order_by()
+        .values("document")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return Document.objects.select_related("collection", "uploaded_by").annotate(
+        n_failed_pages=Coalesce(Subquery(failed), 0)
+    )
+
+
 def documents_recent(*, limit: int = 50) -> QuerySet[Document]:
     return (
-        Document.objects.select_related("collection", "uploaded_by")
+        _documents()
         .annotate(
             n_candidates=Count("candidates"),
             n_pending=Count("candidates", filter=Q(candidates__status=CandidateStatus.PENDING)),
@@ -113,9 +129,7 @@ def documents_recent(*, limit: int = 50) -> QuerySet[Document]:
 
 
 def document_get(*, document_id: int) -> Document:
-    return get_object_or_404(
-        Document.objects.select_related("collection", "uploaded_by"), pk=document_id
-    )
+    return get_object_or_404(_documents(), pk=document_id)
 
 
 @dataclass(frozen=True)
@@ -153,7 +167,13 @@ def preview(canonical_csv: str) -> dict[str, Any]:
     try:
         table = parse_table(canonical_csv)
     except TableFormatError as exc:
-        return {"html": "", "error": str(exc), "header_rows": 0, "header_columns": 0}
+        return {
+            "html": "",
+            "error": str(exc),
+            "header_rows": 0,
+            "header_columns": 0,
+            "canonical_csv": canonical_csv,
+        }
     return {
         "html": to_html(table),
         "error": "",
@@ -190,14 +210,28 @@ def candidate_review(*, candidate_id: int, editor: Any) -> Review:
                 }
             )
     draft = CandidateDraft.objects.filter(candidate=candidate, editor=editor).first()
-    next_pending = (
+    return Review(candidate, page, boxes, draft, next_pending(candidate))
+
+
+def next_pending(candidate: Candidate) -> int | None:
+    """The candidate to review after this one: the rest of its document first (those after
+    it, then those before it), then the next documents, then the earlier ones."""
+    document = candidate.document
+    return (
         Candidate.objects.filter(status=CandidateStatus.PENDING)
-        .filter(Q(document=document, number__gt=candidate.number) | Q(document__pk__gt=document.pk))
-        .order_by("document_id", "number")
+        .exclude(pk=candidate.pk)
+        .annotate(
+            turn=Case(
+                When(document=document, number__gt=candidate.number, then=Value(0)),
+                When(document=document, then=Value(1)),
+                When(document__pk__gt=document.pk, then=Value(2)),
+                default=Value(3),
+            )
+        )
+        .order_by("turn", "document_id", "number")
         .values_list("pk", flat=True)
         .first()
     )
-    return Review(candidate, page, boxes, draft, next_pending)
 
 
 @dataclass(frozen=True)

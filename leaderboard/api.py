@@ -26,14 +26,15 @@ from leaderboard.models import (
     EvalSplit,
     InferenceRun,
     Modality,
+    PromptStyle,
     Rules,
     Submission,
     TableFormat,
     Visibility,
     Weights,
 )
-from plumbing.api import StrictInput, read_what_is_valid
-from plumbing.pagination import CountedPagination
+from plumbing.api import ErrorOutput, StrictInput, read_what_is_valid
+from plumbing.pagination import CountedPagination, page_serializer
 
 
 def _form_errors(form: Any) -> ValidationError:
@@ -49,6 +50,7 @@ class SubmissionOutput(serializers.ModelSerializer):
     release = serializers.SlugRelatedField(
         slug_field="version",
         read_only=True,
+        allow_null=True,
         help_text="The release whose questions and gold answers it was scored on; null when "
         "it was scored on questions no release holds.",
     )
@@ -122,6 +124,117 @@ class SubmissionOutput(serializers.ModelSerializer):
         }
 
 
+class BoardRowOutput(serializers.Serializer):
+    """One ranked row, as the board's CSV and JSON exports give it."""
+
+    rank = serializers.IntegerField()
+    rules = serializers.ChoiceField(choices=Rules.choices)
+    model = serializers.CharField()
+    organisation = serializers.CharField()
+    reported_in_paper = serializers.BooleanField()
+    parameters_billions = serializers.FloatField(allow_null=True)
+    size_class = serializers.CharField()
+    weights = serializers.ChoiceField(choices=Weights.choices)
+    modality = serializers.ChoiceField(choices=Modality.choices)
+    table_format = serializers.ChoiceField(choices=TableFormat.choices)
+    prompt_style = serializers.CharField()
+    split = serializers.ChoiceField(choices=EvalSplit.choices)
+    data_scope = serializers.ChoiceField(choices=DataScope.choices)
+    n_questions = serializers.IntegerField(allow_null=True)
+    excluded = serializers.IntegerField(allow_null=True)
+    tables = serializers.IntegerField(allow_null=True, help_text="Of its question set.")
+    release = serializers.CharField(allow_null=True, help_text="The release scored on.")
+    precision = serializers.FloatField(allow_null=True)
+    precision_ci_low = serializers.FloatField(allow_null=True)
+    precision_ci_high = serializers.FloatField(allow_null=True)
+    recall = serializers.FloatField(allow_null=True)
+    recall_ci_low = serializers.FloatField(allow_null=True)
+    recall_ci_high = serializers.FloatField(allow_null=True)
+    f1 = serializers.FloatField(allow_null=True)
+    cc = serializers.FloatField(allow_null=True)
+    cc_ci_low = serializers.FloatField(allow_null=True)
+    cc_ci_high = serializers.FloatField(allow_null=True)
+    recall_psa = serializers.FloatField(allow_null=True)
+    recall_pak = serializers.FloatField(allow_null=True)
+    recall_census = serializers.FloatField(allow_null=True)
+    recall_arxiv = serializers.FloatField(allow_null=True)
+    coverage = serializers.FloatField(allow_null=True)
+    submission_id = serializers.IntegerField()
+    scored_at = serializers.DateTimeField(allow_null=True)
+
+
+class BeingRescoredOutput(serializers.Serializer):
+    submission_id = serializers.IntegerField()
+    model = serializers.CharField()
+    organisation = serializers.CharField()
+    status = serializers.CharField()
+    progress = serializers.IntegerField()
+
+
+class BoardOutput(serializers.Serializer):
+    modality = serializers.ChoiceField(choices=Modality.choices)
+    split = serializers.ChoiceField(choices=EvalSplit.choices)
+    rules = serializers.ChoiceField(choices=Rules.choices)
+    count = serializers.IntegerField()
+    results = BoardRowOutput(many=True)
+    being_rescored = BeingRescoredOutput(
+        many=True, help_text="Its rows being scored again: not ranked until they are."
+    )
+
+
+class SubmissionCreateInput(serializers.Serializer):
+    """The upload form's fields (leaderboard.forms.SubmissionForm), sent as multipart."""
+
+    model_name = serializers.CharField(max_length=200)
+    organisation = serializers.CharField(max_length=200, required=False)
+    parameters_billions = serializers.DecimalField(
+        max_digits=8,
+        decimal_places=2,
+        required=False,
+        help_text="In billions; needed for open weights.",
+    )
+    weights = serializers.ChoiceField(choices=Weights.choices)
+    modality = serializers.ChoiceField(choices=Modality.choices)
+    table_format = serializers.ChoiceField(choices=TableFormat.choices)
+    prompt_style = serializers.ChoiceField(choices=PromptStyle.choices, required=False)
+    split = serializers.ChoiceField(choices=EvalSplit.choices)
+    data_scope = serializers.ChoiceField(choices=DataScope.choices, required=False)
+    visibility = serializers.ChoiceField(choices=Visibility.choices, required=False)
+    paper_url = serializers.URLField(required=False)
+    code_url = serializers.URLField(required=False)
+    description = serializers.CharField(required=False)
+    predictions = serializers.FileField(
+        help_text="JSONL or a JSON array, optionally gzipped: one object per question with "
+        "question_id and response (null for no answer)."
+    )
+    kept_upload = serializers.CharField(
+        required=False, help_text="The page's own: a file kept from its last try."
+    )
+
+
+class ResultRowOutput(serializers.Serializer):
+    question_id = serializers.CharField()
+    split = serializers.CharField()
+    prediction = serializers.CharField(allow_null=True)
+    answered = serializers.BooleanField()
+    gold_answer = serializers.CharField(allow_null=True, help_text="Null on test questions.")
+    precision_2025_05 = serializers.FloatField(allow_null=True)
+    recall_2025_05 = serializers.FloatField(allow_null=True)
+    f1_2025_05 = serializers.FloatField(allow_null=True)
+    cc_2025_05 = serializers.BooleanField(allow_null=True)
+    counted_2025_10 = serializers.BooleanField(allow_null=True)
+    precision_2025_10 = serializers.FloatField(allow_null=True)
+    recall_2025_10 = serializers.FloatField(allow_null=True)
+    f1_2025_10 = serializers.FloatField(allow_null=True)
+    cc_2025_10 = serializers.BooleanField(allow_null=True)
+
+
+class ResultsOutput(serializers.Serializer):
+    submission = serializers.IntegerField()
+    count = serializers.IntegerField()
+    results = ResultRowOutput(many=True)
+
+
 class LeaderboardApi(APIView):
     """A public board's ranked rows, and apart from them (unranked) its submissions being
     scored again after their questions or gold answers changed."""
@@ -150,7 +263,7 @@ class LeaderboardApi(APIView):
             OpenApiParameter("q", str),
             OpenApiParameter("sort", str, description="A column, '-' first for descending"),
         ],
-        responses={200: dict},
+        responses={200: BoardOutput, 400: ErrorOutput},
     )
     def get(self, request: Request) -> Response:
         modality = request.query_params.get("modality", Modality.TEXT)
@@ -180,7 +293,10 @@ class SubmissionCreateApi(APIView):
     # Each upload is parsed and scored: a rate of its own (API_THROTTLE_UPLOADS).
     throttle_scope = "uploads"
 
-    @extend_schema(request={"multipart/form-data": dict}, responses={201: SubmissionOutput})
+    @extend_schema(
+        request={"multipart/form-data": SubmissionCreateInput},
+        responses={201: SubmissionOutput, 400: ErrorOutput},
+    )
     def post(self, request: Request) -> Response:
         form = SubmissionForm(request.data, request.FILES)
         form.is_valid()
@@ -217,7 +333,7 @@ class SubmissionRescoreApi(APIView):
     # Each re-scoring takes the scoring worker as long as an upload: the same rate.
     throttle_scope = "uploads"
 
-    @extend_schema(request=None, responses=SubmissionOutput)
+    @extend_schema(request=None, responses={202: SubmissionOutput, 400: ErrorOutput})
     def post(self, request: Request, pk: int) -> Response:
         submission = selectors.submission_for_viewer(submission_id=pk, user=request.user)
         submission = services.submission_rescore(submission=submission, user=request.user)
@@ -257,7 +373,7 @@ class SubmissionDeleteApi(APIView):
 class SubmissionResultsApi(APIView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(responses={200: dict})
+    @extend_schema(responses=ResultsOutput)
     def get(self, request: Request, pk: int) -> Response:
         submission = selectors.submission_for_viewer(submission_id=pk, user=request.user)
         if not selectors.can_manage(user=request.user, submission=submission):
@@ -282,6 +398,11 @@ class InferenceRunOutput(serializers.ModelSerializer):
         read_only=True, help_text="Resuming needs the own endpoint's key again."
     )
     progress = serializers.IntegerField(read_only=True, help_text="Percent of questions settled.")
+    state = serializers.CharField(
+        read_only=True,
+        help_text="Its state as pages show it: a run done with questions left without an "
+        "answer is partly_failed, or failed when none has one; else its status.",
+    )
     submission_url = serializers.SerializerMethodField()
 
     class Meta:
@@ -291,6 +412,7 @@ class InferenceRunOutput(serializers.ModelSerializer):
             "url",
             "created_by",
             "status",
+            "state",
             "model_name",
             "endpoint",
             "base_url",
@@ -401,7 +523,7 @@ class InferenceRunCreateApi(APIView):
 class InferenceRunListApi(APIView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(responses=InferenceRunOutput(many=True))
+    @extend_schema(responses=page_serializer("InferenceRunPage", InferenceRunOutput))
     def get(self, request: Request) -> Response:
         runs = selectors.inference_runs_for(user=request.user).defer(None)
         paginator = CountedPagination()

@@ -89,7 +89,10 @@ def demo_submissions_ensure(*, owner: User) -> list[Submission]:
             json.dumps({"question_id": q.id, "response": answer(q)}) for q in questions
         )
         upload = SimpleUploadedFile("predictions.jsonl", lines.encode(), "application/jsonl")
-        submission = submission_create(owner=owner, data=data, predictions=upload)
+        # The platform's rows, not the researcher's use of the test split.
+        submission = submission_create(
+            owner=owner, data=data, predictions=upload, daily_limit=False
+        )
         submission_score(submission_id=submission.pk)
         submission.refresh_from_db()
         made.append(submission)

@@ -12,7 +12,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from dataset.models import Question
+from hctqa.core.outcomes import Outcome
 from hctqa.core.prompts import PROMPT_STYLES, TABLE_FORMATS
+from hctqa.core.wording import counted
 from plumbing.jobs import Job, RunStatus
 
 
@@ -396,7 +398,7 @@ class Rescore(Job):
         ]
 
     def __str__(self) -> str:
-        return f"re-scoring {self.pk}: {self.total} submissions ({self.status})"
+        return f"re-scoring {self.pk}: {counted(self.total, 'submission')} ({self.status})"
 
     @property
     def is_active(self) -> bool:
@@ -516,7 +518,8 @@ class PropertyRegression(models.Model):
 
     def __str__(self) -> str:
         return (
-            f"regression over {self.submissions} submissions at {self.computed_at:%Y-%m-%d %H:%M}"
+            f"regression over {counted(self.submissions, 'submission')} "
+            f"at {self.computed_at:%Y-%m-%d %H:%M}"
         )
 
 
@@ -541,7 +544,7 @@ INFERENCE_STYLES = [(v, label) for v, label in PromptStyle.choices if v in PROMP
 ACTIVE_RUN_STATUSES = (RunStatus.QUEUED, RunStatus.RUNNING)
 
 
-class InferenceRun(Job):
+class InferenceRun(Outcome, Job):
     """The benchmark's questions sent to a model behind an OpenAI-compatible endpoint. Each
     answer is saved as it arrives; when all are in, the run becomes a scored submission.
 
@@ -744,6 +747,9 @@ class InferenceRun(Job):
         if self.status == RunStatus.QUEUED:
             return self.queued_at is None or self.queued_at < stale
         return False
+
+    def tally(self) -> tuple[int, int]:
+        return self.answered, self.failed
 
     @property
     def progress(self) -> int:

@@ -800,11 +800,65 @@ def inference_run_problems(*, run: InferenceRun, limit: int = 5) -> list[Inferen
 _PRIVATE_CONFIG_KEYS = frozenset({"base_url", "api_key_env", "registered_endpoint", "concurrency"})
 
 
-def inference_recipe(*, submission: Submission) -> dict[str, Any] | None:
-    """The configuration of the run that produced this submission, if one did."""
-    config = (
-        InferenceRun.objects.filter(submission=submission).values_list("config", flat=True).first()
-    )
-    if config is None:
+def answers_run(*, submission: Submission) -> InferenceRun | None:
+    """The inference run on this platform that produced the submission's answers, if one
+    did (an upload has none)."""
+    return InferenceRun.objects.filter(submission=submission).first()
+
+
+def inference_recipe(*, run: InferenceRun | None) -> dict[str, Any] | None:
+    """The configuration of the run that produced a submission, without where it ran."""
+    if run is None:
         return None
-    return {k: v for k, v in config.items() if k not in _PRIVATE_CONFIG_KEYS}
+    return {k: v for k, v in run.config.items() if k not in _PRIVATE_CONFIG_KEYS}
+
+
+# --- The same model, several rows --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NamedAlike:
+    """One row of a board under a model's name: its 2025-05 score (the rules the paper's rows
+    have) and its rank there (ties share one)."""
+
+    submission: Submission
+    score: Score
+    rank: int
+    from_run: bool  # its answers came from an inference run on this platform
+
+
+def same_model_rows(*, submission: Submission) -> list[NamedAlike]:
+    """The rows of the submission's public board under the same model name (any case), itself
+    included, highest recall first: empty unless it is on that board beside another. The
+    paper's Table 1 row and a computed row of one model differ; the model page says why."""
+    if submission.split not in BOARD_SPLITS:
+        return []
+    filters = BoardFilters(
+        modality=submission.modality,
+        split=submission.split,
+        rules=DEFAULT_RULES,
+        data_scope=submission.data_scope,
+    )
+    rows = list(
+        _board_rows(filters)
+        .filter(submission__model_name__iexact=submission.model_name)
+        .select_related("submission__owner", "submission__release")
+        .order_by(F("recall").desc(nulls_last=True), "submission_id")
+    )
+    if len(rows) < 2 or all(r.submission_id != submission.pk for r in rows):
+        return []
+    board = _board_rows(filters)
+    runs = set(
+        InferenceRun.objects.filter(submission__in=[r.submission_id for r in rows]).values_list(
+            "submission_id", flat=True
+        )
+    )
+    return [
+        NamedAlike(
+            row.submission,
+            row,
+            board.filter(recall__gt=row.recall).count() + 1 if row.recall is not None else 0,
+            row.submission_id in runs,
+        )
+        for row in rows
+    ]

@@ -14,6 +14,7 @@ from django_htmx.http import HttpResponseClientRefresh
 from accounts.selectors import can_submit_to_test_split
 from endpoints.selectors import endpoint_choices
 from hctqa.core.disclosure import DISCLOSURE_MARGIN
+from hctqa.core.reported import PAPER_REAL_QUESTIONS, PAPER_RUN
 from leaderboard import exports, selectors, services
 from leaderboard.forms import (
     BoardFilterForm,
@@ -245,7 +246,12 @@ def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
     if submission.status == "scored" and not submission.is_reported:
         context["hardest"] = selectors.hardest_questions(submission=submission, rules=rules)
     if not submission.is_reported:
-        context["recipe"] = selectors.inference_recipe(submission=submission)
+        run = selectors.answers_run(submission=submission)
+        context["run"] = run
+        context["recipe"] = selectors.inference_recipe(run=run)
+    context["named_alike"] = selectors.same_model_rows(submission=submission)
+    context["paper_real_questions"] = PAPER_REAL_QUESTIONS
+    context["paper_run"] = PAPER_RUN
     return render(request, "leaderboard/submission_detail.html", context)
 
 

@@ -1,10 +1,13 @@
-"""API wiring shared by the apps: application errors become HTTP 400 in one place."""
+"""API wiring shared by the apps: application errors become HTTP 400 in one place, with the
+shapes of those answers (``ErrorOutput``, ``ConflictOutput``) for the schema, and the schema's
+naming of the input serializers views declare inside themselves (``AutoSchema``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from drf_spectacular.openapi import AutoSchema as SpectacularAutoSchema
 from rest_framework import exceptions, serializers
 from rest_framework.fields import SkipField
 from rest_framework.response import Response
@@ -75,3 +78,54 @@ def read_what_is_valid(serializer: serializers.Serializer) -> tuple[dict[str, An
         except (exceptions.ValidationError, SkipField):
             continue
     return values, problems
+
+
+class AutoSchema(SpectacularAutoSchema):
+    """drf-spectacular's schema, naming a serializer declared inside a view after the view:
+    ``CandidateDraftApi.Input`` is the component ``CandidateDraftInput`` (every view's
+    ``Input`` was one component ``Input`` before, whose fields were the last view's)."""
+
+    def get_serializer_name(self, serializer: serializers.Serializer, direction: Any) -> str:
+        cls = serializer.__class__
+        outer, _, inner = cls.__qualname__.rpartition(".")
+        if not outer:
+            return cls.__name__.lstrip("_")
+        return outer.rpartition(".")[2].removesuffix("Api") + inner.removesuffix("Serializer")
+
+    def get_operation_id(self) -> str:
+        """A GET answering a page of items is a list (``tables_list``), apart from the GET
+        of one item (``tables_retrieve``): an APIView is always a retrieve otherwise."""
+        operation_id = super().get_operation_id()
+        if self.method == "GET" and operation_id.endswith("_retrieve") and self._answers_a_page():
+            return operation_id.removesuffix("_retrieve") + "_list"
+        return operation_id
+
+    def _answers_a_page(self) -> bool:
+        response = self.get_response_serializers()
+        if isinstance(response, dict):
+            response = response.get(200)
+        cls = response if isinstance(response, type) else type(response)
+        return "results" in getattr(cls, "_declared_fields", {})
+
+
+class ErrorOutput(serializers.Serializer):
+    """A request refused (400): what is wrong, and where when it is one field. A field that
+    fails its own checks is answered as ``{"field": ["why"]}`` instead."""
+
+    detail = serializers.CharField()
+    field = serializers.CharField(required=False, help_text="The field at fault.")
+    problems = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text="The details behind it."
+    )
+    errors = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()),
+        required=False,
+        help_text="Every problem, by field, when there are several.",
+    )
+
+
+class ConflictOutput(serializers.Serializer):
+    """A request that conflicts with the current state (409), and that state."""
+
+    detail = serializers.CharField()
+    current = serializers.DictField(allow_null=True)

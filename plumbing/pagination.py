@@ -76,3 +76,18 @@ class CountedPagination(PageNumberPagination):
         if self.page.number != number:
             raise NotFound(f"Page {number} is past the last page ({self.page.number})")
         return list(self.page)
+
+
+def page_serializer(name: str, item: type[Any], **extra: Any) -> type[Any]:
+    """For the schema: a page of ``item`` as ``CountedPagination`` answers it (``count``,
+    ``next``, ``previous``, ``results``), with ``extra`` fields beside them."""
+    from rest_framework import serializers
+
+    fields = {
+        "count": serializers.IntegerField(help_text="Items on every page together."),
+        "next": serializers.URLField(allow_null=True),
+        "previous": serializers.URLField(allow_null=True),
+        "results": item(many=True),
+        **extra,
+    }
+    return type(name, (serializers.Serializer,), fields)

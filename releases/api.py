@@ -13,7 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from plumbing.pagination import CountedPagination
+from plumbing.pagination import CountedPagination, page_serializer
 from plumbing.permissions import api_rule
 from releases import selectors, services
 from releases.models import Release, ReleaseBuild
@@ -29,7 +29,7 @@ def _download_url(request: Request, release: Release, edition: str, path: str) -
 class ReleaseListOutput(serializers.ModelSerializer):
     url = serializers.SerializerMethodField()
     page = serializers.SerializerMethodField()
-    previous = serializers.SlugRelatedField(slug_field="version", read_only=True)
+    previous = serializers.SlugRelatedField(slug_field="version", read_only=True, allow_null=True)
     changes = serializers.SerializerMethodField(help_text="Counts of each kind of change.")
     archives = serializers.SerializerMethodField(
         help_text="Per edition you may download, its one download (the Hugging Face folder as "
@@ -105,7 +105,7 @@ class ReleaseDetailOutput(ReleaseListOutput):
 
 
 class ReleaseBuildOutput(serializers.ModelSerializer):
-    release = serializers.SlugRelatedField(slug_field="version", read_only=True)
+    release = serializers.SlugRelatedField(slug_field="version", read_only=True, allow_null=True)
     url = serializers.SerializerMethodField()
 
     class Meta:
@@ -134,7 +134,7 @@ class ReleaseBuildOutput(serializers.ModelSerializer):
 class ReleaseListApi(APIView):
     permission_classes = [AllowAny]
 
-    @extend_schema(responses={200: ReleaseListOutput(many=True)})
+    @extend_schema(responses=page_serializer("ReleasePage", ReleaseListOutput))
     def get(self, request: Request) -> Response:
         paginator = CountedPagination()
         page = paginator.paginate_queryset(selectors.release_list(), request)

@@ -19,6 +19,7 @@ from typing import Any
 
 import httpx2
 
+from hctqa.core.wording import counted
 from plumbing.errors import ApplicationError
 
 # The repository's own git settings stay (the Hub makes it with the repository).
@@ -169,7 +170,7 @@ def publish(
     ]
     operations += [CommitOperationDelete(path_in_repo=p) for p in stale]
     commit = step(
-        f"uploading {len(files):,} files as one commit",
+        f"uploading {counted(len(files), 'file')} as one commit",
         lambda: api.create_commit(
             repo_id,
             operations,

@@ -13,6 +13,7 @@ from django.db import models
 from django.db.models import Q
 from django.urls import reverse
 
+from hctqa.core.outcomes import Outcome
 from plumbing.jobs import Job
 
 
@@ -104,7 +105,7 @@ class BuildStatus(models.TextChoices):
 ACTIVE_BUILD_STATUSES = (BuildStatus.QUEUED, BuildStatus.BUILDING)
 
 
-class ReleaseBuild(_Work):
+class ReleaseBuild(Outcome, _Work):
     """Cutting one release: queued, building (with progress and a heartbeat), then done (with
     its release) or failed (with the reason, and nothing left behind)."""
 
@@ -159,7 +160,7 @@ class PushStatus(models.TextChoices):
 ACTIVE_PUSH_STATUSES = (PushStatus.QUEUED, PushStatus.PUSHING)
 
 
-class ReleasePush(_Work):
+class ReleasePush(Outcome, _Work):
     """Publishing one edition of a release to a dataset repository on the Hugging Face Hub:
     its Hugging Face folder as one commit, tagged with the version. Queued, pushing (with its
     stage), then done (with the commit) or failed (with the reason). The token is never

@@ -137,7 +137,9 @@ prepare_platform() {
   local demo_log="$1"
   .venv/bin/python manage.py migrate --noinput
   .venv/bin/python manage.py collectstatic --noinput -v0
-  .venv/bin/python manage.py load_demo | tee "$demo_log"
+  .venv/bin/python manage.py load_demo >"$demo_log"
+  # What it loaded; the logins are shown once, in the start banner (demo_logins).
+  demo_summary "$demo_log"
   # With your copy of the HCT-QA release, the real tables and the paper's Table 1 rows as well.
   if [ -n "${HCTQA_DATA_DIR:-}" ]; then
     local data="$HCTQA_DATA_DIR"
@@ -196,6 +198,11 @@ synthetic_params_dir() {
     fi
   done
   return 1
+}
+
+# demo_summary LOG: what load_demo printed to LOG, without the logins that follow it.
+demo_summary() {
+  sed '/^Demo logins/,$d' "$1"
 }
 
 # demo_logins LOG: the demo logins that load_demo printed to LOG, for the start banner.

@@ -345,9 +345,15 @@ def page(browser: object) -> Iterator[object]:
     context.on("requestfailed", lambda request: in_flight.discard(request))
     page = context.new_page()
     page.set_default_timeout(10_000)
+    from tests.browser.pagecheck import ConsoleWatch
+
+    page.console = ConsoleWatch.on(page)  # type: ignore[attr-defined]
     yield page
     deadline = time.monotonic() + 5
     while in_flight and context.pages and time.monotonic() < deadline:
         context.pages[0].wait_for_timeout(50)
     context.close()
     time.sleep(0.1)  # the server thread closes its connection just after replying
+    # Every browser test fails on a console error or a refusal by the CSP it did not expect.
+    unexpected = page.console.unexpected()  # type: ignore[attr-defined]
+    assert not unexpected, "the browser's console reported:\n" + "\n".join(unexpected)

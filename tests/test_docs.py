@@ -96,3 +96,15 @@ def test_every_setting_is_in_the_configuration_table_once() -> None:
     documented = [name for cell in table for name in re.findall(r"`([A-Z][A-Z0-9_]+)`", cell)]
     assert not sorted(variables - set(documented)), "settings missing from docs/operators.md"
     assert not sorted({n for n in documented if documented.count(n) > 1})
+
+
+def test_the_readme_names_every_queue_scripts_run_starts_a_worker_for() -> None:
+    from django.conf import settings
+
+    run = (REPO / "scripts" / "run").read_text(encoding="utf-8")
+    started = re.search(r"^queues=\(([^)]*)\)", run, re.M)
+    assert started is not None
+    assert set(started.group(1).split()) == set(settings.WORKER_QUEUES)
+    sentence = re.search(r"one Celery worker per queue\s*\(([^)]*)\)", README.read_text())
+    assert sentence is not None
+    assert set(re.findall(r"`(\w+)`", sentence.group(1))) == set(settings.WORKER_QUEUES)

@@ -79,6 +79,7 @@ def crawl(
             "/api/questions/?status=verified&origin=human",
         ],
         "api-question-detail": [f"/api/questions/{Q}/", f"/api/questions/{POOL_Q}/"],
+        "api-index": ["/api/"],
         "api-schema": ["/api/schema/"],
         "api-docs": ["/api/docs/"],
         "accounts:account": ["/accounts/"],

@@ -4,12 +4,13 @@ when shown), and counts take the right noun form."""
 from __future__ import annotations
 
 import ast
+import re
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 
-from hctqa.core.wording import counted, time_span
+from hctqa.core.wording import counted, percent, time_span, whole_percent
 
 REPO = Path(__file__).resolve().parent.parent
 # The project's own code: every app and the project package (tests, migrations and the
@@ -121,3 +122,119 @@ def test_a_time_span_says_the_date_once_on_one_day() -> None:
     assert time_span(start, datetime(2026, 11, 24, 9, 5)) == (
         "2026-11-23 14:16 to 2026-11-24 09:05"
     )
+
+
+@pytest.mark.parametrize(
+    ("share", "decimals", "expected"),
+    [
+        (1.0, 1, "100.0"),
+        (9834 / 9835, 1, "99.9"),
+        (0.9996, 0, "99"),
+        (0.5, 1, "50.0"),
+        (0.12345, 2, "12.35"),
+        (0.0, 1, "0.0"),
+        (None, 1, "0.0"),
+        (1.5, 1, "100.0"),
+    ],
+)
+def test_a_share_short_of_the_whole_never_reads_100_percent(
+    share: float | None, decimals: int, expected: str
+) -> None:
+    assert percent(share, decimals) == expected
+
+
+def test_whole_percent_is_100_only_when_all_are_done() -> None:
+    assert whole_percent(199, 200) == 99
+    assert whole_percent(200, 200) == 100
+    assert whole_percent(0, 0) == 0
+
+
+# Nouns the platform counts. After a count they take counted() (Python), |pluralize
+# (templates) or counted() (static/js/annotate/common.js); a limit written as a constant
+# (MAX_TABLES, settings.X) is never 1 and may stay plural.
+COUNTED_NOUNS = [
+    "accounts",
+    "answers",
+    "bytes",
+    "candidates",
+    "cells",
+    "characters",
+    "columns",
+    "comments",
+    "documents",
+    "files",
+    "hours",
+    "minutes",
+    "pages",
+    "predictions",
+    "properties",
+    "questions",
+    "requests",
+    "rows",
+    "seconds",
+    "submissions",
+    "tables",
+    "times",
+    "tries",
+    "verdicts",
+]
+_NOUN_AFTER = re.compile(r"^ ([a-z]+)\b(?!/)")  # not a rate ("tables/s")
+_CONSTANT = re.compile(r"^(settings\.)?[A-Z][A-Z0-9_]*$")
+# A value that names a kind, not a count ("{scope} tables", "{t.source} tables").
+_NOT_A_COUNT = re.compile(r"source|scope|code|format|display|name|label|kind")
+_PLURAL_MARK = re.compile(r"[a-z]\(s\)")  # "page(s)", not an arrow function's "(s) =>"
+
+
+def _plain_plurals(tree: ast.AST) -> list[tuple[int, str]]:
+    found = []
+    for node in ast.walk(tree):
+        text = node.value if isinstance(node, ast.Constant) else None
+        if isinstance(text, str) and _PLURAL_MARK.search(text.replace("http(s)://", "")):
+            found.append((node.lineno, node.value.strip()[:40]))
+        if not isinstance(node, ast.JoinedStr):
+            continue
+        for value, after in zip(node.values, node.values[1:], strict=False):
+            if not (isinstance(value, ast.FormattedValue) and isinstance(after, ast.Constant)):
+                continue
+            noun = _NOUN_AFTER.match(str(after.value))
+            expression = ast.unparse(value.value)
+            if (
+                noun
+                and noun.group(1) in COUNTED_NOUNS
+                and not _CONSTANT.match(expression)
+                and not _NOT_A_COUNT.search(expression)
+            ):
+                found.append((node.lineno, f"{{{expression}}} {noun.group(1)}"))
+    return found
+
+
+def test_every_counted_message_takes_the_right_noun_form() -> None:
+    bad = [
+        f"{path.relative_to(REPO)}:{line}: {text}"
+        for path in [*SOURCES, *(REPO / "ingest").rglob("*.py")]
+        if "migrations" not in path.parts
+        for line, text in _plain_plurals(ast.parse(path.read_text(encoding="utf-8")))
+    ]
+    nouns = "|".join(COUNTED_NOUNS)
+    unplural = re.compile(rf"\{{\{{ ([^}}|]+)(\|[^}}]*)? \}}\}} ({nouns})\b")
+    js_count = re.compile(rf"\$\{{[^}}]+\}} ({nouns})\b")
+    for path in (REPO / "templates").rglob("*.html"):
+        text = path.read_text(encoding="utf-8")
+        for number, line in enumerate(text.splitlines(), 1):
+            if _PLURAL_MARK.search(line):
+                bad.append(f"{path.relative_to(REPO)}:{number}: (s)")
+            for match in unplural.finditer(line):
+                if not match.group(1).endswith(("_max", "limit")):  # a limit is never 1
+                    bad.append(f"{path.relative_to(REPO)}:{number}: {match.group(0)}")
+    for path in (REPO / "static" / "js").rglob("*.js"):
+        if "vendor" in path.parts:
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if _PLURAL_MARK.search(line) or js_count.search(line):
+                bad.append(f"{path.relative_to(REPO)}:{number}: {line.strip()[:60]}")
+    assert bad == []
+
+
+def test_the_plural_scan_finds_what_it_looks_for() -> None:
+    tree = ast.parse('f"{n} questions"\nf"{MAX_TABLES} tables"\n"1 page(s)"')
+    assert _plain_plurals(tree) == [(1, "{n} questions"), (3, "1 page(s)")]

@@ -40,6 +40,7 @@ from dataset.selectors import (
 )
 from hctqa.core import taxonomy
 from hctqa.core.agreement import AgreementReport, Disagreement, agreement_report, majority
+from hctqa.core.wording import counted
 
 User = AbstractBaseUser | AnonymousUser
 
@@ -486,7 +487,7 @@ def recent_work(*, annotator: User, limit: int = 15) -> list[WorkItem]:
                 authoring.changed_at or authoring.created_at,
                 f"{question.id}, version {authoring.version}",
                 reverse("annotate:question_change", args=[question.id]) if allowed else "",
-                "" if allowed else f"more than {window} hours old, or now gold control",
+                "" if allowed else f"more than {counted(window, 'hour')} old, or now gold control",
             )
         )
     for slot in (

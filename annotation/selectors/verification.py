@@ -31,6 +31,7 @@ from annotation.models import (
 from dataset.models import Question, QuestionOrigin, QuestionStatus, Split, Table
 from dataset.selectors import can_see_private_questions
 from hctqa.core.agreement import cohen_kappa, krippendorff_alpha
+from hctqa.core.wording import percent
 
 # The paper's shares (Section 3.2): of the generated questions, 72% were rated Good, 24%
 # Ambiguous and 4% Nonsensical, and about half of the answers needed correcting.
@@ -379,7 +380,7 @@ def outcome_shares_by_day(*, days: int = 60) -> list[DayShares]:
     for day in sorted(by_day)[-days:]:
         counts = {r.value: by_day[day].get(r.value, 0) for r in Rating}
         total = sum(counts.values())
-        shares = {k: round(100 * v / total) for k, v in counts.items()}
+        shares = {k: int(percent(v / total, 0)) for k, v in counts.items()}
         out.append(DayShares(day, total, counts, shares))
     return out
 

@@ -379,9 +379,15 @@ def _work_through(run: GenerationRun) -> str:
             except Exception as exc:  # noqa: BLE001 - one table's surprise must not stall the run
                 logger.exception("generation run %s: table %s failed", run_id, item.table_id)
                 _fail_item(item, f"Internal error: {exc.__class__.__name__}: {exc}", "")
-    GenerationRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
-        status=RunStatus.DONE, finished_at=timezone.now()
+    running = GenerationRun.objects.filter(pk=run_id, status=RunStatus.RUNNING)
+    # Through every table: failed when none got a valid reply (partly failed, shown so, when
+    # some did not), done otherwise.
+    running.filter(tables_done=0, tables_failed__gt=0).update(
+        status=RunStatus.FAILED,
+        error="No table got a valid reply: see why for each below, then retry them",
+        finished_at=timezone.now(),
     )
+    running.update(status=RunStatus.DONE, finished_at=timezone.now())
     return GenerationRun.objects.values_list("status", flat=True).get(pk=run_id)
 
 

@@ -20,6 +20,7 @@ from annotation import permissions as rules
 from dataset.models import Question, QuestionOrigin, QuestionStatus, Split
 from dataset.signals import announce_question_set_change
 from hctqa.core.answers import AnswerFormatError, canonical_answer
+from hctqa.core.wording import counted
 from plumbing.errors import ApplicationError
 
 MAX_PER_CHANGE = 1000
@@ -70,7 +71,7 @@ def _announce(changed: list[str], *, joined: bool) -> None:
     # listens, in this transaction, and queues the affected submissions to be scored again.
     if changed:
         where = "joined" if joined else "left"
-        questions = "1 question" if len(changed) == 1 else f"{len(changed)} questions"
+        questions = counted(len(changed), "question")
         announce_question_set_change(
             sender=Question,
             reason=f"{questions} {where} the gold pool",

@@ -131,13 +131,15 @@ def synthetic_run_execute(*, run_id: int) -> str:
     if not jobs.claim(SYNTHETIC_RUN, run_id):
         return "not claimable"
     run = SyntheticRun.objects.get(pk=run_id)
-    last = [0.0]
+    last: list[Any] = [0.0, ""]  # when progress was last recorded, and its stage
 
     def progress(stage: str, done: int, total: int) -> None:
+        # At most once a second within a stage; a new stage at once (the import that follows
+        # the last table must not show as "tables 10500 of 10500" while it runs).
         now = time.monotonic()
-        if now - last[0] < 1 and done < total:
+        if stage == last[1] and now - last[0] < 1 and done < total:
             return
-        last[0] = now
+        last[0], last[1] = now, stage
         SyntheticRun.objects.filter(pk=run_id).update(
             stage=stage, done=done, total=total, heartbeat_at=timezone.now()
         )

@@ -19,6 +19,7 @@ from dataset.signals import (
 from hctqa.core import taxonomy
 from hctqa.core.release import ReleaseQuestion, ReleaseTable
 from hctqa.core.splits import SPLITS, SplitRow, assign_splits
+from hctqa.core.wording import counted
 
 # Called as progress(done, total) while rows are written.
 Progress = Callable[[int, int], None]
@@ -169,11 +170,11 @@ def _reason(summary: ImportSummary) -> str:
         moves = ", ".join(f"{n:,} {move}" for move, n in summary.split_moves.items())
         parts.append(f"tables moved split ({moves})")
     if summary.gold_changed:
-        parts.append(f"{summary.gold_changed:,} gold answers changed")
+        parts.append(f"{counted(summary.gold_changed, 'gold answer')} changed")
     if summary.questions_created:
-        parts.append(f"{summary.questions_created:,} questions added")
+        parts.append(f"{counted(summary.questions_created, 'question')} added")
     if summary.questions_updated and not parts:
-        parts.append(f"{summary.questions_updated:,} questions updated")
+        parts.append(f"{counted(summary.questions_updated, 'question')} updated")
     return "release import: " + ("; ".join(parts) or "tables updated")
 
 

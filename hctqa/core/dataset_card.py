@@ -23,6 +23,7 @@ from typing import Any
 import yaml
 
 from hctqa.core import taxonomy
+from hctqa.core.wording import counted
 
 LICENCE = "mit"  # the HCT-QA benchmark's licence
 DEFAULT_CONFIG = "default"
@@ -285,7 +286,8 @@ def dataset_card(facts: CardFacts) -> str:
         f"{edition}\n\n"
         f"Cut on {facts.created} from the HCT-QA platform at commit `{facts.commit}`. "
         "A release never changes; `SHA256SUMS` beside this folder lists every file's SHA-256.\n\n"
-        f"**{counts['questions']:,} questions on {counts['tables']:,} tables.**\n\n"
+        f"**{counted(counts['questions'], 'question')} on "
+        f"{counted(counts['tables'], 'table')}.**\n\n"
         "| split | questions |\n|---|---:|\n"
         f"{splits}\n"
         f"- Questions by source: {_count_line(counts['questions_by_source'])}\n"

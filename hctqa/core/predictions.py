@@ -69,7 +69,7 @@ class _Fatal(Exception):
 
 
 def _size(n: int) -> str:
-    return f"{n / 1024 / 1024:.1f} MB" if n >= 1024 * 1024 else f"{n:,} bytes"
+    return f"{n / 1024 / 1024:.1f} MB" if n >= 1024 * 1024 else counted(n, "byte")
 
 
 class _Text:
@@ -147,7 +147,7 @@ def _oversized_problem(where: str, record: _Oversized, max_record_chars: int) ->
     found = _ID_IN_TEXT.search(record.head) or _ID_IN_TEXT.search(record.tail)
     named = f" (question {found.group(1)})" if found else ""
     return (
-        f"{where}{named}: the record is {record.chars:,} characters long, over the "
+        f"{where}{named}: the record is {counted(record.chars, 'character')} long, over the "
         f"{max_record_chars:,} a record may take; is its answer far too long?"
     )
 
@@ -339,7 +339,8 @@ class _Collector:
         if limit is not None and isinstance(answer, str) and len(answer) > limit:
             return self.problem(
                 "record",
-                f"{where}: the answer to {question_id} is {len(answer):,} characters long, "
+                f"{where}: the answer to {question_id} is "
+                f"{counted(len(answer), 'character')} long, "
                 f"over the limit of {limit:,}",
             )
         claimed = record.get(GOLD_KEY)
@@ -350,8 +351,8 @@ class _Collector:
         if claimed is not None and limit is not None and len(claimed) > limit:
             return self.problem(
                 "record",
-                f"{where}: the {GOLD_KEY} of {question_id} is {len(claimed):,} characters "
-                f"long, over the limit of {limit:,}",
+                f"{where}: the {GOLD_KEY} of {question_id} is "
+                f"{counted(len(claimed), 'character')} long, over the limit of {limit:,}",
             )
         if self.known_ids is not None and question_id not in self.known_ids:
             return self.problem(

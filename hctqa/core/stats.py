@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hctqa.core.taxonomy import TABLE_PROPERTIES, Taxonomy
+from hctqa.core.wording import counted
 
 # --- Paired bootstrap ----------------------------------------------------------------------
 
@@ -126,7 +127,7 @@ def regress_on_table_properties(
     x = np.column_stack([np.ones(n), matrix[:, keep]]) if keep else np.ones((n, 1))
     k = x.shape[1]
     if n <= k:
-        raise ValueError(f"Too few tables ({n}) for {k - 1} properties")
+        raise ValueError(f"Too few tables ({n}) for {counted(k - 1, 'property', 'properties')}")
     beta, *_ = np.linalg.lstsq(x, y, rcond=None)
     residuals = y - x @ beta
     dof = n - k

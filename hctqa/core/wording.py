@@ -1,5 +1,5 @@
-"""Small helpers for the platform's sentences: counts with the right noun form, and time
-spans that say a date once."""
+"""Small helpers for the platform's sentences: counts with the right noun form, shares in
+percent that never say 100% before the last one, and time spans that say a date once."""
 
 from __future__ import annotations
 
@@ -11,6 +11,24 @@ def counted(n: int, singular: str, plural: str | None = None) -> str:
     (``counted(2, "entry", "entries")``)."""
     word = singular if n == 1 else (plural or f"{singular}s")
     return f"{n:,} {word}"
+
+
+def percent(share: float | None, decimals: int = 1) -> str:
+    """A share (0–1) in percent, to ``decimals`` places: ``0.5`` → ``50.0``. Short of the
+    whole it never reads 100 (9,834 of 9,835 is ``99.9``, not ``100.0``): rounded up, a
+    missing answer would disappear."""
+    if share is None:
+        return f"{0:.{decimals}f}"
+    share = max(0.0, min(1.0, share))
+    text = f"{share * 100:.{decimals}f}"
+    if share < 1 and float(text) >= 100:
+        text = f"{100 - 10**-decimals:.{decimals}f}"
+    return text
+
+
+def whole_percent(done: int, total: int) -> int:
+    """``done`` of ``total`` in whole percent, rounded down: 100 only when all are done."""
+    return min(100, 100 * done // total) if total > 0 else 0
 
 
 def time_span(start: datetime, end: datetime) -> str:

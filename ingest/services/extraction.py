@@ -24,6 +24,7 @@ from hctqa.core.extraction.grid import Grid, clean_text
 from hctqa.core.extraction.metrics import compare
 from hctqa.core.extraction.worker import PageError, PageRunner, PageTimeout, WorkerFailed
 from hctqa.core.hidden_text import CONTROL_SPACES, without_hidden
+from hctqa.core.wording import counted
 from ingest import files, selectors
 from ingest import jobs as ingest_jobs
 from ingest.jobs import DOCUMENT_EXTRACTION, candidate_scores_resend
@@ -190,7 +191,7 @@ def _open_pdf(runner: PageRunner, document: Document) -> None:
     if pages > settings.INGEST_MAX_PAGES:
         raise UploadRefused(
             "too_many_pages",
-            f"This PDF has {pages:,} pages, more than the limit of "
+            f"This PDF has {counted(pages, 'page')}, more than the limit of "
             f"{settings.INGEST_MAX_PAGES:,} (INGEST_MAX_PAGES); split it into parts.",
         )
     _add_pages(document, pages)

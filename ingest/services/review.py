@@ -23,6 +23,7 @@ from hctqa.core.extraction.pdf import STRATEGY_LINES, STRATEGY_MANUAL, STRATEGY_
 from hctqa.core.extraction.table import FLAGS
 from hctqa.core.extraction.worker import PageError, PageTimeout, WorkerFailed
 from hctqa.core.hidden_text import CONTROL_SPACES, without_hidden
+from hctqa.core.wording import counted
 from ingest import files
 from ingest import jobs as ingest_jobs
 from ingest.models import (
@@ -109,7 +110,8 @@ def _text(value: Any, name: str, limit: int, *, one_line: bool) -> str:
     text = visible_line(value) if one_line else _notes(value)
     if len(text) > limit:
         raise ApplicationError(
-            f"the {name} has {len(text):,} characters; at most {limit:,} are kept: shorten it",
+            f"the {name} has {counted(len(text), 'character')}; at most {limit:,} are kept: "
+            "shorten it",
             field=name,
         )
     return text

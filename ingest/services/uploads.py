@@ -29,6 +29,7 @@ from dataset.models import (
 from hctqa.core.extraction import documents as docs
 from hctqa.core.extraction.images import PNG, image_format
 from hctqa.core.hidden_text import without_hidden
+from hctqa.core.wording import counted
 from ingest import files
 from ingest import jobs as ingest_jobs
 from ingest.models import (
@@ -100,7 +101,7 @@ def _receive(chunks: Iterable[bytes]) -> Received:
                 if size > limit:
                     raise UploadRefused(
                         "too_large",
-                        f"This file is larger than the limit of {limit:,} bytes "
+                        f"This file is larger than the limit of {counted(limit, 'byte')} "
                         "(INGEST_MAX_BYTES); split the document, or ask an admin to raise it.",
                     )
                 if len(head) < _HEAD_BYTES:

@@ -14,6 +14,7 @@ from django.contrib.auth import get_user_model
 
 from accounts.services import notify
 from hctqa.core.disclosure import DISCLOSURE_MARGIN
+from hctqa.core.wording import counted
 from leaderboard.models import (
     DEFAULT_RULES,
     InferenceRun,
@@ -52,8 +53,8 @@ def submission_outcome_notify(*, submission_id: int) -> None:
         shown = score is not None and not score.withheld and score.recall is not None
         if shown and score.n_questions >= DISCLOSURE_MARGIN:
             text += (
-                f": recall {100 * (score.recall or 0):.1f}% on {score.n_questions:,} "
-                f"questions ({DEFAULT_RULES} rules)"
+                f": recall {100 * (score.recall or 0):.1f}% on "
+                f"{counted(score.n_questions, 'question')} ({DEFAULT_RULES} rules)"
             )
     elif submission.status == Status.FAILED:
         text = f"{what}, failed: {submission.error}"

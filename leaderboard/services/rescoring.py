@@ -22,6 +22,7 @@ from django.db import transaction
 from django.db.models import Case, Count, Q, Value, When
 from django.utils import timezone
 
+from hctqa.core.outcomes import Outcome
 from hctqa.core.scoring import collector_paused
 from hctqa.core.snapshots import FrozenQuestion, question_set_digests
 from leaderboard import selectors
@@ -173,11 +174,21 @@ def _refresh_after(scored: int) -> None:
 
 
 @dataclass(frozen=True)
-class RescoreProgress:
+class RescoreProgress(Outcome):
     rescore: Rescore
     scored: int  # scored again, fresh
     failed: int  # could not be scored again (the reason is on each)
     pending: int  # waiting or being scored
+
+    @property
+    def status(self) -> str:  # type: ignore[override]
+        return self.rescore.status
+
+    def get_status_display(self) -> str:
+        return self.rescore.get_status_display()
+
+    def tally(self) -> tuple[int, int]:
+        return self.scored, self.failed
 
     @property
     def percent(self) -> int:

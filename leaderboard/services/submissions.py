@@ -163,7 +163,7 @@ def check_matches_split(
     if len(answers) == 1:
         message = f"The one prediction is not {where}"
     else:
-        message = f"None of the {len(answers):,} predictions is {where}"
+        message = f"None of the {counted(len(answers), 'prediction')} is {where}"
     raise PredictionsError(f"{message}. Choose the split and tables the file answers.")
 
 
@@ -390,6 +390,7 @@ def submission_create(
     data: SubmissionInput,
     predictions: File | None,
     problems: Problems | None = None,
+    daily_limit: bool = True,
 ) -> Submission:
     """Check everything in one pass (test-split access and today's limit, the metadata, the
     file's own problems and whether it fits the split), then store the upload and queue
@@ -399,16 +400,19 @@ def submission_create(
     ``problems``: what the caller found wrong reading the request (a form's field errors);
     the fields they name are not checked again. The file is read before the transaction
     opens: the limit's lock (a write lock on SQLite) is held only to store.
+    ``daily_limit=False``: not counted against today's test-split limit (the demo loader's
+    rows, which the platform makes, not the researcher).
     """
     SUBMITTING.check(owner)
     problems = problems or Problems()
-    counted = not problems.on("split") and selectors.includes_test_questions(data.split)
-    if counted:
+    on_test = not problems.on("split") and selectors.includes_test_questions(data.split)
+    if on_test:
         with problems.check():
             account_check_test_split_access(user=owner)
-        if not problems.on("split"):
-            with problems.check():
-                _check_test_split_slot_left(owner)
+    counted = on_test and daily_limit
+    if counted and not problems.on("split"):
+        with problems.check():
+            _check_test_split_slot_left(owner)
     with problems.check():
         check_stored_submissions_left(owner)
     check_metadata_problems(data, problems)

@@ -5,6 +5,7 @@ from datetime import datetime
 from django import template
 from django.utils import timezone
 
+from hctqa.core.wording import percent as _percent
 from hctqa.core.wording import time_span as _time_span
 
 register = template.Library()
@@ -26,8 +27,8 @@ def score(value: float | None) -> str:
 
 @register.filter
 def percent(value: float | None) -> str:
-    """A share in percent (0–100), to one decimal."""
-    return "0" if value is None else f"{max(0.0, min(1.0, value)) * 100:.1f}"
+    """A share in percent (0–100), to one decimal; short of the whole, never 100."""
+    return "0" if value is None else _percent(value)
 
 
 @register.simple_tag

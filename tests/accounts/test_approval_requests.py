@@ -58,6 +58,9 @@ def test_one_button_and_a_note_reach_every_admin(client: Client, eve, boss) -> N
     confirmed = f"{Account.objects.get(user=eve).email_confirmed_at:%d %B %Y}"
     assert NOTE in email.body and f"eve@example.org (confirmed {confirmed})" in email.body
     assert "http://localhost:8000/accounts/approval-requests/" in email.body
+    # One request waits, not "wait" (the verb agrees with the count).
+    assert "\n1 approval request for test-split submissions waits for you:" in email.body
+    assert "Approve or decline it here:" in email.body
 
     # The page now says the request is with the admins, and offers no second button.
     page = client.get("/accounts/").text

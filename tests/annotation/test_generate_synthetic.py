@@ -14,6 +14,7 @@ from django.test import Client, override_settings
 from annotation import services
 from annotation.models import SyntheticRun
 from dataset.models import Question, SyntheticTable, Table
+from hctqa.core.wording import counted
 from plumbing.jobs import RunStatus
 from tests.factories import UserFactory
 from tests.synthetic_params import write_small_params
@@ -240,3 +241,28 @@ def test_a_run_names_its_table_properties_by_their_labels(client: Client) -> Non
         shown = client.get(url).content.decode().split("<h2>Recent runs</h2>")[-1]
         assert "Row nesting, Column aggregation › Local (column group)" in shown, url
         assert "local_column_group_aggregation" not in shown, url
+
+
+def test_the_import_shows_as_its_own_stage_while_it_runs(
+    small_params: Path, client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The generator's last progress call (tables N of N) comes less than a second before the
+    # import starts: the import must still be recorded, not left looking like generation.
+    admin = UserFactory(role="admin")
+    client.force_login(admin)
+    seen = {}
+    real_import = services.synthetic.release_import
+
+    def watched_import(**kwargs: object) -> object:
+        row = SyntheticRun.objects.get()
+        seen.update(stage=row.stage, done=row.done, total=row.total)
+        seen["line"] = client.get(f"/annotate/synthetic/{row.pk}/").content.decode()
+        return real_import(**kwargs)
+
+    monkeypatch.setattr(services.synthetic, "release_import", watched_import)
+    with override_settings(SYNTHETIC_PARAMS_DIR=str(small_params)):
+        run_ = services.synthetic_run_create(user=admin, families=["Number_of_accidents"])
+        assert services.synthetic_run_execute(run_id=run_.pk) == "done"
+    assert seen["stage"] == "import" and seen["done"] == 0 and seen["total"] > 0
+    tables = counted(seen["total"], "table")
+    assert f"Running</strong> · importing {tables} into the dataset" in seen["line"]

@@ -192,6 +192,17 @@ def test_truncated_output_is_reported_and_nothing_is_half_saved(admin, server, t
     assert (run.tables_done, run.tables_failed, run.progress) == (1, 1, 100)
 
 
+def test_a_run_where_every_table_fails_is_failed_not_done(admin, server, tables, key) -> None:
+    cut = valid_reply()[:300]
+    server.queue(*[Reply(cut, finish_reason="length")] * 6)  # three tries for each table
+    run = start(admin, server, tables, key)
+    assert generation_run_execute(run_id=run.pk) == "failed"
+    run.refresh_from_db()
+    assert (run.status, run.tables_done, run.tables_failed) == ("failed", 0, 2)
+    assert run.error.startswith("No table got a valid reply")
+    assert run.is_resumable  # the failed tables can be retried
+
+
 @pytest.mark.parametrize(
     ("output", "reason"),
     [

@@ -1,16 +1,65 @@
 """Checks every page a browser test changes goes through: screenshots at 1440 px and 390 px
 wide (kept under the test's tmp dir), no page-level sideways scroll, key controls visible and
 inside the viewport, and axe-core (vendored, tests/browser/vendor) with no serious or critical
-violation."""
+violation. ``ConsoleWatch``: every browser test fails on a console error or a refusal by the
+Content-Security-Policy (the ``page`` fixture of tests/conftest.py watches each page)."""
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
 AXE = Path(__file__).parent / "vendor" / "axe.min.js"
 WIDTHS = (1440, 390)
+
+# Chromium fires securitypolicyviolation in the page for each refusal; the listener is
+# installed before any of the page's own scripts run, on every page the test opens.
+_CSP_LISTENER = """
+document.addEventListener("securitypolicyviolation", (e) => {
+  window.reportViolation(
+    `${e.effectiveDirective} refused ${e.blockedURI || "inline"} at ${e.sourceFile}:${e.lineNumber}`
+  );
+});
+"""
+
+
+@dataclass
+class ConsoleWatch:
+    """What a browser test's pages said was wrong: console errors and refusals by the
+    Content-Security-Policy. A test that makes an error on purpose (a 409 it provokes, a
+    request refused) says which with ``expect``; anything else fails the test."""
+
+    problems: list[str] = field(default_factory=list)
+    expected: list[re.Pattern[str]] = field(default_factory=list)
+
+    @classmethod
+    def on(cls, page: Page) -> ConsoleWatch:
+        watch = cls()
+        page.context.expose_function("reportViolation", lambda text: watch.add(page, text))
+        page.context.add_init_script(_CSP_LISTENER)
+        page.on(
+            "console",
+            lambda message: (
+                watch.add(page, message.text)
+                if message.type == "error" or "Content Security Policy" in message.text
+                else None
+            ),
+        )
+        page.on("pageerror", lambda error: watch.add(page, f"uncaught {error}"))
+        return watch
+
+    def add(self, page: Page, text: str) -> None:
+        self.problems.append(f"{page.url}: {text}")
+
+    def expect(self, pattern: str) -> None:
+        """Console errors matching ``pattern`` (a regular expression) are the test's own."""
+        self.expected.append(re.compile(pattern))
+
+    def unexpected(self) -> list[str]:
+        return [p for p in self.problems if not any(e.search(p) for e in self.expected)]
 
 
 def axe_violations(page: Page) -> list[dict]:

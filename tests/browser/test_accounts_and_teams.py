@@ -39,6 +39,7 @@ def _log_out(page: Page) -> None:
 def test_signing_up_and_confirming_the_address_without_javascript(
     live_server, page: Page, browser: Browser, tmp_path
 ) -> None:
+    page.console.expect(r"status of 400 ")  # a spoiled confirmation link, on purpose
     page.set_viewport_size({"width": 390, "height": 800})
     page.goto(f"{live_server.url}/accounts/sign-up/")
     page.get_by_label("Username").fill("newton")
@@ -175,6 +176,7 @@ def test_asking_for_approval_being_approved_and_told(live_server, page: Page, tm
 def test_assigning_tables_and_the_queue_that_serves_them_first(
     live_server, page: Page, tmp_path
 ) -> None:
+    page.console.expect(r"status of 400 ")  # an assignment refused on purpose
     UserFactory(username="judge", role="adjudicator")
     UserFactory(username="ann", role="annotator")
     UserFactory(username="rita", role="researcher")

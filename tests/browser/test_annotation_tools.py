@@ -75,6 +75,7 @@ def test_annotating_a_table_with_the_keyboard(live_server, page: Page, annotator
 
 
 def test_nothing_is_lost_while_offline(live_server, page: Page, annotator) -> None:
+    page.console.expect(r"net::ERR_INTERNET_DISCONNECTED")  # the test takes the browser offline
     TableFactory(id="psa--1--1")
     log_in(page, live_server.url, "ann")
     page.goto(f"{live_server.url}/annotate/properties/psa--1--1/")
@@ -98,6 +99,7 @@ def test_nothing_is_lost_while_offline(live_server, page: Page, annotator) -> No
 
 
 def test_nothing_is_lost_when_the_session_expires(live_server, page: Page, annotator) -> None:
+    page.console.expect(r"status of 401 ")  # the session ends on purpose
     TableFactory(id="psa--1--1")
     TableFactory(id="psa--1--2")
     log_in(page, live_server.url, "ann")
@@ -144,6 +146,7 @@ def test_two_tabs_never_overwrite_a_save_unasked(live_server, page: Page, annota
 
 
 def test_a_draft_survives_closing_the_tab(live_server, page: Page, annotator) -> None:
+    page.console.expect(r"net::ERR_INTERNET_DISCONNECTED")  # the test takes the browser offline
     TableFactory(id="psa--1--1")
     log_in(page, live_server.url, "ann")
     page.goto(f"{live_server.url}/annotate/properties/psa--1--1/")
@@ -174,6 +177,7 @@ def test_a_draft_survives_closing_the_tab(live_server, page: Page, annotator) ->
 
 
 def test_writing_a_question_with_the_keyboard(live_server, page: Page, annotator) -> None:
+    page.console.expect(r"status of 400 ")  # a question refused by the server, on purpose
     TableFactory(id="psa--1--1")
     log_in(page, live_server.url, "ann")
     page.goto(f"{live_server.url}/annotate/questions/")
@@ -205,6 +209,7 @@ def test_writing_a_question_with_the_keyboard(live_server, page: Page, annotator
 
 
 def test_a_broken_answer_is_refused_on_the_spot(live_server, page: Page, annotator) -> None:
+    page.console.expect(r"status of 400 ")  # the server refuses the broken answer
     TableFactory(id="psa--1--1")
     log_in(page, live_server.url, "ann")
     page.goto(f"{live_server.url}/annotate/questions/psa--1--1/")

@@ -145,6 +145,7 @@ def test_the_regression_page_charts_the_coefficients_with_their_intervals(
 def test_the_submit_and_inference_forms_show_every_problem_at_once(
     live_server, page: Page, tmp_path
 ) -> None:
+    page.console.expect(r"status of 400 ")  # the forms are sent with problems on purpose
     UserFactory(username="rita", role="researcher")
     registered("http://127.0.0.1:9/v1", name="lab-vllm")
     log_in(page, live_server.url, "rita")

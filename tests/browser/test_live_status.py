@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.utils import timezone
@@ -25,6 +26,34 @@ from tests.factories import (
 from tests.ingest.pdfs import TOTAL_ROWS, table_pdf
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]
+
+
+@pytest.fixture
+def queued_document(print_pdf, settings, tmp_path: Path) -> Any:
+    """A PDF a judge uploaded, waiting for the ingest worker."""
+    settings.INGEST_FILES_ROOT = tmp_path / "ingest"
+    settings.MEDIA_ROOT = tmp_path / "media"
+    return ingest_services.document_upload(
+        user=UserFactory(username="judge", role="adjudicator"),
+        collection=CollectionFactory(code="census", name="US Census"),
+        file_name="abstract.pdf",
+        chunks=[table_pdf(print_pdf, TOTAL_ROWS)],
+        enqueue=False,
+    )
+
+
+@pytest.fixture
+def queued_build(settings, tmp_path: Path) -> Any:
+    """Release 2026.11, asked for by an admin, waiting for a worker."""
+    settings.RELEASES_ROOT = tmp_path / "releases"
+    settings.RELEASE_BUILD_PROCESSES = 1
+    QuestionFactory(table=TableFactory(id="psa--7--1", split="train"))
+    return release_services.release_build_start(
+        user=UserFactory(username="root", role="admin"),
+        version="2026.11",
+        title="November",
+        enqueue=False,
+    )
 
 
 def polling(page: Page, selector: str) -> bool:
@@ -72,18 +101,9 @@ def test_the_runs_list_follows_a_board_entry_until_scored(live_server, page: Pag
 
 
 def test_the_ingest_page_follows_each_document_until_it_is_done(
-    live_server, page: Page, print_pdf, settings, tmp_path: Path
+    live_server, page: Page, queued_document
 ) -> None:
-    settings.INGEST_FILES_ROOT = tmp_path / "ingest"
-    settings.MEDIA_ROOT = tmp_path / "media"
-    judge = UserFactory(username="judge", role="adjudicator")
-    document = ingest_services.document_upload(
-        user=judge,
-        collection=CollectionFactory(code="census", name="US Census"),
-        file_name="abstract.pdf",
-        chunks=[table_pdf(print_pdf, TOTAL_ROWS)],
-        enqueue=False,
-    )
+    document = queued_document
     log_in(page, live_server.url, "judge")
     page.goto(f"{live_server.url}/ingest/")
     row = page.locator("#document-rows tr", has_text="census--1")
@@ -96,15 +116,9 @@ def test_the_ingest_page_follows_each_document_until_it_is_done(
 
 
 def test_the_releases_page_follows_a_build_until_the_release_is_ready(
-    live_server, page: Page, settings, tmp_path: Path
+    live_server, page: Page, queued_build
 ) -> None:
-    settings.RELEASES_ROOT = tmp_path / "releases"
-    settings.RELEASE_BUILD_PROCESSES = 1
-    QuestionFactory(table=TableFactory(id="psa--7--1", split="train"))
-    root = UserFactory(username="root", role="admin")
-    build = release_services.release_build_start(
-        user=root, version="2026.11", title="November", enqueue=False
-    )
+    build = queued_build
     log_in(page, live_server.url, "root")
     page.goto(f"{live_server.url}/releases/")
     expect(page.locator("#active-build")).to_contain_text("Release 2026.11 is being built")
@@ -117,3 +131,38 @@ def test_the_releases_page_follows_a_build_until_the_release_is_ready(
     expect(page.locator("#release-2026\\.11")).to_be_visible()
     expect(cut).to_be_enabled()
     expect(page.get_by_text(re.compile("is being built"))).to_have_count(0)
+
+
+def settled_like_a_fresh_load(page: Page, section: str) -> None:
+    """Once the live section has stopped asking, the page reads exactly as the same page
+    loaded afresh: nothing outside the section still says how things were."""
+    page.wait_for_timeout(2500)
+    assert not polling(page, section)
+    live = page.locator("main").inner_text()
+    page.reload()
+    assert page.locator("main").inner_text() == live
+
+
+def test_the_document_page_says_nothing_stale_once_done(
+    live_server, page: Page, queued_document
+) -> None:
+    document = queued_document
+    log_in(page, live_server.url, "judge")
+    page.goto(f"{live_server.url}{document.get_absolute_url()}")
+    expect(page.locator("#document-progress")).to_contain_text("waiting for the ingest worker")
+    ingest_services.document_extract(document_id=document.pk)
+    expect(page.locator("#document-progress")).to_contain_text("Done: 1 of 1 page read.")
+    settled_like_a_fresh_load(page, "#document-progress")
+
+
+def test_the_build_page_says_nothing_stale_once_the_release_is_ready(
+    live_server, page: Page, queued_build
+) -> None:
+    build = queued_build
+    log_in(page, live_server.url, "root")
+    page.goto(f"{live_server.url}{build.get_absolute_url()}")
+    expect(page.locator("#build-progress")).to_contain_text("Queued")
+    release_services.release_build_run(build_id=build.pk)
+    expect(page.locator("#build-progress")).to_contain_text("Release 2026.11 is ready")
+    expect(page.locator(".breadcrumbs")).not_to_contain_text("building")
+    settled_like_a_fresh_load(page, "#build-progress")

@@ -42,6 +42,7 @@ def fail_first(page: Page, pattern: str, times: int, status: int) -> list[int]:
 
 
 def test_a_save_the_server_fails_is_sent_again(live_server, page: Page) -> None:
+    page.console.expect(r"status of 502 ")  # the server fails the save on purpose
     annotator = UserFactory(username="ann", role="annotator")
     TableFactory(id="psa--1--1")
     TableFactory(id="psa--1--2")
@@ -76,6 +77,9 @@ def rewrite(page: Page, text: str) -> None:
 def test_a_verdict_sent_after_the_session_ended_goes_once_logged_in_again(
     live_server, page: Page, settings
 ) -> None:
+    page.console.expect(
+        r"status of (401|503) "
+    )  # the session ends and the server fails, on purpose
     settings.VERIFICATION_GOLD_PERCENT = 0
     ModelQuestionFactory(table=TableFactory(id="psa--7--1"))
     UserFactory(username="first", role="annotator")
@@ -102,6 +106,7 @@ def test_a_verdict_sent_after_the_session_ended_goes_once_logged_in_again(
 def test_a_lease_lost_while_typing_says_so_and_keeps_the_text_in_view(
     live_server, page: Page, settings
 ) -> None:
+    page.console.expect(r"status of 409 ")  # the lease is lost on purpose
     settings.VERIFICATION_GOLD_PERCENT = 0
     ModelQuestionFactory(table=TableFactory(id="psa--7--1"))
     UserFactory(username="first", role="annotator")
@@ -137,6 +142,7 @@ def written(username: str) -> Question:
 def test_a_question_changed_on_two_devices_keeps_the_second_change_to_save_knowingly(
     live_server, page: Page, browser
 ) -> None:
+    page.console.expect(r"status of 409 ")  # the second device's change is refused on purpose
     question = written("ann")
     url = f"{live_server.url}/annotate/mine/questions/{question.pk}/"
     log_in(page, live_server.url, "ann")
@@ -265,6 +271,7 @@ def wait_for_count(page: Page, given: list[int], count: int) -> None:
 def test_sending_by_hand_during_a_backoff_keeps_one_retry_going(
     live_server, page: Page, settings
 ) -> None:
+    page.console.expect(r"status of 503 ")  # the server fails on purpose
     settings.VERIFICATION_GOLD_PERCENT = 0
     ModelQuestionFactory(table=TableFactory(id="psa--7--1"))
     UserFactory(username="first", role="annotator")
@@ -284,6 +291,7 @@ def test_sending_by_hand_during_a_backoff_keeps_one_retry_going(
 def test_a_change_refused_as_outdated_is_kept_on_the_device_for_the_newer_version(
     live_server, page: Page, browser
 ) -> None:
+    page.console.expect(r"status of 409 ")  # the outdated change is refused on purpose
     question = written("ann")
     url = f"{live_server.url}/annotate/mine/questions/{question.pk}/"
     log_in(page, live_server.url, "ann")

@@ -30,6 +30,7 @@ def _no_gold(settings) -> None:
 def test_the_menu_folds_on_a_phone_and_the_403_page_says_why(
     live_server, page: Page, tmp_path
 ) -> None:
+    page.console.expect(r"status of 403 ")  # the 403 page is what the test looks at
     UserFactory(username="rita", role="researcher")
     page.set_viewport_size({"width": 390, "height": 800})
     page.goto(f"{live_server.url}/")
@@ -121,6 +122,7 @@ def test_the_property_tool_keeps_save_in_view_and_opens_its_sheet_with_a_questio
 def test_the_question_tool_lists_existing_questions_warns_on_a_near_duplicate_and_marks_cells(
     live_server, page: Page, tmp_path
 ) -> None:
+    page.console.expect(r"status of 400 ")  # the near duplicate is refused until confirmed
     UserFactory(username="ann", role="annotator")
     table = TableFactory(id="psa--1--1")
     QuestionFactory(

@@ -24,7 +24,7 @@ from dataset.models import Table
 from endpoints.models import Endpoint
 from ingest import services as ingest_services
 from tests.factories import LOOKUP_PROPERTIES as LOOKUP
-from tests.factories import CollectionFactory, InferenceRunFactory
+from tests.factories import CollectionFactory, InferenceRunFactory, ModelQuestionFactory
 from tests.ingest.pdfs import NESTED_COLUMNS, table_pdf
 from tests.synthetic_params import write_small_params
 
@@ -48,24 +48,27 @@ SKIP_NAMES = {
     "media",
 }
 
-# A control off the right (or left) edge of the screen. A link in a wide table that scrolls in
-# its own box is reachable; a form field or button there is not (it must fit the screen).
+# A control off the right (or left) edge of the screen. A link in a wide data table that
+# scrolls in its own box is reachable; a form field or button there is not (it must fit the
+# screen), nor a link in a row of tabs or buttons that scrolls (the tabs past the edge are
+# never seen).
 OFF_SCREEN = """() => {
   const width = document.documentElement.clientWidth;
   const found = [];
+  const inside = (box) => box.left >= -0.5 && box.right <= width + 0.5;
   const controls = "a[href], summary, button, input:not([type=hidden]), select, textarea";
   for (const el of document.querySelectorAll(controls)) {
     if (el.matches(".skip-link") || !el.checkVisibility({visibilityProperty: true})) continue;
     const box = el.getBoundingClientRect();
     if (box.width === 0 && box.height === 0) continue;
-    if (box.left >= -0.5 && box.right <= width + 0.5) continue;
+    if (inside(box)) continue;
     if (el.matches("a[href], summary")) {
       let scroller = null;
       for (let up = el.parentElement; up && up !== document.body; up = up.parentElement) {
         if (["auto", "scroll"].includes(getComputedStyle(up).overflowX)) { scroller = up; break; }
       }
-      const outer = scroller && scroller.getBoundingClientRect();
-      if (outer && outer.left >= -0.5 && outer.right <= width + 0.5) continue;
+      const inTable = scroller && el.closest("table") && scroller.contains(el.closest("table"));
+      if (inTable && inside(scroller.getBoundingClientRect())) continue;
     }
     const name = (el.id ? "#" + el.id : el.tagName.toLowerCase())
       + (el.getAttribute("name") ? `[name=${el.getAttribute("name")}]` : "")
@@ -254,3 +257,92 @@ def test_every_page_each_role_reaches_fits_a_phone(live_server, page: Page, site
         problems += [f"{role}: {problem}" for problem in found]
     assert not problems, "\n".join(problems)
     assert not MUST_REACH - reached, "the crawl did not reach these pages"
+
+
+# A synthetic family's table id as the generator names it, and a release table's: no spaces,
+# so a line cannot break at a word (issue 33).
+LONG_IDS = (
+    "synthetic--Evolution_of_pollution_in_percent_set1_1",
+    "synthetic--Number_of_students_per_school_type_NONSEM_set12_3",
+)
+
+
+@pytest.fixture
+def long_ids(settings) -> list[str]:
+    """Every kind of page that shows a table's id, for tables with long ids: the table page,
+    the dataset list, the discussion, the annotation tools, a disagreement to resolve, a
+    flag, the annotator's recent work and a verification."""
+    settings.VERIFICATION_GOLD_PERCENT = 0
+    call_command("load_demo", stdout=io.StringIO())
+    users = {u.username: u for u in User.objects.all()}
+    annotator, admin = users["annotator"], users["admin"]
+    tables = []
+    for table_id in LONG_IDS:
+        table = Table.objects.create(
+            id=table_id,
+            source="synthetic",
+            split="train",
+            canonical_csv="Region,Male,Female\nNorth,10,12\nSouth,20,22\n",
+            table_properties={},
+        )
+        tables.append(table)
+    table = tables[0]
+    for person, props in ((annotator, {"row_nesting": True}), (admin, {"row_nesting": False})):
+        PropertyAnnotation.objects.create(
+            table=table, annotator=person, properties=props, version=1, saved_at=timezone.now()
+        )
+    services.flag_raise(user=annotator, table=table, question=None, reason="other", note="Cut.")
+    question = services.question_write(
+        annotator=annotator,
+        table=table,
+        client_key=uuid.uuid4(),
+        text="Which value is the largest in the table?",
+        gold_answer="{22}",
+        query_properties=LOOKUP,
+    )
+    ModelQuestionFactory(table=tables[1])
+    slot = services.verification_claim(annotator=admin)
+    return [
+        f"/tables/{table.id}/",
+        f"/tables/{tables[1].id}/",
+        "/dataset/?q=synthetic",
+        f"/discussion/tables/{table.id}/",
+        f"/discussion/questions/{question.id}/",
+        f"/annotate/properties/{table.id}/",
+        f"/annotate/questions/{table.id}/",
+        f"/annotate/agreement/{table.id}/",
+        "/annotate/flags/",
+        "/annotate/mine/",
+        f"/annotate/verify/{slot.public_id}/",
+    ]
+
+
+def test_long_table_ids_wrap_on_a_phone(live_server, page: Page, long_ids: list[str]) -> None:
+    log_in(page, live_server.url, "admin")
+    visited, problems = crawl(page, live_server.url, long_ids, limit=len(long_ids))
+    assert visited == long_ids
+    assert not problems, "\n".join(problems)
+
+
+def test_the_resolve_page_shows_every_coder_beside_the_decision_on_a_phone(
+    live_server, page: Page
+) -> None:
+    # A demo table's release labels count as one more coder: three columns of marks to read
+    # across each row before deciding it.
+    call_command("load_demo", stdout=io.StringIO())
+    users = {u.username: u for u in User.objects.all()}
+    table = Table.objects.filter(id__startswith="synthetic--demo-").order_by("id").first()
+    for person, props in (
+        (users["annotator"], {"row_nesting": True}),
+        (users["admin"], {"multi_level_column": True}),
+    ):
+        PropertyAnnotation.objects.create(
+            table=table, annotator=person, properties=props, version=1, saved_at=timezone.now()
+        )
+    log_in(page, live_server.url, "admin")
+    visited, problems = crawl(page, live_server.url, [f"/annotate/agreement/{table.id}/"], 1)
+    assert visited and not problems, problems
+    coders = page.locator(".resolve-grid th.coder")
+    expect(coders).to_have_text(["admin", "annotator", "release"])
+    for box in (coders.nth(i).bounding_box() for i in range(3)):
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]

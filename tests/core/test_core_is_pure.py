@@ -16,6 +16,7 @@ CORE_MODULES = [
     "hctqa.core.disclosure",
     "hctqa.core.predictions",
     "hctqa.core.stats",
+    "hctqa.core.outcomes",
     "hctqa.core.reported",
     "hctqa.core.answers",
     "hctqa.core.gold_control",

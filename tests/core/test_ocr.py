@@ -21,7 +21,7 @@ from hctqa.core.extraction.extract import tables_of
 from hctqa.core.extraction.icdar import read_document
 from hctqa.core.extraction.layout import Char, PageLayout, layout_from_pdfplumber
 from hctqa.core.extraction.rules_image import erase_rules, find_rules
-from hctqa.core.extraction.table import FLAG_LOW_CONFIDENCE
+from hctqa.core.extraction.table import FLAG_LOW_CONFIDENCE, FLAG_UNKNOWN_WORD
 from tests.conftest import DATA_DIR, REPO
 
 ICDAR = DATA_DIR / "icdar2013-eu"
@@ -401,3 +401,68 @@ def test_decimal_points_of_a_real_200_dpi_scan_are_read() -> None:
         right += sum(text in read for text in wanted)
     assert decimals == 68
     assert right >= 62  # 57 without the points put back
+
+
+# --- Review marks ------------------------------------------------------------------------------
+
+
+def _marked_table(known: set[str] | None) -> dict[str, tuple[str, ...]]:
+    """A table read through OCR: each line's label with the confidence the engine gave it;
+    ``known``: the labels its dictionary knows (None: the engine said nothing of that).
+    Each label's cell flags."""
+    from hctqa.core.extraction.extract import extract_box
+    from tests.core.test_extraction_rules import box_of, page, words
+
+    labels = [
+        ("Concentration", 0.95),  # in the dictionary
+        ("oncentration", 0.88),  # "C oncentration": the engine split the word
+        ("Estimates", 0.96),  # in the dictionary
+        ("Ourestimates", 0.93),  # two words read as one, and sure of it
+        ("Monoprix", 0.95),  # a name, read cleanly: no dictionary has it
+        ("Eroski", 0.8),  # a name the page uses twice
+        ("Eroski,", 0.82),
+        ("1S", 0.35),  # the engine was unsure
+    ]
+    lines = [words(100, (10, "Item"), (100, "2019"), (160, "2020"), confidence=0.96)]
+    for k, (label, confidence) in enumerate(labels):
+        lines.append(
+            [
+                *words(114 + 14 * k, (10, label), confidence=confidence),
+                *words(114 + 14 * k, (100, f"{10 + k}"), (160, f"{20 + k}"), confidence=0.96),
+            ]
+        )
+    layout = page(*lines, source="ocr")
+    if known is not None:
+        dictionary = frozenset(w for w in layout.words if w.text in known)
+        layout = replace(layout, meta={ocr.DICTIONARY_WORDS: dictionary})
+    table = extract_box(layout, box_of(layout))
+    return {c.text: c.flags for c in table.cells if c.text in dict(labels) or c.text == "Item"}
+
+
+def test_ocr_marks_low_confidence_and_words_no_dictionary_supports() -> None:
+    marks = _marked_table({"Item", "Concentration", "Estimates"})
+    assert marks == {
+        "Item": (),
+        "Concentration": (),
+        "Estimates": (),
+        "oncentration": (FLAG_UNKNOWN_WORD,),
+        "Ourestimates": (FLAG_UNKNOWN_WORD,),
+        "Monoprix": (),  # read surely: a name, not a misread
+        "Eroski": (),  # the page's own words support it
+        "Eroski,": (),
+        "1S": (FLAG_LOW_CONFIDENCE,),
+    }
+
+
+def test_without_the_engines_dictionary_only_low_confidence_marks() -> None:
+    marks = _marked_table(None)
+    assert {text for text, flags in marks.items() if flags} == {"1S"}
+
+
+def test_real_ocr_says_which_words_its_dictionary_knows(page_png: Path) -> None:
+    gray, dpi = images.open_image(page_png, max_pixels=10_000_000)
+    layout = ocr.layout_from_image(gray, dpi)
+    known = layout.meta[ocr.DICTIONARY_WORDS]
+    assert known and known < set(layout.words)
+    assert {"Pesticides", "compounds", "water"} <= {w.text for w in known}
+    assert not {"kg/year", "Chlorpyrifos"} & {w.text for w in known}

@@ -93,7 +93,7 @@ def test_images_come_in_through_the_api_and_the_command(
     path.write_bytes(as_jpeg(render_table_png("Item,2019\nSchools,120\nStudents,51000\n")))
     out = io.StringIO()
     call_command("ingest", str(path), "--collection", "scans", stdout=out)
-    assert "1 page(s), 1 table candidate(s)" in out.getvalue()
+    assert "1 page, 1 table candidate" in out.getvalue()
     made = Document.objects.get(file_name="photo.jpeg")
     assert made.candidates.get().machine_csv == "Item,2019\nSchools,120\nStudents,51000\n"
 

@@ -17,11 +17,11 @@ from annotation import selectors as annotation_selectors
 from dataset import selectors as dataset_selectors
 from dataset import services as dataset_services
 from dataset.models import Collection, Question, Table
-from hctqa.core.extraction.grid import grid_from_canonical
+from hctqa.core.extraction.grid import Grid, GridCell, grid_from_canonical
 from hctqa.core.extraction.worker import PageRunner, PageTimeout
 from hctqa.core.images import render_table_png
 from hctqa.core.splits import split_for_table
-from ingest import files, services
+from ingest import files, selectors, services
 from ingest.models import Candidate, CandidateStatus, Document, PageStatus
 from leaderboard.selectors import benchmark_questions
 from plumbing.errors import ApplicationError, ConflictError
@@ -612,7 +612,7 @@ def test_the_command_ingests_files_into_a_collection(print_pdf, tmp_path: Path, 
     path.write_bytes(table_pdf(print_pdf, TOTAL_ROWS))
     out = io.StringIO()
     call_command("ingest", str(path), "--collection", "QNPC Statistical Abstract 2024", stdout=out)
-    assert "document qnpc-2024--1, 1 page(s), 1 table candidate(s) (1 lines)" in out.getvalue()
+    assert "document qnpc-2024--1, 1 page, 1 table candidate (1 lines)" in out.getvalue()
     assert Candidate.objects.get().machine_csv == TOTAL_ROWS
 
 
@@ -651,3 +651,58 @@ def test_beat_queues_again_an_extraction_whose_worker_died(
     assert services.documents_sweep() == 0
     document.refresh_from_db()
     assert document.status == "failed" and "stopped 3 times" in document.message
+
+
+def test_the_quality_page_is_linked_from_the_dataset_and_each_document(
+    candidate, adjudicator
+) -> None:
+    # The dataset page is public: anyone finds how extraction does from there.
+    assert 'href="/ingest/quality/"' in Client().get("/dataset/").content.decode()
+    client = Client()
+    client.force_login(adjudicator)
+    document = client.get(candidate.document.get_absolute_url()).content.decode()
+    assert 'href="/ingest/quality/"' in document
+    assert 'href="/ingest/quality/"' in client.get("/ingest/").content.decode()
+
+
+def test_the_review_goes_through_a_document_before_the_next_one(adjudicator, collection) -> None:
+    def document(number: int) -> Document:
+        return Document.objects.create(
+            collection=collection,
+            number=number,
+            kind="pdf",
+            file_name=f"{number}.pdf",
+            sha256=f"{number:064d}",
+            size_bytes=1,
+        )
+
+    grid = Grid.build(2, 2, [GridCell(r, c, 1, 1, f"{r}{c}") for r in (0, 1) for c in (0, 1)])
+
+    def candidates(doc: Document, count: int) -> list[Candidate]:
+        return [
+            Candidate.objects.create(
+                document=doc,
+                number=n,
+                strategy="lines",
+                machine_grid=grid.as_json(),
+                machine_csv=grid.to_canonical(),
+            )
+            for n in range(1, count + 1)
+        ]
+
+    earlier = candidates(document(1), 1)  # uploaded before, still waiting
+    first, second = candidates(document(2), 3), candidates(document(3), 1)
+    order = lambda c: selectors.next_pending(c)  # noqa: E731
+    # From the middle of a document: the rest of it, the ones after first, then before.
+    assert order(first[1]) == first[2].pk
+    assert order(first[2]) == first[0].pk
+    # A document done: the next one, then the earlier ones.
+    for done in first[:2]:
+        services.candidate_reject(editor=adjudicator, candidate=done, reason="a figure")
+    assert order(first[2]) == second[0].pk
+    assert order(second[0]) == earlier[0].pk
+    # After rejecting, the page goes on to the next candidate.
+    client = Client()
+    client.force_login(adjudicator)
+    response = client.post(f"/ingest/candidates/{first[2].pk}/reject/", {"reason": "a figure"})
+    assert response["Location"] == second[0].get_absolute_url()

@@ -73,3 +73,11 @@ def test_a_runs_times_say_the_date_once_within_a_day(
     times = re.search(r'id="run-times">(.*?)</dd>', page, re.S).group(1)
     assert shown in times
     assert status_line(page, "run-status-line") == f"Done · {finished:%Y-%m-%d %H:%M} UTC"
+
+
+def test_one_missing_answer_is_never_shown_as_100_percent(client: Client) -> None:
+    # 9,834 of the 9,835 real questions answered: 99.99%, which one decimal rounds up.
+    almost = SubmissionFactory(coverage=9834 / 9835, n_questions=9835)
+    page = client.get(almost.get_absolute_url()).content.decode()
+    assert "99.9% answered" in page
+    assert "100.0% answered" not in page

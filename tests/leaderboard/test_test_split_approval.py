@@ -159,7 +159,7 @@ def test_an_admin_approves_in_the_django_admin_and_it_records_who_and_when(
         {"action": "approve_for_test_split", "_selected_action": [newcomer.pk]},
         follow=True,
     )
-    assert "1 account(s) approved for test-split submissions." in response.text
+    assert "1 account approved for test-split submissions." in response.text
     account = Account.objects.get(user=newcomer)
     assert account.test_split_approved_by == admin and account.test_split_approved_at
     # The approval now lets the upload through.

@@ -15,7 +15,7 @@ from django.utils import timezone
 from hctqa.celery import app
 from leaderboard import services
 from leaderboard.models import QuestionResult, Status, Submission
-from tests.factories import UserFactory
+from tests.factories import SubmissionFactory, UserFactory
 from tests.leaderboard.conftest import answers, upload
 from tests.leaderboard.conftest import submit as submit_predictions
 
@@ -337,3 +337,19 @@ def test_a_run_that_lost_its_claim_cannot_save_over_the_next_one(dataset, resear
     Submission.objects.filter(pk=submission.pk).update(status=Status.SCORING, attempts=2)
     services.scoring._fail(submission.pk, "stale run", attempt=1)
     assert Submission.objects.get(pk=submission.pk).status == Status.SCORING
+
+
+def test_gt_that_agrees_everywhere_is_good_news_not_a_warning(client: Client, researcher) -> None:
+    agreeing = SubmissionFactory(
+        owner=researcher, gold_claims={"compared": 8843, "differ": 0, "examples": []}
+    )
+    differing = SubmissionFactory(
+        owner=researcher, gold_claims={"compared": 10, "differ": 2, "examples": ["psa--1--1--M0"]}
+    )
+    client.force_login(researcher)
+    page = client.get(agreeing.get_absolute_url()).content.decode()
+    assert "agree with the platform's on all 8,843 questions compared" in page
+    assert '<section class="all-clear gold-claims"' in page
+    assert 'class="notice gold-claims"' not in page
+    page = client.get(differing.get_absolute_url()).content.decode()
+    assert '<section class="notice gold-claims"' in page

@@ -103,3 +103,24 @@ def test_a_supervisor_that_stops_on_its_own_is_reported(tmp_path: Path) -> None:
         _, err = run.communicate(timeout=20)
     assert run.returncode == 1
     assert "A supervisor stopped; see var/log/." in err
+
+
+def test_the_demo_logins_are_printed_once_at_start_up(tmp_path: Path) -> None:
+    # prepare_platform with a stand-in for the virtualenv's python that prints what
+    # load_demo prints: the summary goes to the terminal, the logins wait for the banner.
+    fake = tmp_path / ".venv" / "bin" / "python"
+    fake.parent.mkdir(parents=True)
+    fake.write_text(
+        "#!/bin/sh\n"
+        'if [ "$2" = load_demo ]; then\n'
+        "  echo 'Tables: 6 created, 0 updated, 0 unchanged.'\n"
+        "  echo 'Demo logins (username / password, role):'\n"
+        "  echo '  admin / admin-demo-pass  (admin)'\n"
+        "fi\n"
+    )
+    fake.chmod(0o755)
+    started = lib("prepare_platform demo.log && demo_logins demo.log", tmp_path)
+    assert started.returncode == 0, started.stderr
+    assert started.stdout.count("admin / admin-demo-pass") == 1
+    assert started.stdout.startswith("Tables: 6 created")
+    assert "Demo logins" in (tmp_path / "demo.log").read_text()

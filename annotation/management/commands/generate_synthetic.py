@@ -84,11 +84,12 @@ class Command(BaseCommand):
     def report(self, generation: Generation, elapsed: float) -> None:
         tables = len(generation.tables)
         self.stdout.write(
-            f"Generated {tables:,} tables and {generation.question_count:,} questions in "
+            f"Generated {counted(tables, 'table')} and "
+            f"{counted(generation.question_count, 'question')} in "
             f"{elapsed:.1f} s ({tables / elapsed if elapsed else 0:.1f} tables/s)."
         )
         for family, layouts in generation.tables_per_family_and_layout().items():
-            self.stdout.write(f"  {family}: {sum(layouts.values()):,} tables")
+            self.stdout.write(f"  {family}: {counted(sum(layouts.values()), 'table')}")
             for layout, count in sorted(layouts.items()):
                 self.stdout.write(f"    {count:5,}  {layout}")
         per_template = generation.questions_per_template()

@@ -23,6 +23,7 @@ from typing import Any
 from hctqa.core.extraction.columns import merge_horizontal, merge_vertical
 from hctqa.core.extraction.detect import find_regions
 from hctqa.core.extraction.layout import Box, PageLayout, layout_from_pdfplumber
+from hctqa.core.extraction.ocr import review_marks
 from hctqa.core.extraction.structure import read_structure
 from hctqa.core.extraction.table import (
     DEFAULT_STRATEGY,
@@ -91,7 +92,7 @@ def extract_box(layout: PageLayout, box: Box, strategy: str = DEFAULT_STRATEGY) 
         text_only=strategy == STRATEGY_TEXT,
         rules_only=strategy == STRATEGY_LINES,
     )
-    return found if found is not None else empty_table(layout.number, box)
+    return review_marks(found, layout) if found is not None else empty_table(layout.number, box)
 
 
 def _worth_keeping(table: Table) -> bool:
@@ -107,7 +108,9 @@ def extract_page(layout: PageLayout) -> list[Table]:
         rules = layout.rules_near(_frame_of(layout, region.bbox), margin=1.0)
         table = read_structure(words, rules, region.bbox, layout.number, find_title=False)
         if table is not None and _worth_keeping(table):
-            tables.append(replace(table, title=region.title, notes=region.notes))
+            tables.append(
+                review_marks(replace(table, title=region.title, notes=region.notes), layout)
+            )
     return tables
 
 

@@ -11,7 +11,12 @@ A scanned PDF page is rendered at ``OCR_DPI``; an image file is read at its own 
    the picture (``restore_points``);
 4. the words and the rules, in the page's own units (points for a PDF page, pixels for an
    image file), make a ``PageLayout`` with ``source="ocr"``, which the table rules read as they
-   read a text page.
+   read a text page; its meta keeps the words the engine's dictionary knows.
+
+The tables read from such a page get review marks (``review_marks``): a cell holding a word the
+engine was unsure of, or a word that neither its dictionary nor the page's own words support
+("oncentration"; "Ourestimates", two of the page's words run together), is marked for the
+reviewer to check against the picture.
 
 Nothing is downloaded: the engine and its language data come from the system's packages.
 ``language`` is Tesseract's code (``eng``, ``ara``, ``eng+ara``); a language whose data is not
@@ -21,6 +26,7 @@ installed is refused with the package to install.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -28,6 +34,7 @@ from typing import Any
 
 from hctqa.core.extraction.documents import DocumentError
 from hctqa.core.extraction.layout import Box, PageLayout, Rule, Word, layout_of_words
+from hctqa.core.extraction.table import FLAG_LOW_CONFIDENCE, FLAG_UNKNOWN_WORD, Table
 
 # A scanned page is read at its scan's own resolution, within these bounds: finer costs time
 # and gains nothing; coarser text is enlarged first (Tesseract wants letters 20+ pixels high).
@@ -43,6 +50,8 @@ GLYPH_PIXELS = 20
 # An image file that does not say its resolution is taken to be a screenshot or a scan at
 # this many dots per inch (it sets the length a ruling line needs).
 ASSUMED_IMAGE_DPI = 150.0
+# A layout's meta key: the words the OCR engine found in its language's dictionary.
+DICTIONARY_WORDS = "dictionary_words"
 LANGUAGE_PATTERN = re.compile(r"^[a-z][a-z_]{1,15}(\+[a-z][a-z_]{1,15}){0,4}$", re.ASCII)
 TESSDATA_DIRS = (
     "/usr/share/tesseract-ocr/5/tessdata",
@@ -65,6 +74,8 @@ class OcrWord:
     confidence: float
     # Each character's box (x0, top, x1, bottom), as the engine placed it; () when unknown.
     glyphs: tuple[tuple[float, float, float, float], ...] = ()
+    # The engine found the word in its language's dictionary.
+    in_dictionary: bool = False
 
 
 def tessdata_dir() -> Path | None:
@@ -191,7 +202,8 @@ def recognise(gray: Any, *, dpi: float, language: str = DEFAULT_LANGUAGE) -> lis
                 x0, _top, x1, _bottom = box
                 top, bottom = _band(item, line, band, box)
                 confidence = max(0.0, item.Confidence(word)) / 100
-                current = OcrWord(text, x0, top, x1, bottom, confidence)
+                known = bool(item.WordIsFromDictionary())
+                current = OcrWord(text, x0, top, x1, bottom, confidence, in_dictionary=known)
         glyph = item.BoundingBox(symbol)
         if current is not None and glyph is not None:
             glyphs.append(tuple(float(v) for v in glyph))  # type: ignore[arg-type]
@@ -290,6 +302,7 @@ def _scaled(word: OcrWord, factor: float) -> OcrWord:
         word.bottom * factor,
         word.confidence,
         tuple(tuple(v * factor for v in g) for g in word.glyphs),  # type: ignore[misc]
+        word.in_dictionary,
     )
 
 
@@ -422,25 +435,29 @@ def read_picture(
         for w in recognise(picture, dpi=dpi * enlarge, language=language)
         if _keep(w)
     ]
-    return layout_of_words(
+    placed = [
+        Word(
+            w.text,
+            w.x0 * scale,
+            w.top * scale,
+            w.x1 * scale,
+            w.bottom * scale,
+            size=(w.bottom - w.top) * scale,
+            confidence=round(w.confidence, 3),
+        )
+        for w in words
+    ]
+    layout = layout_of_words(
         number,
         width,
         height,
-        (
-            Word(
-                w.text,
-                w.x0 * scale,
-                w.top * scale,
-                w.x1 * scale,
-                w.bottom * scale,
-                size=(w.bottom - w.top) * scale,
-                confidence=round(w.confidence, 3),
-            )
-            for w in words
-        ),
+        placed,
         (Rule(r.x0 * scale, r.top * scale, r.x1 * scale, r.bottom * scale) for r in found.rules),
         source="ocr",
     )
+    # The words the engine's dictionary knows, for the review marks (``review_marks``).
+    known = frozenset(p for p, w in zip(placed, words, strict=True) if w.in_dictionary)
+    return replace(layout, meta={DICTIONARY_WORDS: known})
 
 
 def render_gray(page: Any, dpi: float = OCR_DPI) -> tuple[Any, float]:
@@ -474,7 +491,7 @@ def layout_from_scan(page: Any, number: int, language: str = DEFAULT_LANGUAGE) -
         layout,
         width=float(page.width),
         height=float(page.height),
-        meta={"dpi": dpi, "language": language},
+        meta={**layout.meta, "dpi": dpi, "language": language},
     )
 
 
@@ -484,10 +501,81 @@ def layout_from_image(
     """An image file (one page), read through OCR; coordinates in the image's pixels."""
     used = dpi or ASSUMED_IMAGE_DPI
     layout = read_picture(gray, number=number, dpi=used, scale=1.0, language=language)
-    return replace(layout, meta={"dpi": used, "language": language})
+    return replace(layout, meta={**layout.meta, "dpi": used, "language": language})
 
 
 # --- What the review page shows ----------------------------------------------------------------
+
+# A word the engine was less sure of than this marks its cell.
+UNSURE = 0.6
+# An unknown word read at least this surely is taken as read right: a name, a code, a term the
+# language's dictionary lacks ("Monoprix", "Chlorfenvinphos"); misreads of known words
+# ("Treland", "iurnover") come out less sure. Measured on the EU scans:
+# benchmarks/ingest_icdar.py --raster 200 --ocr-marks.
+SURE = 0.9
+# Runs of fewer letters (kg, n.a., Q1) are not looked up.
+MIN_LETTERS = 3
+_LETTERS = re.compile(r"[^\W\d_]+")
+
+
+def _letter_runs(text: str) -> list[str]:
+    return [run.casefold() for run in _LETTERS.findall(text) if len(run) >= MIN_LETTERS]
+
+
+def page_vocabulary(layout: PageLayout) -> frozenset[str] | None:
+    """The page's own dictionary: the runs of letters of the words the engine's dictionary
+    knows, and every run two words of the page share (a name or a term used twice). None
+    when the layout does not say which words the engine knows."""
+    known = layout.meta.get(DICTIONARY_WORDS)
+    if known is None:
+        return None
+    uses = Counter(run for word in layout.words for run in set(_letter_runs(word.text)))
+    shared = {run for run, n in uses.items() if n >= 2}
+    return frozenset({run for word in known for run in _letter_runs(word.text)} | shared)
+
+
+def _glued(run: str, vocabulary: frozenset[str]) -> bool:
+    """Two of the page's words read as one ("ourestimates", "salesin"): a split of the run
+    into a word of the page's dictionary of four letters or more, and another word of it or
+    three letters at most."""
+    for cut in range(1, len(run)):
+        parts = (run[:cut], run[cut:])
+        if all(len(p) <= 3 or p in vocabulary for p in parts) and any(
+            len(p) >= 4 and p in vocabulary for p in parts
+        ):
+            return True
+    return False
+
+
+def word_mark(word: Word, known: frozenset[Word], vocabulary: frozenset[str] | None) -> str:
+    """Why a word deserves a second look ("" when it does not): the engine was unsure of it,
+    or it has a run of letters that neither the engine's dictionary nor the page's own words
+    support, read less than surely or made of two of the page's words run together."""
+    confidence = 1.0 if word.confidence is None else word.confidence
+    if confidence < UNSURE:
+        return FLAG_LOW_CONFIDENCE
+    if vocabulary is None or word in known:
+        return ""
+    unsupported = [run for run in _letter_runs(word.text) if run not in vocabulary]
+    if unsupported and (confidence < SURE or any(_glued(r, vocabulary) for r in unsupported)):
+        return FLAG_UNKNOWN_WORD
+    return ""
+
+
+def review_marks(table: Table, layout: PageLayout) -> Table:
+    """The table with its cells' OCR marks (``word_mark`` of each word in the cell) in place
+    of any it had; the other flags stay. A page with a text layer is left as it is."""
+    if layout.source != "ocr":
+        return table
+    known = layout.meta.get(DICTIONARY_WORDS, frozenset())
+    vocabulary = page_vocabulary(layout)
+    cells = []
+    for cell in table.cells:
+        flags = set(cell.flags) - {FLAG_LOW_CONFIDENCE, FLAG_UNKNOWN_WORD}
+        if cell.text and cell.bbox is not None:
+            flags |= {word_mark(w, known, vocabulary) for w in layout.words_in(cell.bbox)} - {""}
+        cells.append(replace(cell, flags=tuple(sorted(flags))))
+    return table.with_cells(cells)
 
 
 def ocr_text(layout: PageLayout, box: Box) -> str:

@@ -46,7 +46,6 @@ from hctqa.core.extraction.lines import (
     NOTE_START,
     UNITS,
     Line,
-    Phrase,
     em_of,
     group_lines,
     is_value,
@@ -59,7 +58,6 @@ from hctqa.core.extraction.spans import Draft, drop_empty_columns, read_by_rules
 from hctqa.core.extraction.table import (
     FLAG_INFERRED_SPAN,
     FLAG_JOINED_LINES,
-    FLAG_LOW_CONFIDENCE,
     FLAG_NEAR_BOUNDARY,
     STRATEGY_LINES,
     STRATEGY_TEXT,
@@ -74,10 +72,6 @@ __all__ = [
     "merge_vertical",
     "read_structure",
 ]
-
-
-# OCR words less sure than this mark their cell.
-LOW_CONFIDENCE = 0.6
 
 
 def _read_by_text(
@@ -191,16 +185,6 @@ def read_structure(
         draft, header_rows, drawn = _read_by_text(
             lines, hrules, vrules, header_end, em, box, rules_only
         )
-    for line in lines:
-        for p in line.phrases:
-            if any(
-                w.confidence is not None and w.confidence < LOW_CONFIDENCE
-                for piece in p.pieces
-                for w in piece.words
-            ):
-                spot = _spot_of(draft, p)
-                if spot is not None:
-                    draft.flag(*spot, FLAG_LOW_CONFIDENCE)
     draft = drop_empty_columns(draft)
     if draft.n_cols < 2 or draft.n_rows < 1:
         return None
@@ -241,16 +225,6 @@ def read_structure(
     )
     check_nothing_dropped(words, table, leaders)
     return table
-
-
-def _spot_of(draft: Draft, phrase: Phrase) -> tuple[int, int] | None:
-    """The cell whose box holds the phrase's centre."""
-    x = (phrase.x0 + phrase.x1) / 2
-    y = (phrase.top + phrase.bottom) / 2
-    for (r, c), box in draft.boxes.items():
-        if box[0] - 0.5 <= x <= box[2] + 0.5 and box[1] - 0.5 <= y <= box[3] + 0.5:
-            return r, c
-    return None
 
 
 def _count_label_columns(draft: Draft, header_rows: int) -> int:

@@ -36,12 +36,14 @@ FLAG_NEAR_BOUNDARY = "near_column_boundary"  # a number that sat close to a colu
 FLAG_JOINED_LINES = "joined_lines"  # text joined from several lines into one cell
 FLAG_INFERRED_SPAN = "span_without_rule"  # a merged cell no ruling line bounds
 FLAG_LOW_CONFIDENCE = "low_confidence"  # OCR was unsure of a word in it
+FLAG_UNKNOWN_WORD = "unknown_word"  # OCR read a word that no dictionary supports
 # Each flag as the review page can say it.
 FLAGS = {
     FLAG_NEAR_BOUNDARY: "a number that sat close to a column boundary",
     FLAG_JOINED_LINES: "text joined from several lines",
     FLAG_INFERRED_SPAN: "a merged cell that no ruling line bounds",
     FLAG_LOW_CONFIDENCE: "text the OCR was unsure of",
+    FLAG_UNKNOWN_WORD: "a word read through OCR that neither its dictionary nor the page knows",
 }
 
 STRATEGY_LINES = "lines"

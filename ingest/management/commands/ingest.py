@@ -8,6 +8,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from hctqa.core.wording import counted
 from ingest import services
 from ingest.models import Document, DocumentStatus
 from plumbing.errors import ApplicationError
@@ -77,15 +78,15 @@ class Command(BaseCommand):
                 continue
             self.stdout.write(self._summary(path, name, document.pk))
         if failures:
-            raise CommandError(f"{failures} file(s) not ingested")
+            raise CommandError(f"{counted(failures, 'file')} not ingested")
 
     def _summary(self, path: Path, name: str, document_id: int) -> str:
         document = Document.objects.get(pk=document_id)
         candidates = list(document.candidates.values_list("strategy", flat=True))
         kinds = ", ".join(f"{candidates.count(k)} {k}" for k in sorted(set(candidates)))
         line = (
-            f"{path}: document {name}, {document.page_count} page(s), "
-            f"{len(candidates)} table candidate(s)" + (f" ({kinds})" if kinds else "")
+            f"{path}: document {name}, {counted(document.page_count or 0, 'page')}, "
+            f"{counted(len(candidates), 'table candidate')}" + (f" ({kinds})" if kinds else "")
         )
         if document.message:
             line += f"\n  {document.message}"

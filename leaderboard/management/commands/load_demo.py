@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand
 
@@ -12,6 +13,7 @@ from annotation.services import demo_generated_questions_ensure
 from dataset.reporting import report_summary
 from dataset.services import release_import
 from hctqa.core.demo import demo_tables
+from hctqa.core.wording import counted
 from leaderboard.demo import demo_submissions_ensure
 
 
@@ -46,5 +48,7 @@ class Command(BaseCommand):
             )
         )
         self.stdout.write("Demo logins (username / password, role):")
-        for username, password, role in users:
-            self.stdout.write(f"  {username} / {password}  ({role})")
+        for login in users:
+            self.stdout.write(f"  {login.line()}")
+        limit = counted(settings.SUBMISSION_DAILY_TEST_LIMIT, "test-split submission")
+        self.stdout.write(f"  researcher's demo submissions do not use up its {limit} a day.")

@@ -28,6 +28,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from hctqa.core.disclosure import DISCLOSURE_MARGIN
 from hctqa.core.prompts import PROMPT_STYLES, TABLE_FORMATS
+from hctqa.core.wording import counted
 from leaderboard.models import (
     DataScope,
     EvalSplit,
@@ -285,7 +286,7 @@ class Command(BaseCommand):
             self.stdout.write(
                 self.style.SUCCESS(
                     f"Submission {submission.pk} scored: recall {score.recall:.3f}, CC "
-                    f"{score.cc:.3f} over {score.n_questions} questions (2025-05 rules)."
+                    f"{score.cc:.3f} over {counted(score.n_questions, 'question')} (2025-05 rules)."
                 )
             )
         else:

@@ -20,6 +20,7 @@ from hctqa.core.scoring import (
     is_gpt_model,
     model_name_from_filename,
 )
+from hctqa.core.wording import counted, percent
 from leaderboard import selectors
 from leaderboard.models import DataScope, EvalSplit
 from leaderboard.services import check_matches_split, gold_claims_check
@@ -93,7 +94,7 @@ class Command(BaseCommand):
         if claims.get("differ"):
             self.stderr.write(
                 f"warning: the file's own gold answers (gt) differ from the platform's on "
-                f"{claims['differ']:,} of {claims['compared']:,} questions, e.g. "
+                f"{claims['differ']:,} of {counted(claims['compared'], 'question')}, e.g. "
                 f"{', '.join(claims['examples'])}; they were not used for scoring"
             )
         # Null answers stay None: the empty answer under 2025-05, left out under 2025-10.
@@ -124,9 +125,11 @@ class Command(BaseCommand):
                 ci = summary.ci[m]
                 cells.append(f"{getattr(summary, m):.3f} [{ci.low:.3f}, {ci.high:.3f}]".rjust(22))
             self.stdout.write(f"{name:10}" + "".join(cells) + f"{summary.n:8d}")
-        self.stdout.write(f"coverage: {evaluation.coverage:.1%} of {len(gold):,} questions")
+        self.stdout.write(
+            f"coverage: {percent(evaluation.coverage)}% of {counted(len(gold), 'question')}"
+        )
         if rules == "2025-10":
             self.stdout.write(
-                f"left out of the averages: {evaluation.excluded:,} answers "
+                f"left out of the averages: {counted(evaluation.excluded, 'answer')} "
                 "(null, or starting with 'no answer' or 'error')"
             )

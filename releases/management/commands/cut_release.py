@@ -8,6 +8,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from hctqa.core.wording import counted
 from plumbing.errors import ApplicationError
 from releases import selectors
 from releases.services import release_build_run, release_build_start
@@ -54,8 +55,8 @@ class Command(BaseCommand):
         counts = release.counts
         self.stdout.write(
             self.style.SUCCESS(
-                f"Release {release.version}: {counts['questions']:,} questions on "
-                f"{counts['tables']:,} tables, in {release.build_seconds:.1f} s."
+                f"Release {release.version}: {counted(counts['questions'], 'question')} on "
+                f"{counted(counts['tables'], 'table')}, in {release.build_seconds:.1f} s."
             )
         )
         self.stdout.write(str(selectors.release_folder(release) / "public" / "hf"))

@@ -8,6 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand
 from django.urls import reverse
 
+from hctqa.core.wording import counted
 from releases import selectors
 
 
@@ -29,6 +30,7 @@ class Command(BaseCommand):
             )
             return
         self.stdout.write(
-            f"Latest release: {release.version} ({release.counts.get('questions', 0):,} "
-            f"questions), public edition at {base}{release.get_absolute_url()}"
+            f"Latest release: {release.version} "
+            f"({counted(release.counts.get('questions', 0), 'question')}), public edition at "
+            f"{base}{release.get_absolute_url()}"
         )

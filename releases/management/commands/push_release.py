@@ -7,6 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from hctqa.core.wording import counted
 from plumbing.errors import ApplicationError
 from releases.models import Edition
 from releases.services import HF_TOKEN_VARIABLE, release_push_run, release_push_start
@@ -51,10 +52,14 @@ class Command(BaseCommand):
             raise CommandError(exc.message) from None
         if done is None:
             raise CommandError("Not pushed: a worker took the push")
-        removed = f", {done.removed:,} files of the previous state removed" if done.removed else ""
+        removed = (
+            f", {counted(done.removed, 'file')} of the previous state removed"
+            if done.removed
+            else ""
+        )
         self.stdout.write(
             self.style.SUCCESS(
-                f"Pushed {done.files:,} files as one commit{removed}, tagged "
+                f"Pushed {counted(done.files, 'file')} as one commit{removed}, tagged "
                 f"{done.release.version}: {done.commit_url}"
             )
         )

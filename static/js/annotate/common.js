@@ -129,6 +129,11 @@ export class Rules {
   }
 }
 
+/** "1 row", "2 rows": a count with the right noun form (hctqa.core.wording.counted). */
+export function counted(n, singular, plural = `${singular}s`) {
+  return `${n.toLocaleString("en")} ${n === 1 ? singular : plural}`;
+}
+
 export function csrfToken() {
   // Read at each request: logging in again in another tab rotates the token.
   const match = document.cookie.match(/(?:^|; )csrftoken=([^;]*)/);

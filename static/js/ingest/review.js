@@ -2,7 +2,7 @@
 // resize, draw, extract again), and an editable grid of the table (cells, rows, columns,
 // merges, header marks, undo) with a live preview rendered by the server, as the dataset
 // will show it. Drafts go to this device at once and to the server within a second.
-import { ActiveTimer, DraftSync, LocalDraft, StatusLine, api } from "../annotate/common.js";
+import { ActiveTimer, DraftSync, LocalDraft, StatusLine, api, counted } from "../annotate/common.js";
 
 const data = JSON.parse(document.getElementById("review-state").textContent);
 const pageStatus = new StatusLine(document.getElementById("page-status"));
@@ -477,7 +477,7 @@ const editor = {
     }
     gridElement.replaceChildren(...rows);
     const flagged = t.cells.filter((c) => c.flags.length).length;
-    marksElement.textContent = `${t.nRows} rows × ${t.nCols} columns · header rows: ${t.headerRows} · header columns: ${t.headerCols}${flagged ? ` · ${flagged} marked to check` : ""}`;
+    marksElement.textContent = `${counted(t.nRows, "row")} × ${counted(t.nCols, "column")} · header rows: ${t.headerRows} · header columns: ${t.headerCols}${flagged ? ` · ${flagged} marked to check` : ""}`;
     if (document.activeElement !== titleField) titleField.value = t.title;
     if (document.activeElement !== notesField) notesField.value = t.notes;
     this.renderLegend();
@@ -680,7 +680,7 @@ async function refreshPreview() {
   // The server's own rendering (hctqa.core.render.to_html), its text escaped there.
   previewElement.innerHTML = reply.data.html;
   const t = editor.table;
-  const read = `${reply.data.header_rows} header row(s) and ${reply.data.header_columns} header column(s)`;
+  const read = `${counted(reply.data.header_rows, "header row")} and ${counted(reply.data.header_columns, "header column")}`;
   previewNote.textContent =
     reply.data.header_rows === t.headerRows && reply.data.header_columns === t.headerCols
       ? `The dataset reads it with ${read}, as marked.`
