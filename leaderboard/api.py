@@ -142,6 +142,10 @@ class BoardRowOutput(serializers.Serializer):
     data_scope = serializers.ChoiceField(choices=DataScope.choices)
     n_questions = serializers.IntegerField(allow_null=True)
     excluded = serializers.IntegerField(allow_null=True)
+    too_long_prompts = serializers.IntegerField(
+        help_text="Answers left empty because the prompt was over the model's context "
+        "(inference runs); scored as unanswered."
+    )
     tables = serializers.IntegerField(allow_null=True, help_text="Of its question set.")
     release = serializers.CharField(allow_null=True, help_text="The release scored on.")
     precision = serializers.FloatField(allow_null=True)

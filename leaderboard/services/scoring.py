@@ -472,6 +472,18 @@ class Disclosure:
     groups: dict[tuple[str, str], bool]
 
 
+def _no_value(key: frozenset[str] | str) -> bool:
+    """Whether an answer's key is the empty answer's: no value read from it. It scores 0
+    unless the gold answer holds an empty value (3 of the release's 9,835 questions), and
+    readers may know which answers are empty: an
+    inference run leaves a prompt over the model's context empty, and which prompts those
+    are follows from the public prompts, the model's tokenizer and the context length shown
+    with the row. So an empty answer is no unknown: with 287 of gemma's 992 official test
+    answers left empty as a 2,048-token run leaves them, the figures kept with them counted
+    as unknowns gave one question's score once the empty ones were subtracted."""
+    return key == "" or (isinstance(key, frozenset) and key <= {""})
+
+
 def _unknowns(
     evaluations: Mapping[str, Evaluation], hidden: Collection[str]
 ) -> dict[tuple[str, str], dict[str, tuple[str, int]]]:
@@ -479,7 +491,7 @@ def _unknowns(
     ("averages": the overall figure and the breakdowns; "sources"), as (question, n): the
     n-th distinct thing the question's score depends on (answer_key). The two versions share
     an unknown where they read the same values from an answer, and so does a GPT-named
-    model's split and unsplit 2025-10 score."""
+    model's split and unsplit 2025-10 score. An empty answer is none (``_no_value``)."""
     seen: dict[str, list[Any]] = defaultdict(list)
     out: dict[tuple[str, str], dict[str, tuple[str, int]]] = {}
     for rules, evaluation in evaluations.items():
@@ -498,6 +510,8 @@ def _unknowns(
                     rules=rules,  # type: ignore[arg-type]
                     split_labels=split_labels,
                 )
+                if _no_value(key):
+                    continue  # known to score nothing: a reader subtracts it (``_no_value``)
                 keys = seen[q]
                 if key not in keys:
                     keys.append(key)

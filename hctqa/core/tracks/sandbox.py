@@ -51,6 +51,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from hctqa.core.wording import counted
+
 TABLE = "DBdata"
 VALUE_COLUMN = "Value"
 
@@ -226,7 +228,7 @@ def read_relational_csv(text: str) -> RelationalTable:
         )
     for number, row in enumerate(body, start=3):
         if len(row) != len(names):
-            raise TableError(f"Line {number} has {len(row)} cells, not {len(names)}")
+            raise TableError(f"Line {number} has {counted(len(row), 'cell')}, not {len(names)}")
     return RelationalTable(tuple(display), tuple(names), tuple(tuple(r) for r in body))
 
 
@@ -273,7 +275,7 @@ def precheck(sql: object, limits: Limits = DEFAULT_LIMITS) -> Execution | None:
     if len(sql) > limits.max_sql_chars:
         return Execution(
             code=CODE_TEXT,
-            message=f"The SQL is {len(sql):,} characters long, over the "
+            message=f"The SQL is {counted(len(sql), 'character')} long, over the "
             f"{limits.max_sql_chars:,} a statement may take",
         )
     if "\x00" in sql:
@@ -619,12 +621,13 @@ def execute(data: bytes, sql: str, limits: Limits, guard: _Guard) -> dict[str, A
                 size += sum(_size(v) for v in row)
             if len(rows) > limits.max_rows:
                 return failed(
-                    CODE_ROWS, f"The result has over {limits.max_rows:,} rows, the most kept"
+                    CODE_ROWS,
+                    f"The result has over {counted(limits.max_rows, 'row')}, the most kept",
                 )
             if size > limits.max_result_bytes:
                 return failed(
                     CODE_BYTES,
-                    f"The result is over {limits.max_result_bytes:,} bytes, the most kept",
+                    f"The result is over {counted(limits.max_result_bytes, 'byte')}, the most kept",
                 )
         return {
             "ok": True,

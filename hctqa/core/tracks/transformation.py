@@ -54,6 +54,7 @@ from hctqa.core.tracks.shared import (
     f1,
     mean,
 )
+from hctqa.core.wording import counted
 
 TRACK = "transformation"
 FIGURES = ("row_precision", "row_recall", "row_f1", "exact")
@@ -123,7 +124,7 @@ def read_relation(csv_text: Any) -> list[tuple[str, ...]]:
     width = len(rows[0])
     if width > MAX_COLUMNS or len(body) > MAX_ROWS or width * len(body) > MAX_CELLS:
         raise PredictionError(
-            f"The CSV is {len(body):,} rows × {width} columns, over the limits "
+            f"The CSV is {counted(len(body), 'row')} × {counted(width, 'column')}, over the limits "
             f"({MAX_ROWS:,} rows, {MAX_COLUMNS} columns, {MAX_CELLS:,} cells)"
         )
     return [tuple(normalize_value(v) for v in row) for row in body]
