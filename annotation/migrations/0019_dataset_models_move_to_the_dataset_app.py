@@ -105,7 +105,7 @@ class Migration(migrations.Migration):
         ('dataset', '0001_initial'),
         ('discussion', '0002_comments_on_dataset_models'),
         ('ingest', '0006_documents_and_candidates_on_dataset_models'),
-        ('leaderboard', '0016_results_on_dataset_questions'),
+        ('leaderboard', '0017_results_on_dataset_questions'),
     ]
 
     operations = [

@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('dataset', '0001_initial'),
-        ('leaderboard', '0015_rescore_under_linear_disclosure'),
+        ('leaderboard', '0016_rescore_with_empty_answers_known'),
     ]
 
     operations = [
