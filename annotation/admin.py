@@ -7,69 +7,30 @@ from annotation import services
 from annotation.models import (
     AnnotationSkip,
     Assignment,
-    Collection,
     DiscardedVerification,
     Flag,
     GenerationItem,
     GenerationRun,
     PropertyAnnotation,
-    Question,
     QuestionAuthoring,
     QuestionDraft,
     SyntheticRun,
-    SyntheticTable,
-    Table,
     VerificationOutcome,
     VerificationSlot,
     VerifierStanding,
 )
+from dataset import admin as dataset_admin
+from dataset.models import Question
 from hctqa.core.wording import counted
-from hctqa.errors import ApplicationError
+from plumbing.errors import ApplicationError
 
-
-class QuestionInline(admin.TabularInline):
-    model = Question
-    fields = ("id", "origin", "text", "gold_answer", "status")
-    extra = 0
-    show_change_link = True
-
-
-@admin.register(Collection)
-class CollectionAdmin(admin.ModelAdmin):
-    list_display = ("code", "name", "publisher", "licence", "ocr_language", "created_at")
-    search_fields = ("code", "name", "publisher")
-
-    def get_readonly_fields(self, request: HttpRequest, obj: Collection | None = None) -> tuple:
-        # The code is in its tables' ids: it never changes once there are any.
-        return ("code",) if obj is not None else ()
-
-
-@admin.register(Table)
-class TableAdmin(admin.ModelAdmin):
-    list_display = ("id", "source", "split", "updated_at")
-    list_filter = ("source", "split")
-    search_fields = ("id", "title")
-    inlines = [QuestionInline]
-
-
-@admin.register(SyntheticTable)
-class SyntheticTableAdmin(admin.ModelAdmin):
-    list_display = ("table", "family")
-    list_filter = ("family",)
-    search_fields = ("table__id",)
-    raw_id_fields = ("table",)
+# The dataset's question admin, with the actions that put questions in the private gold
+# pool and take them out (dataset comes before annotation in INSTALLED_APPS).
+admin.site.unregister(Question)
 
 
 @admin.register(Question)
-class QuestionAdmin(admin.ModelAdmin):
-    list_display = ("id", "table", "origin", "status", "in_gold_pool", "template_number")
-    list_filter = ("origin", "status", "in_gold_pool", "table__source", "table__split")
-    search_fields = ("id", "text", "gold_answer")
-    raw_id_fields = ("table",)
-    list_select_related = ("table",)
-    # Pool membership goes through the service, which checks each question is fit to be gold
-    # and has the affected submissions scored again.
-    readonly_fields = ("in_gold_pool",)
+class QuestionAdmin(dataset_admin.QuestionAdmin):
     actions = ["add_to_gold_pool", "remove_from_gold_pool"]
 
     def _change_pool(self, request: HttpRequest, queryset: QuerySet[Question], add: bool) -> None:

@@ -5,21 +5,25 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
-from rest_framework.exceptions import PermissionDenied
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation import permissions as rules
 from annotation import selectors, services
-from annotation.models import AnnotationTool, Question, Split, Table
-from hctqa.api import ConflictOutput, ErrorOutput
+from annotation.models import AnnotationTool
+from dataset.models import Question, Split, Table
+from dataset.selectors import table_get, table_rendering
 from hctqa.core import taxonomy
 from hctqa.core.answers import AnswerFormatError, canonical_answer
 from hctqa.core.query_templates import TARGET_MIX, TEMPLATES
-from hctqa.errors import ApplicationError
+from plumbing.api import ConflictOutput, ErrorOutput
+from plumbing.errors import ApplicationError
+from plumbing.permissions import api_rule
 
 # Client clocks and counters arrive as JavaScript numbers: beyond 2**53 they are not
 # whole numbers any more, and the database columns refuse them.
@@ -243,18 +247,13 @@ class ResolvedOutput(serializers.Serializer):
     version = serializers.IntegerField()
 
 
-def _require(request: Request, permission: str) -> None:
-    if not request.user.has_perm(permission):
-        raise PermissionDenied("Your role does not include this tool")
-
-
 def table_payload(table: Table) -> dict[str, Any]:
     return {
         "id": table.id,
         "source": table.source,
         "split": table.split,
         "image": table.image.url if table.image else None,
-        "html": selectors.table_rendering(table=table, fmt="html"),
+        "html": table_rendering(table=table, fmt="html"),
         "url": table.get_absolute_url(),
     }
 
@@ -262,7 +261,7 @@ def table_payload(table: Table) -> dict[str, Any]:
 def _next(table: Table | None, tool: str) -> dict[str, Any] | None:
     if table is None:
         return None
-    return {"table": table.id, "url": f"/annotate/{tool}/{table.id}/"}
+    return {"table": table.id, "url": reverse(f"annotate:{tool}", args=[table.id])}
 
 
 def _progress(progress: selectors.Progress) -> dict[str, int]:
@@ -300,14 +299,13 @@ class TaxonomiesApi(APIView):
 
 
 class PropertyNextApi(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.PROPERTY_TOOL)]
 
     @extend_schema(
         parameters=[OpenApiParameter("after", str, description="The table just done.")],
         responses={200: NextTableOutput, 204: OpenApiResponse(description="None left.")},
     )
     def get(self, request: Request) -> Response:
-        _require(request, "annotation.annotate_table")
         table = selectors.property_queue_next(
             annotator=request.user, after=request.query_params.get("after")
         )
@@ -315,12 +313,11 @@ class PropertyNextApi(APIView):
 
 
 class PropertyWorkApi(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.PROPERTY_TOOL)]
 
     @extend_schema(responses=PropertyWorkOutput)
     def get(self, request: Request, table_id: str) -> Response:
-        _require(request, "annotation.annotate_table")
-        table = selectors.table_get(table_id=table_id)
+        table = table_get(table_id=table_id)
         work = selectors.property_work(annotator=request.user, table=table)
         return Response(
             {
@@ -337,7 +334,7 @@ class PropertyWorkApi(APIView):
 
 
 class PropertyDraftApi(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.PROPERTY_TOOL)]
 
     class Input(serializers.Serializer):
         properties = serializers.DictField()
@@ -347,10 +344,9 @@ class PropertyDraftApi(APIView):
 
     @extend_schema(request=Input, responses={200: PropertyDraftOutput, 409: ConflictOutput})
     def put(self, request: Request, table_id: str) -> Response:
-        _require(request, "annotation.annotate_table")
         data = self._input(request)
         result = services.property_draft_save(
-            annotator=request.user, table=selectors.table_get(table_id=table_id), **data
+            annotator=request.user, table=table_get(table_id=table_id), **data
         )
         values = taxonomy.normalize(taxonomy.TABLE_PROPERTIES, data["properties"])
         return Response(
@@ -368,7 +364,7 @@ class PropertyDraftApi(APIView):
 
 
 class PropertySaveApi(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.PROPERTY_TOOL)]
 
     class Input(serializers.Serializer):
         properties = serializers.DictField()
@@ -380,10 +376,9 @@ class PropertySaveApi(APIView):
         responses={200: PropertySavedOutput, 400: ErrorOutput, 409: ConflictOutput},
     )
     def post(self, request: Request, table_id: str) -> Response:
-        _require(request, "annotation.annotate_table")
         serializer = self.Input(data=request.data)
         serializer.is_valid(raise_exception=True)
-        table = selectors.table_get(table_id=table_id)
+        table = table_get(table_id=table_id)
         row = services.property_annotation_save(
             annotator=request.user, table=table, **serializer.validated_data
         )
@@ -403,7 +398,7 @@ class SkipApi(APIView):
 
     @extend_schema(request=None, responses=SkippedOutput)
     def post(self, request: Request, table_id: str) -> Response:
-        table = selectors.table_get(table_id=table_id)
+        table = table_get(table_id=table_id)
         services.annotation_skip(annotator=request.user, table=table, tool=self.tool)
         if self.tool == AnnotationTool.PROPERTIES:
             following = selectors.property_queue_next(annotator=request.user, after=table.id)
@@ -463,14 +458,13 @@ def _question_progress(user: Any) -> dict[str, int]:
 
 
 class QuestionNextApi(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.QUESTION_TOOL)]
 
     @extend_schema(
         parameters=[OpenApiParameter("after", str, description="The table just done.")],
         responses={200: NextTableOutput, 204: OpenApiResponse(description="None left.")},
     )
     def get(self, request: Request) -> Response:
-        _require(request, "annotation.write_question")
         table = selectors.question_queue_next(
             annotator=request.user, after=request.query_params.get("after")
         )
@@ -478,12 +472,11 @@ class QuestionNextApi(APIView):
 
 
 class QuestionWorkApi(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.QUESTION_TOOL)]
 
     @extend_schema(responses=QuestionWorkOutput)
     def get(self, request: Request, table_id: str) -> Response:
-        _require(request, "annotation.write_question")
-        table = selectors.table_get(table_id=table_id)
+        table = table_get(table_id=table_id)
         work = selectors.question_work(annotator=request.user, table=table)
         draft = work.draft
         return Response(
@@ -516,36 +509,34 @@ class _QuestionInput(serializers.Serializer):
 
 
 class QuestionDraftApi(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.QUESTION_TOOL)]
 
     class Input(_QuestionInput):
         client_ms = serializers.IntegerField(min_value=0, max_value=_MAX_INT)
 
     @extend_schema(request=Input, responses={200: QuestionDraftOutput, 409: ConflictOutput})
     def put(self, request: Request, table_id: str) -> Response:
-        _require(request, "annotation.write_question")
         serializer = self.Input(data=request.data)
         serializer.is_valid(raise_exception=True)
         result = services.question_draft_save(
             annotator=request.user,
-            table=selectors.table_get(table_id=table_id),
+            table=table_get(table_id=table_id),
             **serializer.validated_data,
         )
         return Response({"accepted": result.accepted})
 
 
 class QuestionSaveApi(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.QUESTION_TOOL)]
 
     class Input(_QuestionInput):
         confirm_near_duplicate = serializers.BooleanField(default=False)
 
     @extend_schema(request=Input, responses={201: QuestionSavedOutput, 400: ErrorOutput})
     def post(self, request: Request, table_id: str) -> Response:
-        _require(request, "annotation.write_question")
         serializer = self.Input(data=request.data)
         serializer.is_valid(raise_exception=True)
-        table = selectors.table_get(table_id=table_id)
+        table = table_get(table_id=table_id)
         question: Question = services.question_write(
             annotator=request.user, table=table, **serializer.validated_data
         )
@@ -566,11 +557,10 @@ class QuestionSaveApi(APIView):
 
 
 class AgreementApi(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.ADJUDICATION_TOOL)]
 
     @extend_schema(responses=AgreementOutput)
     def get(self, request: Request) -> Response:
-        _require(request, "annotation.adjudicate_question")
         view = selectors.agreement_overview()
         return Response(
             {
@@ -600,15 +590,13 @@ class ResolveApi(APIView):
     """GET: each coder's saved table properties for the table, the majority and the
     resolution if there is one. POST: resolve (adjudicators)."""
 
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.ADJUDICATION_TOOL)]
 
     class Input(serializers.Serializer):
         properties = serializers.DictField()
 
     @extend_schema(responses=ResolutionWorkOutput)
     def get(self, request: Request, table_id: str) -> Response:
-        if not request.user.has_perm("annotation.adjudicate_question"):
-            raise PermissionDenied("Resolving disagreements is for adjudicators")
         work = selectors.resolution_work(table_id=table_id)
         resolution = work.resolution
         return Response(
@@ -628,12 +616,11 @@ class ResolveApi(APIView):
 
     @extend_schema(request=Input, responses={200: ResolvedOutput, 400: ErrorOutput})
     def post(self, request: Request, table_id: str) -> Response:
-        _require(request, "annotation.adjudicate_question")
         serializer = self.Input(data=request.data)
         serializer.is_valid(raise_exception=True)
         row = services.table_properties_resolve(
             adjudicator=request.user,
-            table=selectors.table_get(table_id=table_id),
+            table=table_get(table_id=table_id),
             properties=serializer.validated_data["properties"],
         )
         return Response({"table": table_id, "properties": row.properties, "version": row.version})

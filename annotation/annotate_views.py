@@ -10,27 +10,25 @@ from typing import Any
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
+from accounts import selectors as accounts
+from annotation import permissions as rules
 from annotation import selectors, services, shortcuts
 from annotation.annotate_api import table_payload
 from annotation.forms import AssignForm
-from annotation.templatetags.dataset_tags import REFUSED_FLAG
-from hctqa.accounts import selectors as accounts
+from annotation.templatetags.flag_tags import REFUSED_FLAG
+from dataset.selectors import table_get
 from hctqa.core import taxonomy
 from hctqa.core.query_templates import TEMPLATES
 from hctqa.core.wording import counted
-from hctqa.errors import ApplicationError, ConflictError, add_problems
-from hctqa.redirects import local_url
-
-
-def _require(request: HttpRequest, permission: str) -> None:
-    if not request.user.has_perm(permission):
-        raise PermissionDenied("Your role does not include this tool")
+from plumbing.errors import ApplicationError, ConflictError, add_problems
+from plumbing.permissions import requires
+from plumbing.redirects import local_url
 
 
 @dataclass
@@ -83,14 +81,9 @@ HUB_ASSIGNED = 8
 
 
 @login_required
+@requires(rules.ANNOTATING)
 def hub(request: HttpRequest) -> HttpResponse:
     user = request.user
-    if not (
-        user.has_perm("annotation.annotate_table")
-        or user.has_perm("annotation.write_question")
-        or user.has_perm("annotation.verify_question")
-    ):
-        raise PermissionDenied("The annotation tools are for annotators")
     context = {
         "properties": selectors.property_progress(annotator=user)
         if user.has_perm("annotation.annotate_table")
@@ -119,8 +112,8 @@ def hub(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
+@requires(rules.PROPERTY_TOOL)
 def property_next(request: HttpRequest) -> HttpResponse:
-    _require(request, "annotation.annotate_table")
     table = selectors.property_queue_next(annotator=request.user)
     if table is None:
         messages.success(request, "You have annotated every table. Thank you!")
@@ -140,9 +133,9 @@ def _whole_number(raw: str | None) -> int:
 
 
 @login_required
+@requires(rules.PROPERTY_TOOL)
 def property_tool(request: HttpRequest, table_id: str) -> HttpResponse:
-    _require(request, "annotation.annotate_table")
-    table = selectors.table_get(table_id=table_id)
+    table = table_get(table_id=table_id)
     status = 200
     if request.method == "POST":
         values = _form_values(request, taxonomy.TABLE_PROPERTIES)
@@ -175,7 +168,7 @@ def property_tool(request: HttpRequest, table_id: str) -> HttpResponse:
         "has_draft": work.has_draft,
         "draft_client_ms": work.draft_client_ms,
         "user": request.user.get_username(),
-        "api": f"/api/annotate/properties/{table.id}/",
+        "api": reverse("api-annotate-property-work", args=[table.id]),
     }
     context = {
         "table": table,
@@ -195,8 +188,8 @@ def property_tool(request: HttpRequest, table_id: str) -> HttpResponse:
 
 
 @login_required
+@requires(rules.QUESTION_TOOL)
 def question_next(request: HttpRequest) -> HttpResponse:
-    _require(request, "annotation.write_question")
     table = selectors.question_queue_next(annotator=request.user)
     if table is None:
         messages.success(request, "There is no table left for you to write questions on.")
@@ -205,9 +198,9 @@ def question_next(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
+@requires(rules.QUESTION_TOOL)
 def question_tool(request: HttpRequest, table_id: str) -> HttpResponse:
-    _require(request, "annotation.write_question")
-    table = selectors.table_get(table_id=table_id)
+    table = table_get(table_id=table_id)
     status = 200
     form: dict[str, Any] = {}
     near_duplicate = ""
@@ -260,7 +253,7 @@ def question_tool(request: HttpRequest, table_id: str) -> HttpResponse:
     state = {
         "table": table.id,
         "user": request.user.get_username(),
-        "api": f"/api/annotate/questions/{table.id}/",
+        "api": reverse("api-annotate-question-work", args=[table.id]),
         "draft": None
         if draft is None
         else {
@@ -297,8 +290,8 @@ def question_tool(request: HttpRequest, table_id: str) -> HttpResponse:
 
 
 @login_required
+@requires(rules.ADJUDICATION_TOOL)
 def agreement(request: HttpRequest) -> HttpResponse:
-    _require(request, "annotation.adjudicate_question")
     view = selectors.agreement_overview()
     labels = {
         p.code: p.label
@@ -330,15 +323,15 @@ class ResolveRow:
 
 
 @login_required
+@requires(rules.ADJUDICATION_TOOL)
 def resolve(request: HttpRequest, table_id: str) -> HttpResponse:
-    _require(request, "annotation.adjudicate_question")
     status = 200
     if request.method == "POST":
         values = _form_values(request, taxonomy.TABLE_PROPERTIES)
         try:
             services.table_properties_resolve(
                 adjudicator=request.user,
-                table=selectors.table_get(table_id=table_id),
+                table=table_get(table_id=table_id),
                 properties=values,
             )
         except ApplicationError as exc:
@@ -370,29 +363,17 @@ def resolve(request: HttpRequest, table_id: str) -> HttpResponse:
 # --- My recent work ------------------------------------------------------------------------
 
 
-def _require_annotating(request: HttpRequest) -> None:
-    if not any(request.user.has_perm(p) for p in _ANNOTATING):
-        raise PermissionDenied("The annotation tools are for annotators")
-
-
-_ANNOTATING = (
-    "annotation.annotate_table",
-    "annotation.write_question",
-    "annotation.verify_question",
-)
-
-
 @login_required
+@requires(rules.ANNOTATING)
 def recent(request: HttpRequest) -> HttpResponse:
-    _require_annotating(request)
     items = selectors.recent_work(annotator=request.user)
     context = {"items": items, "settings_window": settings.ANNOTATION_CHANGE_WINDOW_HOURS}
     return render(request, "annotation/annotate/recent.html", context)
 
 
 @login_required
+@requires(rules.QUESTION_TOOL)
 def question_change(request: HttpRequest, question_id: str) -> HttpResponse:
-    _require(request, "annotation.write_question")
     authoring = selectors.question_authored(annotator=request.user, question_id=question_id)
     question = authoring.question
     status = 200
@@ -454,7 +435,7 @@ def question_change(request: HttpRequest, question_id: str) -> HttpResponse:
 @login_required
 @require_POST
 def flag_new(request: HttpRequest) -> HttpResponse:
-    table = selectors.table_get(table_id=request.POST.get("table", ""))
+    table = table_get(table_id=request.POST.get("table", ""))
     question = selectors.flag_target_question(
         user=request.user,
         table=table,
@@ -483,8 +464,8 @@ def flag_new(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
+@requires(rules.ADJUDICATION_TOOL)
 def flags(request: HttpRequest) -> HttpResponse:
-    _require(request, "annotation.adjudicate_question")
     context = {
         "open_flags": selectors.flags_open(),
         "resolved": selectors.flags_resolved(),
@@ -494,8 +475,8 @@ def flags(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
+@requires(rules.ADJUDICATION_TOOL)
 def flag_resolve(request: HttpRequest, flag_id: int) -> HttpResponse:
-    _require(request, "annotation.adjudicate_question")
     try:
         services.flag_resolve(
             adjudicator=request.user,
@@ -512,16 +493,11 @@ def flag_resolve(request: HttpRequest, flag_id: int) -> HttpResponse:
 # --- Assignments ---------------------------------------------------------------------------
 
 
-def _require_assigner(request: HttpRequest) -> None:
-    if not selectors.may_assign(request.user):
-        raise PermissionDenied("Assigning tables is for adjudicators and admins")
-
-
 @login_required
+@requires(rules.ASSIGNING)
 def assignments(request: HttpRequest) -> HttpResponse:
     """Give tables (by list, or by the dataset's filters) to annotators, and see how far each
     person is with what they were given."""
-    _require_assigner(request)
     form = AssignForm(request.POST if request.method == "POST" else None)
     status = 200
     if request.method == "POST":
@@ -550,8 +526,8 @@ def assignments(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
+@requires(rules.ASSIGNING)
 def assignments_withdraw(request: HttpRequest) -> HttpResponse:
-    _require_assigner(request)
     try:
         taken = services.assignments_withdraw(
             by=request.user,

@@ -1,31 +1,25 @@
-"""Pages of the synthetic generator: start runs (admins), follow them, and see coverage."""
+"""Pages of the synthetic generator: start runs (admins) and follow them. The coverage page
+is the dataset's."""
 
 from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from annotation import permissions as rules
 from annotation import services
 from annotation.selectors import synthetic as selectors
 from hctqa.core import taxonomy
-from hctqa.errors import ApplicationError
-from hctqa.pagecache.pages import public_page
-
-_PERMISSION = "annotation.add_syntheticrun"
-
-
-def _require_admin(request: HttpRequest) -> None:
-    if not request.user.has_perm(_PERMISSION):
-        raise PermissionDenied("Only admins run the synthetic generator")
+from plumbing.errors import ApplicationError
+from plumbing.permissions import requires
 
 
 @login_required
+@requires(rules.SYNTHETIC)
 def synthetic(request: HttpRequest) -> HttpResponse:
-    _require_admin(request)
     status = 200
     try:
         families = [f.prefix for f in services.synthetic_params().families]
@@ -69,8 +63,8 @@ def synthetic(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
+@requires(rules.SYNTHETIC)
 def synthetic_run(request: HttpRequest, run_id: int) -> HttpResponse:
-    _require_admin(request)
     run = selectors.synthetic_run_get(run_id=run_id)
     if run is None:
         raise Http404(f"No synthetic run {run_id}")
@@ -90,10 +84,3 @@ def synthetic_run_cancel(request: HttpRequest, run_id: int) -> HttpResponse:
     else:
         messages.success(request, f"Synthetic run {run_id} is cancelled.")
     return redirect("annotate:synthetic_run", run_id=run_id)
-
-
-@public_page
-def coverage(request: HttpRequest) -> HttpResponse:
-    rows, real_total, synthetic_total = selectors.property_coverage()
-    context = {"rows": rows, "real_total": real_total, "synthetic_total": synthetic_total}
-    return render(request, "annotation/coverage.html", context)

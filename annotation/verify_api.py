@@ -6,29 +6,24 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.exceptions import NotFound
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation import permissions as rules
 from annotation import selectors, services
-from annotation.models import GenerationRun, Rating, RunStatus
-from hctqa.api import ConflictOutput, ErrorOutput, StrictInput
-from hctqa.pagination import CountedPagination, page_serializer
+from annotation.models import GenerationRun, Rating
+from plumbing.api import ConflictOutput, ErrorOutput, StrictInput
+from plumbing.jobs import RunStatus
+from plumbing.pagination import CountedPagination, page_serializer
+from plumbing.permissions import api_rule
 
 SKIPPED_KEY = "verify_skipped"
-
-
-def _require(request: Any, permission: str, message: str) -> None:
-    """Refused before anything else is read, so the answer tells an outsider nothing."""
-    if not request.user.has_perm(permission):
-        raise PermissionDenied(message)
-
-
-_VERIFIERS = ("annotation.verify_question", "only annotators verify questions")
 
 
 # --- What the API answers ----------------------------------------------------------------
@@ -223,7 +218,7 @@ def claim_payload(request: Any) -> dict[str, Any] | None:
 class VerifyClaimApi(APIView):
     """The slot to verify now (the one already held, gold when due, else an open one)."""
 
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.VERIFYING)]
 
     @extend_schema(
         request=None,
@@ -237,11 +232,10 @@ class VerifyClaimApi(APIView):
 
 
 class VerifyRenewApi(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.VERIFYING)]
 
     @extend_schema(request=None, responses={200: RenewedOutput, 409: ConflictOutput})
     def post(self, request: Request, slot_id: uuid.UUID) -> Response:
-        _require(request, *_VERIFIERS)
         expires = services.verification_renew(
             annotator=request.user, slot_id=selectors.verification_slot_pk(public_id=slot_id)
         )
@@ -259,14 +253,13 @@ class VerdictInput(serializers.Serializer):
 class VerifySubmitApi(APIView):
     """Record a verdict and hand out the next slot in the same round trip."""
 
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.VERIFYING)]
 
     @extend_schema(
         request=VerdictInput,
         responses={200: VerdictSavedOutput, 400: ErrorOutput, 409: ConflictOutput},
     )
     def post(self, request: Request, slot_id: uuid.UUID) -> Response:
-        _require(request, *_VERIFIERS)
         data = VerdictInput(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
@@ -289,22 +282,19 @@ class VerifySubmitApi(APIView):
 
 
 class VerifyReleaseApi(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.VERIFYING)]
 
     @extend_schema(request=None, responses=ReleasedOutput)
     def post(self, request: Request, slot_id: uuid.UUID) -> Response:
-        _require(request, *_VERIFIERS)
         release_and_skip(request, selectors.verification_slot_pk(public_id=slot_id))
         return Response({"slot": str(slot_id), "next": claim_payload(request)})
 
 
 class AdjudicationListApi(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.ADJUDICATING)]
 
     @extend_schema(responses=AdjudicationQueueOutput)
     def get(self, request: Request) -> Response:
-        if not request.user.has_perm("annotation.adjudicate_question"):
-            raise PermissionDenied("Only adjudicators see the adjudication queue")
         total, items = selectors.adjudication_queue(adjudicator=request.user)
         return Response(
             {
@@ -333,7 +323,7 @@ class AdjudicationListApi(APIView):
 
 
 class AdjudicationDecideApi(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.ADJUDICATING)]
 
     class Input(serializers.Serializer):
         rating = serializers.ChoiceField(choices=Rating.choices)
@@ -345,7 +335,6 @@ class AdjudicationDecideApi(APIView):
         responses={200: AdjudicatedOutput, 400: ErrorOutput, 409: ConflictOutput},
     )
     def post(self, request: Request, question_id: str) -> Response:
-        _require(request, "annotation.adjudicate_question", "only adjudicators decide")
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
         question = services.adjudication_decide(
@@ -357,7 +346,7 @@ class AdjudicationDecideApi(APIView):
 
 
 class VerificationDashboardApi(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.DASHBOARD)]
 
     @extend_schema(responses=DashboardOutput)
     def get(self, request: Request) -> Response:
@@ -424,15 +413,10 @@ def gold_summary_payload(gold: selectors.GoldControl) -> dict[str, Any]:
     }
 
 
-def _require_gold_viewer(request: Request) -> None:
-    if not request.user.has_perm("annotation.view_private_questions"):
-        raise PermissionDenied("Only admins see the gold pool")
-
-
 class GoldPoolApi(APIView):
     """The private gold pool, a page at a time, with how often each question was served."""
 
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.GOLD_POOL)]
 
     class Output(serializers.Serializer):
         id = serializers.CharField()
@@ -449,7 +433,6 @@ class GoldPoolApi(APIView):
         )
     )
     def get(self, request: Request) -> Response:
-        _require_gold_viewer(request)
         paginator = CountedPagination()
         page = paginator.paginate_queryset(selectors.gold_pool_questions(), request)
         response = paginator.get_paginated_response(self.Output(page, many=True).data)
@@ -464,7 +447,7 @@ class GoldPoolChangeInput(serializers.Serializer):
 class GoldPoolAddApi(APIView):
     """Put questions in the gold pool: all of them, or none (400 with every reason)."""
 
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.GOLD_POOL_CHANGE)]
 
     @extend_schema(request=GoldPoolChangeInput, responses={200: PoolChangeOutput, 400: ErrorOutput})
     def post(self, request: Request) -> Response:
@@ -477,7 +460,7 @@ class GoldPoolAddApi(APIView):
 class GoldPoolRemoveApi(APIView):
     """Take questions out of the gold pool; they become public benchmark questions again."""
 
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.GOLD_POOL_CHANGE)]
 
     @extend_schema(request=GoldPoolChangeInput, responses={200: PoolChangeOutput, 400: ErrorOutput})
     def post(self, request: Request) -> Response:
@@ -490,14 +473,13 @@ class GoldPoolRemoveApi(APIView):
 class GoldVerdictsApi(APIView):
     """The latest gold verdicts, each with the answer it showed and how it was graded."""
 
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.GOLD_POOL)]
 
     @extend_schema(
         parameters=[OpenApiParameter("verifier", str, description="An annotator's username")],
         responses=GoldVerdictsOutput,
     )
     def get(self, request: Request) -> Response:
-        _require_gold_viewer(request)
         verdicts = selectors.gold_verdicts(username=request.query_params.get("verifier", ""))
         return Response(
             {
@@ -539,12 +521,12 @@ def run_payload(run: GenerationRun) -> dict[str, Any]:
         "progress": run.progress,
         "created_at": run.created_at,
         "finished_at": run.finished_at,
-        "url": f"/annotate/generation/{run.pk}/",
+        "url": reverse("annotate:generation_run", args=[run.pk]),
     }
 
 
 class GenerationRunsApi(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.GENERATING)]
 
     class Input(StrictInput):
         retired = {
@@ -559,8 +541,6 @@ class GenerationRunsApi(APIView):
 
     @extend_schema(operation_id="verify_generation_runs_list", responses=GenerationRunsOutput)
     def get(self, request: Request) -> Response:
-        if not request.user.has_perm("annotation.add_generationrun"):
-            raise PermissionDenied("Only admins see question generation")
         runs = selectors.generation_runs()
         return Response({"runs": [run_payload(r) for r in runs]})
 
@@ -573,12 +553,10 @@ class GenerationRunsApi(APIView):
 
 
 class GenerationRunApi(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.GENERATING)]
 
     @extend_schema(responses=GenerationRunOutput)
     def get(self, request: Request, run_id: int) -> Response:
-        if not request.user.has_perm("annotation.add_generationrun"):
-            raise PermissionDenied("Only admins see question generation")
         run = selectors.generation_run_get(run_id=run_id)
         if run is None:
             raise NotFound(f"No generation run {run_id}")
@@ -586,7 +564,7 @@ class GenerationRunApi(APIView):
 
 
 class GenerationCancelApi(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(rules.GENERATING)]
 
     @extend_schema(request=None, responses={200: GenerationRunOutput, 409: ConflictOutput})
     def post(self, request: Request, run_id: int) -> Response:

@@ -11,26 +11,23 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
+from annotation import permissions as rules
 from annotation import selectors, services, shortcuts
 from annotation.annotate_api import table_payload
 from annotation.models import Rating
 from annotation.verify_api import release_and_skip, skipped_questions
+from dataset.selectors import source_choices
 from endpoints.selectors import endpoint_choices
 from hctqa.core.wording import counted
-from hctqa.errors import ApplicationError, ConflictError
-from hctqa.pagination import page_with_count
-
-
-def _require(request: HttpRequest, permission: str, message: str) -> None:
-    if not request.user.has_perm(permission):
-        raise PermissionDenied(message)
-
+from plumbing.errors import ApplicationError, ConflictError
+from plumbing.pagination import page_with_count
+from plumbing.permissions import requires
 
 # --- Verifying -----------------------------------------------------------------------------
 
@@ -64,8 +61,8 @@ def _elapsed_ms(raw: str | None) -> int:
 
 
 @login_required
+@requires(rules.VERIFYING)
 def verify(request: HttpRequest, slot_id: uuid.UUID) -> HttpResponse:
-    _require(request, "annotation.verify_question", "Only annotators verify questions")
     public_id, slot_id = slot_id, selectors.verification_slot_pk(public_id=slot_id)
     status = 200
     form: dict[str, str] = {}
@@ -113,7 +110,8 @@ def verify(request: HttpRequest, slot_id: uuid.UUID) -> HttpResponse:
             "slot": str(public_id),
             "user": request.user.get_username(),
             "lease_expires_at": slot.lease_expires_at.isoformat(),
-            "api": f"/api/verify/slots/{public_id}/",
+            # The slot's endpoints share this prefix: renew/, submit/, release/.
+            "api": reverse("api-verify-renew", args=[public_id]).removesuffix("renew/"),
         },
     }
     return render(request, "annotation/verify/verify.html", context, status=status)
@@ -121,8 +119,8 @@ def verify(request: HttpRequest, slot_id: uuid.UUID) -> HttpResponse:
 
 @login_required
 @require_POST
+@requires(rules.VERIFYING)
 def verify_skip(request: HttpRequest, slot_id: uuid.UUID) -> HttpResponse:
-    _require(request, "annotation.verify_question", "only annotators verify questions")
     release_and_skip(request, selectors.verification_slot_pk(public_id=slot_id))
     return redirect("annotate:verify_next")
 
@@ -131,15 +129,15 @@ def verify_skip(request: HttpRequest, slot_id: uuid.UUID) -> HttpResponse:
 
 
 @login_required
+@requires(rules.ADJUDICATING)
 def adjudication(request: HttpRequest) -> HttpResponse:
-    _require(request, "annotation.adjudicate_question", "Only adjudicators decide disagreements")
     total, items = selectors.adjudication_queue(adjudicator=request.user)
     return render(request, "annotation/verify/adjudication.html", {"total": total, "items": items})
 
 
 @login_required
+@requires(rules.ADJUDICATING)
 def adjudicate(request: HttpRequest, question_id: str) -> HttpResponse:
-    _require(request, "annotation.adjudicate_question", "Only adjudicators decide disagreements")
     status = 200
     form: dict[str, str] = {}
     if request.method == "POST":
@@ -176,6 +174,7 @@ def adjudicate(request: HttpRequest, question_id: str) -> HttpResponse:
 
 
 @login_required
+@requires(rules.DASHBOARD)
 def dashboard(request: HttpRequest) -> HttpResponse:
     board = selectors.verification_dashboard(viewer=request.user)
     by_day = selectors.outcome_shares_by_day()
@@ -188,7 +187,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     }
     context = {
         "board": board,
-        "can_reinstate": request.user.has_perm("annotation.change_question"),
+        "can_reinstate": rules.REINSTATING.allows(request.user),
         "by_day": by_day,
         "ratings": Rating.choices,
         "chart": chart,
@@ -198,9 +197,9 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
+# The role first: a 404 for a missing user would tell anyone which ids exist.
+@requires(rules.REINSTATING)
 def verifier_reinstate(request: HttpRequest, user_id: int) -> HttpResponse:
-    # The role first: a 404 for a missing user would tell anyone which ids exist.
-    _require(request, "annotation.change_question", "only admins put an annotator back in the pool")
     person = get_object_or_404(get_user_model(), pk=user_id)
     services.verifier_reinstate(admin=request.user, user=person)
     name = person.get_username()
@@ -215,10 +214,10 @@ GOLD_PAGE_SIZE = 100
 
 
 @login_required
+@requires(rules.GOLD_POOL)
 def gold_pool(request: HttpRequest) -> HttpResponse:
     """The private gold pool (admins): its questions, adding and removing, and the latest
     gold verdicts with the answer each one showed."""
-    _require(request, "annotation.view_private_questions", "Only admins see the gold pool")
     status = 200
     question_ids = ""
     if request.method == "POST":
@@ -260,15 +259,11 @@ def gold_pool(request: HttpRequest) -> HttpResponse:
 # --- Question generation -------------------------------------------------------------------
 
 
-def _require_generation(request: HttpRequest) -> None:
-    _require(request, "annotation.add_generationrun", "Only admins run question generation")
-
-
 @login_required
+@requires(rules.GENERATING)
 def generation(request: HttpRequest) -> HttpResponse:
-    _require_generation(request)
     status = 200
-    sources = selectors.source_choices()
+    sources = source_choices()
     source = request.GET.get("source", "")
     source = source if source in dict(sources) else ""
     try:
@@ -325,8 +320,8 @@ def generation(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
+@requires(rules.GENERATING)
 def generation_run(request: HttpRequest, run_id: int) -> HttpResponse:
-    _require_generation(request)
     run = selectors.generation_run_get(run_id=run_id)
     if run is None:
         raise Http404(f"No generation run {run_id}")
@@ -361,9 +356,9 @@ def generation_resume(request: HttpRequest, run_id: int) -> HttpResponse:
 
 
 @login_required
+@requires(rules.VERIFYING)
 def verdict_change(request: HttpRequest, slot_id: uuid.UUID) -> HttpResponse:
     """Change a verdict already given, while its question waits for the other one."""
-    _require(request, "annotation.verify_question", "Only annotators verify questions")
     slot = selectors.verdict_given(annotator=request.user, public_id=slot_id)
     status = 200
     form = {

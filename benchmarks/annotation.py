@@ -38,7 +38,7 @@ def main() -> None:
     from django.test import Client
 
     from annotation import services
-    from annotation.models import Table
+    from dataset.models import Table
     from tests.factories import UserFactory
 
     import_release(args.data)

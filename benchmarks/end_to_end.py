@@ -46,6 +46,9 @@ def main() -> None:
             "WARNING",
             "--hostname",
             "bench@%h",
+            # Uploads are scored on the scoring queue (CELERY_TASK_ROUTES).
+            "--queues",
+            "scoring,default",
         ],
         cwd=REPO,
         env=os.environ.copy(),

@@ -16,7 +16,7 @@ def main() -> None:
     args = setup(__doc__ or "")
     from django.core.management import call_command
 
-    from annotation.models import Question, Table
+    from dataset.models import Question, Table
 
     real = args.data / "hctqa-real"
     command = [

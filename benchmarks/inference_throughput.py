@@ -34,7 +34,7 @@ def _free_port() -> int:
 
 def _questions(n: int, per_table: int = 10) -> None:
     """``n`` verified real-table test questions, ``per_table`` to a table."""
-    from annotation.models import Question, Table
+    from dataset.models import Question, Table
     from hctqa.core import taxonomy
     from tests.factories import NESTED_CSV
 

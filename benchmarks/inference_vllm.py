@@ -86,7 +86,7 @@ def main() -> None:
 
     from django.conf import settings
 
-    from annotation.services.dataset import release_import
+    from dataset.services import release_import
     from endpoints.models import Endpoint
     from hctqa.core.release import parse_qaps, read_bytes, read_csvs_tar
     from leaderboard import selectors

@@ -32,7 +32,7 @@ def main() -> None:
     from django.contrib.auth.models import Permission
     from django.db.models import Count, Sum
 
-    from annotation.models import Collection
+    from dataset.models import Collection
     from ingest import services
     from ingest.models import Document, DocumentPage
     from tests.factories import UserFactory

@@ -153,7 +153,7 @@ def a4_pages(tables: list, folder: Path) -> Path:
 def hundred_pages(data: bytes, name: str) -> tuple[float, float, int, int]:
     """A 100-page PDF through the ingest services: upload, then extraction, until every
     page's candidates, crops and page images are stored."""
-    from annotation.models import Collection
+    from dataset.models import Collection
     from ingest import files, services
 
     started = time.monotonic()

@@ -284,7 +284,7 @@ def fixtures(data: Path) -> None:
     django.setup()
     from rest_framework.authtoken.models import Token
 
-    from annotation.models import Question, Table
+    from dataset.models import Question, Table
     from leaderboard.models import Status, Submission, Visibility
     from tests.factories import UserFactory
 

@@ -24,7 +24,7 @@ def main() -> None:
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
-    from annotation.models import Table
+    from dataset.models import Table
     from tests.factories import UserFactory
 
     import_release(args.data)

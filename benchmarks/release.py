@@ -67,8 +67,8 @@ def main() -> None:
     from django.conf import settings
     from django.core.management import call_command
 
-    from annotation.models import Question, Table
-    from annotation.services import release_import
+    from dataset.models import Question, Table
+    from dataset.services import release_import
 
     print("importing the real release and 70,000 synthetic questions (not timed) …")
     import_release(args.data)

@@ -35,7 +35,7 @@ def main() -> None:
     args = setup(__doc__ or "")
     from django.core.management import call_command
 
-    from annotation.models import Question, Table
+    from dataset.models import Question, Table
     from hctqa.core.synthgen.output import write_generation
     from hctqa.core.synthgen.params import read_params
     from hctqa.core.synthgen.pipeline import RELEASE_NONSEM_OFFSETS, generate, parallel_questions

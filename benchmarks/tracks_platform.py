@@ -45,8 +45,8 @@ def main() -> None:
     from django.core.files.base import ContentFile
     from tracks_extraction import prediction
 
-    from annotation.models import Table
-    from annotation.services.dataset import release_import
+    from dataset.models import Table
+    from dataset.services import release_import
     from hctqa.core.extraction.icdar import read_folder
     from hctqa.core.release import read_synthetic_zip
     from hctqa.core.tracks.extraction import compare_tables, icdar_items

@@ -81,13 +81,14 @@ def main() -> None:
     from django.utils import timezone
     from rest_framework.authtoken.models import Token
 
-    from annotation.models import Question, QuestionStatus, Table, VerificationSlot
+    from annotation.models import VerificationSlot
     from annotation.services import (
         Verdict,
         verification_claim,
         verification_slots_open,
         verification_submit,
     )
+    from dataset.models import Question, QuestionStatus, Table
     from tests.factories import UserFactory
 
     if not os.environ.get("DATABASE_URL"):

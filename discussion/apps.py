@@ -6,8 +6,8 @@ class DiscussionConfig(AppConfig):
     verbose_name = "Discussion of tables and questions"
 
     def ready(self) -> None:
+        from accounts.selectors import NOTIFICATION_CHECKS
         from discussion.selectors import mentions_withdrawn
-        from hctqa.accounts.selectors import NOTIFICATION_CHECKS
 
         if mentions_withdrawn not in NOTIFICATION_CHECKS:
             NOTIFICATION_CHECKS.append(mentions_withdrawn)

@@ -17,9 +17,9 @@ COMMENT_MAX = 2000
 class Comment(models.Model):
     """One comment, on a table's own thread (``question`` empty) or on one of its questions'."""
 
-    table = models.ForeignKey("annotation.Table", on_delete=models.CASCADE, related_name="comments")
+    table = models.ForeignKey("dataset.Table", on_delete=models.CASCADE, related_name="comments")
     question = models.ForeignKey(
-        "annotation.Question",
+        "dataset.Question",
         null=True,
         blank=True,
         on_delete=models.CASCADE,

@@ -17,11 +17,10 @@ from django.db.models import Count, Q, QuerySet
 from django.http import Http404
 from django.urls import reverse
 
-from annotation.models import Question, Split, Table
-from annotation.selectors import can_see_test_gold, question_list_for_table, questions_visible
+from dataset.models import Question, Split, Table
+from dataset.selectors import can_see_test_gold, question_list_for_table, questions_visible
 from discussion.models import Comment
-from hctqa.errors import Forbidden
-from hctqa.pagination import page_with_count
+from plumbing.pagination import page_with_count
 
 # @name: a username as Django allows it (letters, digits, @ . + - _), after a space or at the
 # start; a full stop ending a sentence is not part of it.
@@ -32,14 +31,6 @@ MENTION = re.compile(r"(?<![\w@.+-])@([\w.@+-]+)")
 
 def can_discuss(user: Any) -> bool:
     return bool(user.is_authenticated and user.has_perm("discussion.view_comment"))
-
-
-def require_discussant(user: Any) -> None:
-    if not can_discuss(user):
-        raise Forbidden(
-            "Discussions are for annotators, adjudicators and admins",
-            hint="They are where the dataset's makers talk about its tables and questions.",
-        )
 
 
 def questions_discussable(*, user: Any) -> QuerySet[Question]:

@@ -12,22 +12,22 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from annotation.models import Question, Table
+from accounts.mail import one_line
+from accounts.models import Notification
+from accounts.services import lock_user, notify
+from dataset.models import Question, Table
 from discussion.models import COMMENT_MAX, Comment
+from discussion.permissions import DISCUSSING
 from discussion.selectors import (
     can_discuss,
     comment_url,
     may_read_question_thread,
     mentioned_names,
-    require_discussant,
     thread_url,
 )
-from hctqa.accounts.mail import one_line
-from hctqa.accounts.models import Notification
-from hctqa.accounts.services import lock_user, notify
 from hctqa.core.hidden_text import LINE_BREAKS, hidden_problem
 from hctqa.core.wording import counted
-from hctqa.errors import ApplicationError
+from plumbing.errors import ApplicationError
 
 # People one comment may mention: a longer list is a broadcast, not a mention.
 MENTIONS_MAX = 10
@@ -72,7 +72,7 @@ def comment_post(*, author: Any, table: Table, question: Question | None, body: 
     """Add a comment to the table's thread, or to its question's. Those it mentions (@name)
     who may read the thread are told, in the menu and (if they asked) by email; the others
     are listed for the author. At most COMMENTS_PER_HOUR comments per person an hour."""
-    require_discussant(author)
+    DISCUSSING.check(author)
     if not author.has_perm("discussion.add_comment"):
         raise ApplicationError("Your account may read discussions but not write in them")
     if question is not None and (

@@ -11,11 +11,13 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
-from annotation.models import Question, Split, Table
-from annotation.selectors import gold_answer_visible, table_get
+from dataset.models import Question, Split, Table
+from dataset.selectors import gold_answer_visible, table_get
 from discussion import selectors, services
 from discussion.models import COMMENT_MAX
-from hctqa.errors import ApplicationError
+from discussion.permissions import DISCUSSING
+from plumbing.errors import ApplicationError
+from plumbing.permissions import requires
 
 
 def _thread_page(
@@ -77,8 +79,8 @@ def _posted_note(posted: services.Posted) -> str:
 
 
 @login_required
+@requires(DISCUSSING)
 def table_thread(request: HttpRequest, table_id: str) -> HttpResponse:
-    selectors.require_discussant(request.user)
     table = table_get(table_id=table_id)
     return _thread_page(
         request,
@@ -90,8 +92,8 @@ def table_thread(request: HttpRequest, table_id: str) -> HttpResponse:
 
 
 @login_required
+@requires(DISCUSSING)
 def question_thread(request: HttpRequest, question_id: str) -> HttpResponse:
-    selectors.require_discussant(request.user)
     question = selectors.discussable_question_get(user=request.user, question_id=question_id)
     return _thread_page(
         request,

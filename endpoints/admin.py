@@ -8,7 +8,7 @@ from django.core.exceptions import ValidationError
 
 from endpoints.models import Endpoint
 from endpoints.services import endpoint_fields_checked
-from hctqa.errors import ApplicationError
+from plumbing.errors import ApplicationError
 
 
 class EndpointForm(forms.ModelForm):

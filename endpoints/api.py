@@ -7,7 +7,7 @@ from typing import Any
 
 from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers
-from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.exceptions import NotFound
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -15,7 +15,9 @@ from rest_framework.views import APIView
 
 from endpoints import selectors, services
 from endpoints.models import Endpoint
-from hctqa.api import ConflictOutput, ErrorOutput, StrictInput
+from endpoints.permissions import MANAGING_ENDPOINTS
+from plumbing.api import ConflictOutput, ErrorOutput, StrictInput
+from plumbing.permissions import api_rule
 
 
 class EndpointOutput(serializers.ModelSerializer):
@@ -80,11 +82,6 @@ class EndpointInput(StrictInput):
         return services.EndpointInput(**{**defaults, **given, "keep": keep})
 
 
-def _require_admin(request: Request) -> None:
-    if not request.user.has_perm("endpoints.change_endpoint"):
-        raise PermissionDenied("Only admins manage endpoints")
-
-
 def _endpoint(name: str) -> Endpoint:
     endpoint = Endpoint.objects.prefetch_related("users", "groups").filter(name=name).first()
     if endpoint is None:
@@ -93,11 +90,11 @@ def _endpoint(name: str) -> Endpoint:
 
 
 class EndpointListApi(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(MANAGING_ENDPOINTS, methods={"POST"})]
 
     @extend_schema(responses=EndpointListOutput)
     def get(self, request: Request) -> Response:
-        if request.user.has_perm("endpoints.change_endpoint"):
+        if MANAGING_ENDPOINTS.allows(request.user):
             every = Endpoint.objects.prefetch_related("users", "groups").order_by("name")
             return Response({"results": EndpointOutput(every, many=True).data})
         usable = selectors.endpoints_usable_by(user=request.user)
@@ -105,7 +102,6 @@ class EndpointListApi(APIView):
 
     @extend_schema(request=EndpointInput, responses={201: EndpointOutput, 400: ErrorOutput})
     def post(self, request: Request) -> Response:
-        _require_admin(request)
         data = EndpointInput(data=request.data)
         data.is_valid(raise_exception=True)
         endpoint = services.endpoint_create(user=request.user, data=data.to_input())
@@ -113,16 +109,14 @@ class EndpointListApi(APIView):
 
 
 class EndpointDetailApi(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(MANAGING_ENDPOINTS)]
 
     @extend_schema(responses=EndpointOutput)
     def get(self, request: Request, name: str) -> Response:
-        _require_admin(request)
         return Response(EndpointOutput(_endpoint(name)).data)
 
     @extend_schema(request=EndpointInput, responses={200: EndpointOutput, 400: ErrorOutput})
     def patch(self, request: Request, name: str) -> Response:
-        _require_admin(request)
         _endpoint(name)
         data = EndpointInput(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
@@ -133,7 +127,6 @@ class EndpointDetailApi(APIView):
 
     @extend_schema(request=None, responses={204: None, 409: ConflictOutput})
     def delete(self, request: Request, name: str) -> Response:
-        _require_admin(request)
         _endpoint(name)
         services.endpoint_delete(user=request.user, name=name)
         return Response(status=204)

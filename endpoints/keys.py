@@ -23,7 +23,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from django.conf import settings
 
-from hctqa.errors import ApplicationError
+from plumbing.errors import ApplicationError
 
 _PURPOSE = b"hctqa: endpoint API keys, v1"
 _DIGEST_PURPOSE = b"hctqa: credentials of cached inference answers, v1"

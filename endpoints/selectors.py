@@ -14,13 +14,13 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.db.models import Q, QuerySet
 
+from accounts.roles import RESEARCHER
 from endpoints.addresses import literal, machine
 from endpoints.client import ChatClient, ChatTarget, ModelListError, RetryPolicy
 from endpoints.keys import api_key_unseal, credential_digest
 from endpoints.models import Endpoint
 from endpoints.services import API_KEY, key_variable_allowed
-from hctqa.accounts.roles import RESEARCHER
-from hctqa.errors import ApplicationError
+from plumbing.errors import ApplicationError
 
 logger = logging.getLogger(__name__)
 

@@ -14,13 +14,13 @@ from urllib.parse import urlsplit, urlunsplit
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
-from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import ProtectedError
 
 from endpoints.addresses import AddressRefused, address_check, literal, resolve_checked
 from endpoints.models import Endpoint
-from hctqa.errors import ApplicationError, ConflictError
+from endpoints.permissions import MANAGING_ENDPOINTS
+from plumbing.errors import ApplicationError, ConflictError
 
 # Upper case, as environment variables are by convention; a pasted key (sk-…, hf_…) is not.
 ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]{0,99}$")
@@ -167,11 +167,6 @@ def endpoint_fields_checked(
     }
 
 
-def _require_admin(user: Any) -> None:
-    if not user.has_perm("endpoints.change_endpoint"):
-        raise PermissionDenied("Only admins register endpoints")
-
-
 def _people(data: EndpointInput) -> tuple[list[Any], list[Group]]:
     users = list(get_user_model().objects.filter(username__in=data.usernames))
     missing = sorted(set(data.usernames) - {u.get_username() for u in users})
@@ -214,7 +209,7 @@ def _save(endpoint: Endpoint, data: EndpointInput) -> Endpoint:
 
 @transaction.atomic
 def endpoint_create(*, user: Any, data: EndpointInput) -> Endpoint:
-    _require_admin(user)
+    MANAGING_ENDPOINTS.check(user)
     return _save(Endpoint(), data)
 
 
@@ -222,7 +217,7 @@ def endpoint_create(*, user: Any, data: EndpointInput) -> Endpoint:
 def endpoint_update(*, user: Any, name: str, data: EndpointInput) -> Endpoint:
     """Change an endpoint; fields named in ``data.keep`` stay as they are. Runs already on it
     use the new URL and key variable from their next request batch on."""
-    _require_admin(user)
+    MANAGING_ENDPOINTS.check(user)
     endpoint = Endpoint.objects.select_for_update().filter(name=name).first()
     if endpoint is None:
         raise ApplicationError(f"No endpoint {name}", field="name")
@@ -233,7 +228,7 @@ def endpoint_update(*, user: Any, name: str, data: EndpointInput) -> Endpoint:
 def endpoint_delete(*, user: Any, name: str) -> None:
     """Remove an endpoint that no run used; one that runs used is deactivated instead, so
     their history keeps saying where they ran."""
-    _require_admin(user)
+    MANAGING_ENDPOINTS.check(user)
     endpoint = Endpoint.objects.filter(name=name).first()
     if endpoint is None:
         raise ApplicationError(f"No endpoint {name}", field="name")

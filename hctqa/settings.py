@@ -91,16 +91,19 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_htmx",
     "axes",
+    "plumbing",
     "endpoints",
+    # Before the apps built on it: annotation's admin extends the dataset's.
+    "dataset",
     "annotation",
     "releases",
     "leaderboard",
     "ingest",
     "tracks",
     "discussion",
-    "hctqa.pagecache",
+    "pagecache",
     # Last: its post_migrate hook assigns the other apps' permissions to the role groups.
-    "hctqa.accounts",
+    "accounts",
 ]
 
 MIDDLEWARE = [
@@ -112,7 +115,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # Before anything reads the body (CSRF reads POST data in process_view).
-    "hctqa.request_limits.RequestSizeLimitMiddleware",
+    "plumbing.request_limits.RequestSizeLimitMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -133,7 +136,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "hctqa.accounts.context_processors.menu_counts",
+                "accounts.context_processors.menu_counts",
             ],
         },
     },
@@ -378,7 +381,7 @@ TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
 # from the address); several, comma-separated, lock out on any. An address (an IPv6 /64)
 # is also locked out, for every user, after LOGIN_FAILURE_LIMIT_PER_ADDRESS failures within
 # LOGIN_LOCKOUT_MINUTES whichever the usernames (one password tried on many: spraying);
-# higher, as people behind one NAT share it; 0: no such limit (hctqa.accounts.lockout).
+# higher, as people behind one NAT share it; 0: no such limit (accounts.lockout).
 LOGIN_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
 LOGIN_FAILURE_LIMIT_PER_ADDRESS = env_int("LOGIN_FAILURE_LIMIT_PER_ADDRESS", 20)
 LOGIN_LOCKOUT_MINUTES = env_int("LOGIN_LOCKOUT_MINUTES", 15)
@@ -394,9 +397,9 @@ AXES_FAILURE_LIMIT = LOGIN_FAILURE_LIMIT
 AXES_COOLOFF_TIME = timedelta(minutes=LOGIN_LOCKOUT_MINUTES)
 AXES_LOCKOUT_PARAMETERS = [item.split("+") if "+" in item else item for item in LOGIN_LOCKOUT_BY]
 AXES_RESET_ON_SUCCESS = True
-AXES_HANDLER = "hctqa.accounts.lockout.LockoutHandler"
-AXES_CLIENT_IP_CALLABLE = "hctqa.accounts.addresses.client_network"
-AXES_LOCKOUT_CALLABLE = "hctqa.accounts.views.locked_out"
+AXES_HANDLER = "accounts.lockout.LockoutHandler"
+AXES_CLIENT_IP_CALLABLE = "plumbing.client_addresses.client_network"
+AXES_LOCKOUT_CALLABLE = "accounts.views.locked_out"
 # The access log would grow by a row per log-in; failures are what axes is for.
 AXES_DISABLE_ACCESS_LOG = True
 AXES_VERBOSE = False
@@ -466,7 +469,7 @@ CONTENT_SECURITY_POLICY = {
 }
 
 # Throttle counters (DRF) live in the default cache; anonymous visitors' public pages in
-# "pages" (hctqa/pagecache), apart, so that pages pushed out never take counters with them,
+# "pages" (pagecache), apart, so that pages pushed out never take counters with them,
 # and the tokens that say which pages are current in "page_tokens", which pages never cull.
 # All must be shared by every process that serves or writes (web processes and workers),
 # or a page would outlive the change that a worker made: files under var/cache by default,
@@ -551,17 +554,17 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
     # DRF's JSON parser with nesting bounded: deeply nested JSON is a 400, not a 500.
     "DEFAULT_PARSER_CLASSES": [
-        "hctqa.parsers.BoundedJSONParser",
+        "plumbing.parsers.BoundedJSONParser",
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
-    "DEFAULT_SCHEMA_CLASS": "hctqa.api.AutoSchema",
-    "EXCEPTION_HANDLER": "hctqa.api.exception_handler",
-    # Rates come from API_THROTTLE_RATES, read per request (hctqa/throttles.py).
+    "DEFAULT_SCHEMA_CLASS": "plumbing.api.AutoSchema",
+    "EXCEPTION_HANDLER": "plumbing.api.exception_handler",
+    # Rates come from API_THROTTLE_RATES, read per request (plumbing/throttles.py).
     "DEFAULT_THROTTLE_CLASSES": [
-        "hctqa.throttles.AnonRateThrottle",
-        "hctqa.throttles.UserRateThrottle",
-        "hctqa.throttles.ScopedRateThrottle",
+        "plumbing.throttles.AnonRateThrottle",
+        "plumbing.throttles.UserRateThrottle",
+        "plumbing.throttles.ScopedRateThrottle",
     ],
 }
 SPECTACULAR_SETTINGS = {
@@ -581,7 +584,7 @@ SPECTACULAR_SETTINGS = {
     # a run's status; an inference run takes fewer table formats and prompt styles than a
     # submission states.
     "ENUM_NAME_OVERRIDES": {
-        "TableSplitEnum": "annotation.models.Split",
+        "TableSplitEnum": "dataset.models.Split",
         "EvalSplitEnum": "leaderboard.models.EvalSplit",
         "TableFormatEnum": "leaderboard.models.TableFormat",
         "InferenceTableFormatEnum": "leaderboard.models.INFERENCE_FORMATS",
@@ -591,7 +594,7 @@ SPECTACULAR_SETTINGS = {
         "DocumentStatusEnum": "ingest.models.DocumentStatus",
         "CandidateStatusEnum": "ingest.models.CandidateStatus",
         "CandidateStrategyEnum": "ingest.models.Strategy",
-        "RunStatusEnum": "annotation.models.RunStatus",
+        "RunStatusEnum": "plumbing.jobs.RunStatus",
     },
 }
 
@@ -605,8 +608,8 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
     _celery_dir = Path(env_str("CELERY_FILESYSTEM_DIR", str(VAR_DIR / "celery")))
     for _folder in ("queue", "control"):
         (_celery_dir / _folder).mkdir(parents=True, exist_ok=True)
-    # kombu's transport, writing each message whole (hctqa/broker.py).
-    CELERY_BROKER_TRANSPORT = "hctqa.broker:FilesystemTransport"
+    # kombu's transport, writing each message whole (plumbing/broker.py).
+    CELERY_BROKER_TRANSPORT = "plumbing.broker:FilesystemTransport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_celery_dir / "queue"),
         "data_folder_out": str(_celery_dir / "queue"),
@@ -641,14 +644,12 @@ CELERY_TASK_ROUTES = {
     "annotation.tasks.generate_questions": {"queue": "inference"},
     "ingest.tasks.extract_document": {"queue": "ingest"},
     "ingest.tasks.score_candidate": {"queue": "ingest"},
-    "leaderboard.tasks.sweep_submissions": {"queue": "sweeps"},
-    "leaderboard.tasks.sweep_inference_runs": {"queue": "sweeps"},
-    "ingest.tasks.sweep_documents": {"queue": "sweeps"},
-    "tracks.tasks.sweep_track_item_builds": {"queue": "sweeps"},
+    # Every job kind (plumbing.jobs): scorings, re-scorings, inference runs, extractions.
+    "plumbing.tasks.sweep_jobs": {"queue": "sweeps"},
     "annotation.tasks.release_expired_leases": {"queue": "sweeps"},
     # Queues the emails due; sending them is the default queue's (send_email).
-    "hctqa.accounts.tasks.send_waiting_emails": {"queue": "sweeps"},
-    "hctqa.accounts.tasks.send_approval_digests": {"queue": "sweeps"},
+    "accounts.tasks.send_waiting_emails": {"queue": "sweeps"},
+    "accounts.tasks.send_approval_digests": {"queue": "sweeps"},
 }
 WORKER_QUEUES = ("default", "scoring", "inference", "ingest", "sweeps")
 # A task killed with its worker comes back by two ways. (1) task_reject_on_worker_lost: when
@@ -677,32 +678,18 @@ if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
         "unacked_restore_interval": 10,
         "unacked_restore_throttle": 1,
     }
-# How often beat runs the recovery sweeps (submissions and extractions). A sweep message not
+# How often beat sweeps the jobs (plumbing.jobs: scorings, inference runs, extractions). A
+# sweep message not
 # taken within one period is dropped: the next one does the same work.
 SWEEP_EVERY_SECONDS = env_int("SWEEP_EVERY_SECONDS", 10)
 # How often beat compares each scored submission's question set with the current one, for
 # the changes that send no signal (questions written, verified, edited, removed).
 QUESTION_SET_CHECK_SECONDS = env_int("QUESTION_SET_CHECK_SECONDS", 3600)
 CELERY_BEAT_SCHEDULE = {
-    "sweep-stuck-submissions": {
-        "task": "leaderboard.tasks.sweep_submissions",
+    "sweep-jobs": {
+        "task": "plumbing.tasks.sweep_jobs",
         "schedule": SWEEP_EVERY_SECONDS,
         "options": {"expires": SWEEP_EVERY_SECONDS},
-    },
-    "requeue-stale-ingest-extractions": {
-        "task": "ingest.tasks.sweep_documents",
-        "schedule": SWEEP_EVERY_SECONDS,
-        "options": {"expires": SWEEP_EVERY_SECONDS},
-    },
-    "resume-stale-inference-runs": {
-        "task": "leaderboard.tasks.sweep_inference_runs",
-        "schedule": 60,
-        "options": {"expires": 60},
-    },
-    "fail-stale-track-item-builds": {
-        "task": "tracks.tasks.sweep_track_item_builds",
-        "schedule": 60,
-        "options": {"expires": 60},
     },
     "release-expired-verification-leases": {
         "task": "annotation.tasks.release_expired_leases",
@@ -714,13 +701,13 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": QUESTION_SET_CHECK_SECONDS,
     },
     "send-waiting-emails": {
-        "task": "hctqa.accounts.tasks.send_waiting_emails",
+        "task": "accounts.tasks.send_waiting_emails",
         "schedule": 60,
         "options": {"expires": 60},
     },
     # Emails each admin the requests that came since their last digest, an hour after it.
     "send-approval-request-digests": {
-        "task": "hctqa.accounts.tasks.send_approval_digests",
+        "task": "accounts.tasks.send_approval_digests",
         "schedule": 300,
         "options": {"expires": 300},
     },
@@ -731,9 +718,9 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "filters": {
-        "expected_refusals": {"()": "hctqa.log_filters.ExpectedRefusals"},
-        "suspicious_requests": {"()": "hctqa.log_filters.SuspiciousRequests"},
-        "quiet_sweeps": {"()": "hctqa.log_filters.QuietSweeps"},
+        "expected_refusals": {"()": "plumbing.log_filters.ExpectedRefusals"},
+        "suspicious_requests": {"()": "plumbing.log_filters.SuspiciousRequests"},
+        "quiet_sweeps": {"()": "plumbing.log_filters.QuietSweeps"},
     },
     # On the handler: django.security.* loggers are made per exception class.
     "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["suspicious_requests"]}},

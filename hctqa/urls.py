@@ -4,13 +4,14 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from accounts.api import TokenObtainApi
+from dataset.views import home
 from hctqa import health, views
-from hctqa.accounts.api import TokenObtainApi
 from hctqa.api_index import ApiIndex
 
 api_patterns = [
     path("", ApiIndex.as_view(), name="api-index"),
-    path("", include("annotation.api_urls")),
+    path("", include("dataset.api_urls")),
     path("", include("leaderboard.api_urls")),
     path("", include("releases.api_urls")),
     path("", include("tracks.api_urls")),
@@ -26,12 +27,12 @@ api_patterns = [
 ]
 
 urlpatterns = [
-    path("", views.home, name="home"),
+    path("", home, name="home"),
     path("healthz", health.healthz, name="healthz"),
     path("welcome/", views.landing, name="landing"),
     # Browsers ask for /favicon.ico on pages that name no icon (the API's JSON, say).
     path("favicon.ico", views.favicon),
-    path("", include("annotation.urls")),
+    path("", include("dataset.urls")),
     path("leaderboard/", include("leaderboard.urls")),
     path("tracks/", include("tracks.urls")),
     path("releases/", include("releases.urls")),
@@ -40,7 +41,7 @@ urlpatterns = [
     path("discussion/", include("discussion.urls")),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path("accounts/", include("hctqa.accounts.urls")),
+    path("accounts/", include("accounts.urls")),
     path("api/", include(api_patterns)),
     path("admin/", admin.site.urls),
     # Uploaded table images. Small and few; a production proxy may serve MEDIA_ROOT instead.

@@ -1,3 +1,6 @@
+"""The site's own views: where logging in leads, the 403 and CSRF pages, media files and the
+favicon. The pages of the dataset, the boards and the rest are their apps'."""
+
 from __future__ import annotations
 
 import posixpath
@@ -10,14 +13,6 @@ from django.shortcuts import redirect, render
 from django.templatetags.static import static
 from django.urls import reverse
 from django.views.static import serve
-
-from annotation.selectors import dataset_overview
-from hctqa.pagecache.pages import public_page
-
-
-@public_page
-def home(request: HttpRequest) -> HttpResponse:
-    return render(request, "home.html", {"overview": dataset_overview(viewer=request.user)})
 
 
 def _leaves_media_root(path: str) -> bool:

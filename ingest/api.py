@@ -17,13 +17,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.models import Collection
-from hctqa.api import ConflictOutput, ErrorOutput
+from dataset import services as dataset_services
+from dataset.models import Collection
 from hctqa.core.extraction.grid import Grid
 from hctqa.core.extraction.table import FLAGS
 from hctqa.core.tables import parse_table
-from hctqa.parsers import BoundedJSONParser
-from hctqa.throttles import seconds_to_wait
 from ingest import selectors, services
 from ingest.models import (
     Candidate,
@@ -35,6 +33,11 @@ from ingest.models import (
     PageStatus,
     Strategy,
 )
+from ingest.permissions import INGESTING
+from plumbing.api import ConflictOutput, ErrorOutput
+from plumbing.parsers import BoundedJSONParser
+from plumbing.permissions import api_rule
+from plumbing.throttles import seconds_to_wait
 
 _MAX_INT = 2**53
 # Each file sent for ingesting counts once against API_THROTTLE_INGEST, page and API alike.
@@ -49,12 +52,7 @@ def too_many_files(wait: int) -> str:
 
 
 class _IngestApi(APIView):
-    permission_classes = [IsAuthenticated]
-
-    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
-        super().initial(request, *args, **kwargs)
-        if not request.user.has_perm(services.PERMISSION):
-            raise PermissionDenied("ingesting documents needs the ingest permission")
+    permission_classes = [IsAuthenticated, api_rule(INGESTING)]
 
     def handle_exception(self, exc: Exception) -> Response:
         if isinstance(exc, DjangoPermissionDenied):
@@ -312,16 +310,6 @@ def _marks(canonical_csv: str) -> tuple[int, int]:
 def candidate_payload(review: selectors.Review) -> dict[str, Any]:
     """What the review page needs: the extraction, the editor's draft, the page and boxes."""
     candidate = review.candidate
-    machine = Grid.from_json(candidate.machine_grid)
-    rows, cols = _marks(candidate.machine_csv)
-    state = {
-        **machine.as_json(),
-        "header_rows": rows,
-        "header_columns": cols,
-        "title": candidate.title,
-        "notes": candidate.notes,
-        "flags": candidate.cell_flags,
-    }
     if candidate.status == "accepted" and candidate.accepted_csv:
         from hctqa.core.extraction.grid import grid_from_canonical
 
@@ -332,6 +320,17 @@ def candidate_payload(review: selectors.Review) -> dict[str, Any]:
             "header_columns": candidate.header_columns,
             "title": candidate.table.title if candidate.table else "",
             "notes": candidate.table.notes if candidate.table else "",
+        }
+    else:
+        # The grid as extracted; only its header marks are read from its CSV.
+        rows, cols = _marks(candidate.machine_csv)
+        state = {
+            **Grid.from_json(candidate.machine_grid).as_json(),
+            "header_rows": rows,
+            "header_columns": cols,
+            "title": candidate.title,
+            "notes": candidate.notes,
+            "flags": candidate.cell_flags,
         }
     draft = review.draft
     page = review.page
@@ -413,7 +412,7 @@ class CollectionsApi(_IngestApi):
     def post(self, request: Request) -> Response:
         data = self.Input(data=request.data)
         data.is_valid(raise_exception=True)
-        collection = services.collection_create(user=request.user, **data.validated_data)
+        collection = dataset_services.collection_create(user=request.user, **data.validated_data)
         return Response(collection_payload(collection), status=201)
 
 

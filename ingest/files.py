@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
-from hctqa.private_files import PrivateFolder
+from plumbing.private_files import PrivateFolder
 
 _FOLDER = PrivateFolder("INGEST_FILES_ROOT", "an ingest file")
 root = _FOLDER.root

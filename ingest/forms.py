@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django import forms
 
-from annotation.models import Collection
+from dataset.models import Collection
 
 
 class UploadForm(forms.Form):

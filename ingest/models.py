@@ -1,6 +1,6 @@
 """Documents uploaded to find new tables in, their pages, and the table candidates found.
 
-A document belongs to a collection (``annotation.Collection``). Its file, page images and
+A document belongs to a collection (``dataset.Collection``). Its file, page images and
 candidates' crops are kept under ``INGEST_FILES_ROOT`` and never served as files. A candidate
 is accepted as a ``Table`` (id ``<collection code>--<document number>--<candidate number>``)
 or rejected with a reason; the machine extraction is kept beside the accepted version, with
@@ -16,9 +16,10 @@ from django.db.models.functions import Length
 from django.db.models.lookups import LessThanOrEqual
 from django.urls import reverse
 
-from annotation.models import TABLE_NOTES_MAX_CHARS, TABLE_TITLE_MAX_CHARS, Collection, Table
+from dataset.models import TABLE_NOTES_MAX_CHARS, TABLE_TITLE_MAX_CHARS, Collection, Table
 from hctqa.core.outcomes import Outcome
 from hctqa.core.wording import whole_percent
+from plumbing.jobs import Job
 
 
 class DocumentKind(models.TextChoices):
@@ -38,7 +39,7 @@ class DocumentStatus(models.TextChoices):
     REFUSED = "refused", "Refused"
 
 
-class Document(Outcome, models.Model):
+class Document(Outcome, Job):
     collection = models.ForeignKey(Collection, on_delete=models.PROTECT, related_name="documents")
     number = models.PositiveIntegerField(help_text="Its number in the collection's table ids.")
     kind = models.CharField(max_length=5, choices=DocumentKind.choices)
@@ -65,12 +66,11 @@ class Document(Outcome, models.Model):
         max_length=32, blank=True, help_text="Why it was refused (UploadRefused.code)."
     )
     pages_done = models.PositiveIntegerField(default=0)
-    attempts = models.PositiveSmallIntegerField(default=0)
-    # When its message was last sent to the ingest queue (a lost one is sent again).
-    queued_at = models.DateTimeField(null=True, blank=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
+    # Lifecycle (plumbing.jobs.Job): claims told apart by attempt number; ``message`` says
+    # why it failed (or what it found); its progress is its pages'.
+    lease = None
+    error = None
+    progress = None
 
     class Meta:
         ordering = ["-uploaded_at", "-pk"]

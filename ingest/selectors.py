@@ -12,7 +12,7 @@ from django.db.models import Avg, Case, Count, OuterRef, Q, QuerySet, Subquery, 
 from django.db.models.functions import Coalesce, TruncMonth
 from django.shortcuts import get_object_or_404
 
-from annotation.models import Collection
+from dataset.models import Collection
 from hctqa.core.extraction.table import FLAGS
 from hctqa.core.render import to_html
 from hctqa.core.tables import TableFormatError, parse_table

@@ -12,13 +12,6 @@ def extract_document(self: object, document_id: int) -> str:
     return document_extract(document_id=document_id)
 
 
-@app.task(acks_late=True)
-def sweep_documents() -> int:
-    from ingest.services import documents_sweep
-
-    return documents_sweep()
-
-
 @app.task(**RETRY_ON_DATABASE_ERROR)
 def score_candidate(self: object, candidate_id: int) -> float | None:
     from ingest.services import candidate_score

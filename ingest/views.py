@@ -5,22 +5,20 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from annotation.models import TABLE_NOTES_MAX_CHARS, TABLE_TITLE_MAX_CHARS
-from hctqa.errors import ApplicationError
-from hctqa.throttles import seconds_to_wait
+from dataset import services as dataset_services
+from dataset.models import TABLE_NOTES_MAX_CHARS, TABLE_TITLE_MAX_CHARS
+from dataset.permissions import ADDING_COLLECTIONS
 from ingest import api, files, selectors, services
 from ingest.forms import CollectionForm, UploadForm
-
-
-def _require(request: HttpRequest) -> None:
-    if not request.user.has_perm(services.PERMISSION):
-        raise PermissionDenied("ingesting documents needs the ingest permission")
+from ingest.permissions import INGESTING
+from plumbing.errors import ApplicationError
+from plumbing.permissions import requires
+from plumbing.throttles import seconds_to_wait
 
 
 def _stream(relative: str, content_type: str) -> FileResponse:
@@ -32,8 +30,8 @@ def _stream(relative: str, content_type: str) -> FileResponse:
 
 
 @login_required
+@requires(INGESTING)
 def home(request: HttpRequest) -> HttpResponse:
-    _require(request)
     form = UploadForm(request.POST or None)
     status = 200
     wait = None
@@ -77,7 +75,7 @@ def home(request: HttpRequest) -> HttpResponse:
         "budget": selectors.ingest_budget(user_id=request.user.pk, now=timezone.now()),
         "documents": documents,
         "any_working": any(d.is_working for d in documents),
-        "can_add_collection": request.user.has_perm("annotation.add_collection"),
+        "can_add_collection": ADDING_COLLECTIONS.allows(request.user),
     }
     if request.htmx and request.method == "GET":
         return render(request, "ingest/partials/_document_rows.html", context)
@@ -88,13 +86,12 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
+@requires(ADDING_COLLECTIONS)
 def collection_new(request: HttpRequest) -> HttpResponse:
-    if not request.user.has_perm("annotation.add_collection"):
-        raise PermissionDenied("only admins create collections")
     form = CollectionForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            collection = services.collection_create(user=request.user, **form.cleaned_data)
+            collection = dataset_services.collection_create(user=request.user, **form.cleaned_data)
         except ApplicationError as exc:
             form.add_error(exc.field if exc.field in form.fields else None, exc.message)
         else:
@@ -105,16 +102,16 @@ def collection_new(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
+@requires(INGESTING)
 def document(request: HttpRequest, document_id: int) -> HttpResponse:
-    _require(request)
     view = selectors.document_view(document_id=document_id)
     template = "ingest/partials/_document_progress.html" if request.htmx else "ingest/document.html"
     return render(request, template, {"view": view, "document": view.document})
 
 
 @login_required
+@requires(INGESTING)
 def page_image(request: HttpRequest, document_id: int, number: int) -> FileResponse:
-    _require(request)
     document = selectors.document_get(document_id=document_id)
     page = selectors.page_get(document=document, number=number)
     if not page.image_path:
@@ -123,8 +120,8 @@ def page_image(request: HttpRequest, document_id: int, number: int) -> FileRespo
 
 
 @login_required
+@requires(INGESTING)
 def crop(request: HttpRequest, candidate_id: int) -> FileResponse:
-    _require(request)
     candidate = selectors.candidate_get(candidate_id=candidate_id)
     if not candidate.crop_path:
         raise Http404("this candidate has no image")
@@ -132,8 +129,8 @@ def crop(request: HttpRequest, candidate_id: int) -> FileResponse:
 
 
 @login_required
+@requires(INGESTING)
 def candidate(request: HttpRequest, candidate_id: int) -> HttpResponse:
-    _require(request)
     review = selectors.candidate_review(candidate_id=candidate_id, editor=request.user)
     payload = api.candidate_payload(review)
     preview = selectors.preview(review.candidate.accepted_csv or review.candidate.machine_csv)
@@ -150,9 +147,9 @@ def candidate(request: HttpRequest, candidate_id: int) -> HttpResponse:
 
 
 @login_required
+@requires(INGESTING)
 def page(request: HttpRequest, document_id: int, number: int) -> HttpResponse:
     """A page without a candidate under review: its image, its boxes, and drawing a new one."""
-    _require(request)
     document = selectors.document_get(document_id=document_id)
     page = selectors.page_get(document=document, number=number)
     if not page.image_path:
@@ -164,9 +161,9 @@ def page(request: HttpRequest, document_id: int, number: int) -> HttpResponse:
 
 @login_required
 @require_POST
+@requires(INGESTING)
 def reject(request: HttpRequest, candidate_id: int) -> HttpResponse:
     """The review page's Reject without JavaScript."""
-    _require(request)
     review = selectors.candidate_review(candidate_id=candidate_id, editor=request.user)
     try:
         services.candidate_reject(
@@ -181,9 +178,9 @@ def reject(request: HttpRequest, candidate_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
+@requires(INGESTING)
 def image(request: HttpRequest, candidate_id: int) -> HttpResponse:
     """The image of a web page's table, uploaded on its review page."""
-    _require(request)
     candidate = selectors.candidate_get(candidate_id=candidate_id)
     upload = request.FILES.get("image")
     try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import Http404
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
@@ -14,8 +15,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from hctqa.api import ErrorOutput, StrictInput, read_what_is_valid
-from hctqa.pagination import CountedPagination, page_serializer
 from leaderboard import exports, selectors, services
 from leaderboard.forms import (
     BoardFilterForm,
@@ -43,6 +42,8 @@ from leaderboard.models import (
     Visibility,
     Weights,
 )
+from plumbing.api import ErrorOutput, StrictInput, read_what_is_valid
+from plumbing.pagination import CountedPagination, page_serializer
 from tracks import selectors as track_selectors
 from tracks.registry import track as track_info
 
@@ -492,7 +493,7 @@ class SubmissionResultsApi(APIView):
         if not submission.is_qa:
             raise Http404(
                 f"A {submission.track} submission's results are per item: "
-                f"/api/submissions/{submission.pk}/item-results/"
+                + reverse("api-submission-item-results", args=[submission.pk])
             )
         rows = selectors.results_export(submission=submission, user=request.user)
         return Response({"submission": submission.pk, "count": len(rows), "results": rows})
@@ -511,7 +512,8 @@ class SubmissionItemResultsApi(APIView):
             raise Http404("Only the owner can read per-item results")
         if submission.is_qa:
             raise Http404(
-                f"A QA submission's results are per question: /api/submissions/{pk}/results/"
+                "A QA submission's results are per question: "
+                + reverse("api-submission-results", args=[pk])
             )
         rows = selectors.item_results_export(submission=submission, user=request.user)
         return Response(
@@ -606,7 +608,9 @@ class InferenceRunOutput(serializers.ModelSerializer):
     def get_submission_url(self, run: InferenceRun) -> str | None:
         if run.submission_id is None:
             return None
-        return self.context["request"].build_absolute_uri(f"/api/submissions/{run.submission_id}/")
+        return self.context["request"].build_absolute_uri(
+            reverse("api-submission-detail", args=[run.submission_id])
+        )
 
 
 class InferenceRunCreateApi(APIView):

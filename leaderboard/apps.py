@@ -6,7 +6,8 @@ class LeaderboardConfig(AppConfig):
     verbose_name = "Leaderboard"
 
     def ready(self) -> None:
-        from annotation.signals import question_set_changed
+        from dataset.signals import question_set_changed
+        from leaderboard import jobs  # noqa: F401 - registers its job kinds and chores
         from leaderboard.receivers import rescore_after_question_set_change
 
         question_set_changed.connect(

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from annotation.models import Question
+from dataset.models import Question
 from leaderboard.models import DataScope, EvalSplit, Modality, Submission, TableFormat, Weights
 from leaderboard.services import SubmissionInput, submission_create, submission_score
 

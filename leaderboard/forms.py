@@ -8,7 +8,6 @@ from typing import Any, TypeVar
 from django import forms
 
 from hctqa.core import taxonomy
-from hctqa.errors import Problems
 from leaderboard import selectors
 from leaderboard.models import (
     DEFAULT_RULES,
@@ -26,6 +25,7 @@ from leaderboard.models import (
 )
 from leaderboard.services import InferenceRunInput, SubmissionInput
 from leaderboard.services.submissions import TRACK_SPLITS
+from plumbing.errors import Problems
 from tracks.registry import TrackInfo
 from tracks.registry import choices as track_choices
 

@@ -11,10 +11,11 @@ from django.db.models import Case, F, Q, Value, When
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.models import Question, RunStatus  # a run's states, as question generation's
+from dataset.models import Question
 from hctqa.core.outcomes import Outcome
 from hctqa.core.prompts import PROMPT_STYLES, TABLE_FORMATS
 from hctqa.core.wording import counted
+from plumbing.jobs import Job, RunStatus
 from tracks.registry import TrackInfo
 from tracks.registry import choices as track_choices
 from tracks.registry import track as track_info
@@ -151,7 +152,7 @@ RESULT_FIGURES = (
 )
 
 
-class Submission(models.Model):
+class Submission(Job):
     """One model's answers to one split, and their scores. Rows reported in the paper are
     submissions too (kind=reported), so the board sorts and filters them alike."""
 
@@ -212,17 +213,13 @@ class Submission(models.Model):
     )
     predictions_sha256 = models.CharField(max_length=64, blank=True)
 
-    # Lifecycle
+    # Lifecycle (plumbing.jobs.Job): its scorings are told apart by attempt number, and it
+    # ends scored (``scored_at``) or failed.
     status = models.CharField(
         max_length=7, choices=Status.choices, default=Status.QUEUED, db_index=True
     )
-    progress = models.PositiveSmallIntegerField(default=0, help_text="Percent, for the UI.")
-    error = models.TextField(blank=True)
-    attempts = models.PositiveSmallIntegerField(default=0)
-    queued_at = models.DateTimeField(null=True, blank=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    # Written every few seconds while scoring: an old one means the worker died.
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    lease = None
+    finished_at = None
     scored_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -431,7 +428,7 @@ class Score(models.Model):
         return f"submission {self.submission_id} under {self.rules}"
 
 
-class Rescore(models.Model):
+class Rescore(Job):
     """Submissions scored again together because the questions or gold answers they were
     scored on changed: an import that moved splits or changed gold answers, the gold pool,
     a new rules version. A task on the scoring queue works through them; its progress is
@@ -442,14 +439,14 @@ class Rescore(models.Model):
         max_length=9, choices=RunStatus.choices, default=RunStatus.QUEUED, db_index=True
     )
     total = models.PositiveIntegerField(default=0, help_text="Submissions it took up.")
-    # The task slice holding it: a requeued or duplicate message finds another and stops.
-    lease = models.CharField(max_length=32, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
-    # Null: never handed to the queue (a data migration made it); the sweeper does that.
-    queued_at = models.DateTimeField(null=True, blank=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
+    # Lifecycle (plumbing.jobs.Job): the task slice holding it has the lease (a requeued or
+    # duplicate message finds another and stops); its queued_at is null when it was never
+    # handed to the queue (a data migration made it: the sweeper does that). It never fails
+    # and its progress is read off its submissions.
+    attempts = None
+    error = None
+    progress = None
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -652,7 +649,7 @@ INFERENCE_STYLES = [(v, label) for v, label in PromptStyle.choices if v in PROMP
 ACTIVE_RUN_STATUSES = (RunStatus.QUEUED, RunStatus.RUNNING)
 
 
-class InferenceRun(Outcome, models.Model):
+class InferenceRun(Outcome, Job):
     """The benchmark's questions sent to a model behind an OpenAI-compatible endpoint. Each
     answer is saved as it arrives; when all are in, the run becomes a scored submission.
 
@@ -730,18 +727,12 @@ class InferenceRun(Outcome, models.Model):
         default=0,
         help_text="Prompts over the model's context length: not answered, scored as empty.",
     )
-    error = models.TextField(blank=True)
+    # Lifecycle (plumbing.jobs.Job): the executor holding the run has the lease, which
+    # heartbeats and saves check, so two workers can never work on one run at once.
     attempts = models.PositiveSmallIntegerField(
         default=0, help_text="Executions started since it was last queued by hand."
     )
-    # The executor holding the run: heartbeats and saves check it, so two workers can never
-    # work on one run at once.
-    lease = models.CharField(max_length=32, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
-    queued_at = models.DateTimeField(null=True, blank=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     submission = models.OneToOneField(
         Submission,
@@ -873,9 +864,9 @@ class InferenceRun(Outcome, models.Model):
         """Stopped, or with no sign of a worker for INFERENCE_STALE_AFTER_SECONDS."""
         if self.status in (RunStatus.FAILED, RunStatus.CANCELLED):
             return True
-        stale = timezone.now() - timedelta(seconds=settings.INFERENCE_STALE_AFTER_SECONDS)
         if self.status == RunStatus.RUNNING:
-            return self.heartbeat_at is None or self.heartbeat_at < stale
+            return self.is_silent(settings.INFERENCE_STALE_AFTER_SECONDS)
+        stale = timezone.now() - timedelta(seconds=settings.INFERENCE_STALE_AFTER_SECONDS)
         if self.status == RunStatus.QUEUED:
             return self.queued_at is None or self.queued_at < stale
         return False

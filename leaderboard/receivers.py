@@ -1,4 +1,4 @@
-"""What the leaderboard does when the dataset below it changes (``annotation.signals``)."""
+"""What the leaderboard does when the dataset below it changes (``dataset.signals``)."""
 
 from __future__ import annotations
 

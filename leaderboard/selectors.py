@@ -19,9 +19,9 @@ from django.db.models.functions import Coalesce, Length, Lower, Substr, Trim
 from django.http import Http404
 from django.utils import timezone
 
-from annotation.models import Question, QuestionStatus, Split
-from annotation.selectors import gold_answer_visible
-from annotation.selectors import scope_filter as annotation_scope_filter
+from dataset.models import Question, QuestionStatus, Split
+from dataset.selectors import gold_answer_visible
+from dataset.selectors import scope_filter as dataset_scope_filter
 from hctqa.core.render import to_html
 from hctqa.core.snapshots import scope_of
 from hctqa.core.stats import PairedComparison, paired_bootstrap
@@ -58,8 +58,8 @@ User = AbstractBaseUser | AnonymousUser
 
 def scope_filter(data_scope: str) -> Q:
     """Real tables are every collection's, ingested ones included; see
-    ``annotation.selectors.scope_filter``."""
-    return annotation_scope_filter(data_scope)
+    ``dataset.selectors.scope_filter``."""
+    return dataset_scope_filter(data_scope)
 
 
 def test_split_submissions_today(*, user: Any) -> int:
@@ -755,19 +755,11 @@ def coefficient_intervals(regression: PropertyRegression) -> list[dict[str, Any]
 # --- Re-scoring ----------------------------------------------------------------------------
 
 
-def can_watch_rescores(*, user: User) -> bool:
-    return user.has_perm("leaderboard.view_rescore")
-
-
 def rescores_recent(*, limit: int = 20) -> list[Rescore]:
     return list(Rescore.objects.order_by("-created_at", "-id")[:limit])
 
 
 # --- Inference runs ------------------------------------------------------------------------
-
-
-def can_start_inference(*, user: User) -> bool:
-    return user.is_authenticated and user.has_perm("leaderboard.add_inferencerun")
 
 
 def can_manage_run(*, user: User, run: InferenceRun) -> bool:

@@ -34,19 +34,6 @@ def rescore_submissions(self: object, rescore_id: int) -> str:
 
 
 @app.task(acks_late=True)
-def sweep_submissions() -> dict[str, list[int] | int]:
-    from leaderboard.services import kept_uploads_expire, submission_sweep
-
-    result = submission_sweep()
-    return {
-        "requeued": result.requeued,
-        "failed": result.failed,
-        "rescores": result.rescores,
-        "kept_uploads_expired": kept_uploads_expire(),
-    }
-
-
-@app.task(acks_late=True)
 def check_question_sets() -> list[int]:
     from leaderboard.services import submissions_check_question_sets
 
@@ -63,7 +50,7 @@ def refresh_property_regression() -> int | None:
 
 # Routed to the "inference" queue (CELERY_TASK_ROUTES), for the worker beside the GPUs. A
 # database error hands the run back to the queue and retries; a dead worker's run is resumed
-# by the sweeper.
+# by the sweeper (plumbing.tasks.sweep_jobs).
 @app.task(**{**RETRY_ON_DATABASE_ERROR, "retry_backoff": 5, "retry_backoff_max": 120})
 def run_inference(self: object, run_id: int) -> str:
     from django.conf import settings
@@ -71,11 +58,3 @@ def run_inference(self: object, run_id: int) -> str:
     from leaderboard.services import inference_run_execute
 
     return inference_run_execute(run_id=run_id, time_budget=settings.INFERENCE_SLICE_SECONDS)
-
-
-@app.task(acks_late=True)
-def sweep_inference_runs() -> dict[str, list[int]]:
-    from leaderboard.services import inference_run_sweep
-
-    result = inference_run_sweep()
-    return {"requeued": result.requeued, "failed": result.failed, "cancelled": result.cancelled}

@@ -5,7 +5,6 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.forms import Form
 from django.http import Http404, HttpRequest, HttpResponse
@@ -13,15 +12,10 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRefresh
 
+from accounts.selectors import can_submit_to_test_split
 from endpoints.selectors import endpoint_choices
-from hctqa.accounts.selectors import can_submit_to_test_split
 from hctqa.core.disclosure import DISCLOSURE_MARGIN
 from hctqa.core.reported import PAPER_REAL_QUESTIONS, PAPER_RUN
-from hctqa.csv_export import dict_rows_csv
-from hctqa.errors import ApplicationError, add_problems
-from hctqa.pagecache.pages import public_page
-from hctqa.pagination import page_with_count
-from hctqa.throttles import PageRateLimit, seconds_to_wait
 from leaderboard import exports, selectors, services
 from leaderboard.forms import (
     BoardFilterForm,
@@ -35,6 +29,13 @@ from leaderboard.forms import (
     form_problems,
 )
 from leaderboard.models import DEFAULT_RULES, DataScope, EvalSplit, InferenceRun, Modality, Score
+from leaderboard.permissions import STARTING_INFERENCE, WATCHING_RESCORES
+from pagecache.pages import public_page
+from plumbing.csv_export import dict_rows_csv
+from plumbing.errors import ApplicationError, add_problems
+from plumbing.pagination import page_with_count
+from plumbing.permissions import requires
+from plumbing.throttles import PageRateLimit, seconds_to_wait
 from tracks import selectors as track_selectors
 from tracks.registry import TRACKS, item_tracks
 
@@ -479,11 +480,10 @@ def regression(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
+@requires(WATCHING_RESCORES)
 def rescores(request: HttpRequest) -> HttpResponse:
     """Re-scorings after the questions or gold answers changed, with their progress
     (admins)."""
-    if not selectors.can_watch_rescores(user=request.user):
-        raise PermissionDenied("Re-scorings are for admins")
     progress = services.rescore_progress(selectors.rescores_recent())
     context = {"progress": progress, "any_active": any(p.rescore.is_active for p in progress)}
     if request.htmx:
@@ -497,9 +497,8 @@ RUNS_SHOWN = 100
 
 
 @login_required
+@requires(STARTING_INFERENCE)
 def inference_runs(request: HttpRequest) -> HttpResponse:
-    if not selectors.can_start_inference(user=request.user):
-        raise PermissionDenied("Inference runs are for researchers and admins")
     runs = list(selectors.inference_runs_for(user=request.user)[:RUNS_SHOWN])
     context = {"runs": runs, "any_unsettled": any(not r.is_settled for r in runs)}
     if request.htmx:
@@ -514,9 +513,8 @@ def _split_initial(user: object) -> dict[str, str]:
 
 
 @login_required
+@requires(STARTING_INFERENCE)
 def inference_run_new(request: HttpRequest) -> HttpResponse:
-    if not selectors.can_start_inference(user=request.user):
-        raise PermissionDenied("Inference runs are for researchers and admins")
     initial = _split_initial(request.user)
     if request.GET.get("track") in TRACKS:
         initial["track"] = request.GET["track"]

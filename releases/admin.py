@@ -5,7 +5,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
-from hctqa.errors import ApplicationError
+from plumbing.errors import ApplicationError
 from releases import selectors, services
 from releases.models import Edition, Release, ReleaseBuild, ReleasePush
 

@@ -8,15 +8,16 @@ from typing import Any
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.exceptions import PermissionDenied
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from hctqa.pagination import CountedPagination, page_serializer
+from plumbing.pagination import CountedPagination, page_serializer
+from plumbing.permissions import api_rule
 from releases import selectors, services
 from releases.models import Release, ReleaseBuild
+from releases.permissions import FOLLOWING_BUILDS
 
 
 def _download_url(request: Request, release: Release, edition: str, path: str) -> str:
@@ -169,11 +170,9 @@ class ReleaseCreateApi(APIView):
 
 
 class ReleaseBuildApi(APIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [IsAuthenticated, api_rule(FOLLOWING_BUILDS)]
 
     @extend_schema(responses={200: ReleaseBuildOutput})
     def get(self, request: Request, pk: int) -> Response:
-        if not selectors.can_cut_release(request.user):
-            raise PermissionDenied("Only admins see release builds")
         build = selectors.build_get(build_id=pk)
         return Response(ReleaseBuildOutput(build, context={"request": request}).data)

@@ -50,7 +50,7 @@ from typing import IO, Any
 from django.conf import settings
 from django.core.files.storage import default_storage
 
-from annotation.models import Split, SyntheticTable
+from dataset.models import Split, SyntheticTable
 from hctqa.core import alpaca
 from hctqa.core.dataset_card import (
     QUESTION_FEATURES,
@@ -82,7 +82,7 @@ from hctqa.core.snapshots import (
     release_counts,
     sha256sums,
 )
-from hctqa.errors import ApplicationError
+from plumbing.errors import ApplicationError
 from releases.selectors import release_questions, release_tables
 from tracks import files as track_files
 from tracks.registry import item_tracks
@@ -378,7 +378,7 @@ def _arrow_type(feature: Feature) -> Any:
     return {"string": pa.string(), "int32": pa.int32(), "bool": pa.bool_()}[feature.dtype]
 
 
-def _parquet_copy(
+def parquet_copy(
     source: Path, target: Path, features: Sequence[Feature], block_size: int
 ) -> tuple[int, str]:
     """The JSONL file as Parquet, typed as the dataset card declares."""
@@ -547,7 +547,7 @@ def _finish(
             continue
         features = QUESTION_FEATURES if path.startswith("hf/data/") else TABLE_FEATURES
         target = path.removesuffix(".jsonl") + ".parquet"
-        digests[(edition, target)] = _parquet_copy(
+        digests[(edition, target)] = parquet_copy(
             folder / edition / path, folder / edition / target, features, block_size
         )
 

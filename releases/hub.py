@@ -20,7 +20,7 @@ from typing import Any
 import httpx2
 
 from hctqa.core.wording import counted
-from hctqa.errors import ApplicationError
+from plumbing.errors import ApplicationError
 
 # The repository's own git settings stay (the Hub makes it with the repository).
 KEPT_FILES = frozenset({".gitattributes"})

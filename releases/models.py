@@ -14,6 +14,7 @@ from django.db.models import Q
 from django.urls import reverse
 
 from hctqa.core.outcomes import Outcome
+from plumbing.jobs import Job
 
 
 class Edition(models.TextChoices):
@@ -76,19 +77,18 @@ class Release(models.Model):
         return reverse("releases:detail", args=[self.version])
 
 
-class _Work(models.Model):
-    """What a build and a push record of their work, besides their status."""
+class _Work(Job):
+    """What a build and a push record of their work, besides their status: the lifecycle
+    (plumbing.jobs.Job), whose claims are told apart by attempt number and whose lost
+    messages count from ``created_at``, and the stage it is at."""
 
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     stage = models.CharField(max_length=200, blank=True)
-    error = models.TextField(blank=True)
-    attempts = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
+    lease = None
+    queued_at = None
 
     class Meta:
         abstract = True
@@ -118,7 +118,6 @@ class ReleaseBuild(Outcome, _Work):
     # True while queued or building, NULL afterwards: unique, so the database itself allows
     # one build at a time (NULLs never collide).
     active = models.BooleanField(null=True, default=True, unique=True, editable=False)
-    progress = models.PositiveSmallIntegerField(default=0, help_text="Percent, for the UI.")
     release = models.OneToOneField(
         Release, null=True, blank=True, on_delete=models.PROTECT, related_name="build"
     )
@@ -179,6 +178,7 @@ class ReleasePush(Outcome, _Work):
     removed = models.PositiveIntegerField(
         default=0, help_text="Files of the repository's previous state the commit removed."
     )
+    progress = None  # its stage says how far it is
 
     class Meta(_Work.Meta):
         constraints = [

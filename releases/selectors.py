@@ -9,11 +9,10 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404
 
-from annotation.models import Question, QuestionStatus, Source, Table
+from dataset.models import Question, QuestionStatus, Source, Table
 from hctqa.core.release_records import archive_name
 from hctqa.core.snapshots import question_set_sha256
 from releases.models import (
@@ -24,6 +23,7 @@ from releases.models import (
     ReleaseBuild,
     ReleasePush,
 )
+from releases.permissions import FULL_EDITION
 
 User = AbstractBaseUser | AnonymousUser
 
@@ -181,10 +181,8 @@ def release_file(
     served, and the full edition only to those who may have it."""
     if edition not in Edition.values:
         raise Http404(f"No edition {edition!r}; choose public or full")
-    if edition == Edition.FULL and not can_download_full(user):
-        raise PermissionDenied(
-            "The full edition, with the test split's gold answers, is for admins"
-        )
+    if edition == Edition.FULL:
+        FULL_EDITION.check(user)
     entry = next((f for f in release.files if f["edition"] == edition and f["path"] == path), None)
     if entry is None:
         raise Http404(f"Release {release.version} has no file {path} in its {edition} edition")

@@ -14,21 +14,20 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
-from hctqa.commit import platform_commit
 from hctqa.core.snapshots import CHANGE_KINDS, VersionError, check_version
-from hctqa.errors import ApplicationError
+from plumbing import jobs
+from plumbing.commit import platform_commit
+from plumbing.errors import ApplicationError
 from releases import hub, selectors
 from releases.build import ReleaseMeta, read_snapshot, write_release
+from releases.jobs import RELEASE_BUILD, RELEASE_PUSH, enqueue_build, enqueue_push
 from releases.models import (
     ACTIVE_BUILD_STATUSES,
     ACTIVE_PUSH_STATUSES,
@@ -39,6 +38,7 @@ from releases.models import (
     ReleaseBuild,
     ReleasePush,
 )
+from releases.permissions import CUTTING, PUBLISHING
 
 logger = logging.getLogger(__name__)
 
@@ -85,8 +85,8 @@ def release_build_start(
     release with no questions. Nothing is recorded when it is refused. ``user`` None is the
     server's operator, running ``manage.py cut_release``.
     """
-    if user is not None and not selectors.can_cut_release(user):
-        raise PermissionDenied("Only admins cut releases")
+    if user is not None:
+        CUTTING.check(user)
     version, title, notes = _checked_input(version=version, title=title, notes=notes)
     release_builds_expire_stale()
     with transaction.atomic():
@@ -115,41 +115,18 @@ def release_build_start(
             notes=notes,
         )
         if enqueue:
-            from releases.tasks import build_release
-
-            transaction.on_commit(lambda: build_release.delay(build.pk))
+            enqueue_build(build.pk)
     return build
-
-
-def _stale_before() -> Any:
-    return timezone.now() - timedelta(seconds=settings.RELEASE_BUILD_STALE_SECONDS)
 
 
 def release_builds_expire_stale() -> list[int]:
     """Fail the builds whose worker stopped (no heartbeat for RELEASE_BUILD_STALE_SECONDS;
     queued ones count from when they were queued) and remove what they left half-written."""
-    cutoff = _stale_before()
-    stale = ReleaseBuild.objects.filter(
-        Q(status=BuildStatus.BUILDING, heartbeat_at__lt=cutoff)
-        | Q(status=BuildStatus.QUEUED, created_at__lt=cutoff)
-    )
-    expired = []
-    for build in stale:
-        failed = ReleaseBuild.objects.filter(
-            pk=build.pk, status=build.status, heartbeat_at=build.heartbeat_at
-        ).update(
-            status=BuildStatus.FAILED,
-            active=None,
-            finished_at=timezone.now(),
-            error="The build stopped: its worker went away; cut the release again",
-        )
-        if failed:
-            _remove_leftovers(build)
-            expired.append(build.pk)
-    return expired
+    return jobs.sweep(RELEASE_BUILD).failed
 
 
-def _remove_leftovers(build: ReleaseBuild) -> None:
+def build_leftovers_remove(build: ReleaseBuild) -> None:
+    """The folders a build that failed left half-written."""
     root = Path(settings.RELEASES_ROOT)
     for folder in root.glob(f".build-{build.pk}-*"):
         shutil.rmtree(folder, ignore_errors=True)
@@ -162,35 +139,12 @@ def _remove_leftovers(build: ReleaseBuild) -> None:
 Report = Callable[[int, str], None]
 
 
-def _claim(rows: QuerySet, *, queued: str, running: str, stale: Q, **fields: Any) -> bool:
-    """Take queued work (or work whose worker stopped: running and ``stale``) for this run, in
-    one UPDATE, so that of two runs of the same task only one does it."""
-    now = timezone.now()
-    claimed = rows.filter(Q(status=queued) | (Q(status=running) & stale)).update(
-        status=running,
-        started_at=now,
-        heartbeat_at=now,
-        attempts=F("attempts") + 1,
-        stage="Starting",
-        error="",
-        **fields,
-    )
-    return claimed > 0
-
-
 def release_build_run(*, build_id: int, report: Report | None = None) -> Release | None:
     """Build a queued release (or one whose worker died). Safe to run twice: only the run that
     claims the build does the work. Returns the release, or None when there was nothing to
     claim; raises ``ApplicationError`` after recording why the build failed. A failure at any
     point leaves no release row and no folder."""
-    claimed = _claim(
-        ReleaseBuild.objects.filter(pk=build_id),
-        queued=BuildStatus.QUEUED,
-        running=BuildStatus.BUILDING,
-        stale=Q(heartbeat_at__lt=_stale_before()),
-        progress=0,
-    )
-    if not claimed:
+    if jobs.claim(RELEASE_BUILD, build_id) is None:
         return None
     build = ReleaseBuild.objects.get(pk=build_id)
     started = time.monotonic()
@@ -225,7 +179,7 @@ def _build(build: ReleaseBuild, *, progress: Report, started: float) -> Release:
     root.mkdir(parents=True, exist_ok=True)
     final = root / build.version
     if build.attempts > 1:
-        _remove_leftovers(build)  # what an earlier attempt's worker left when it died
+        build_leftovers_remove(build)  # what an earlier attempt's worker left when it died
     if Release.objects.filter(version=build.version).exists():
         raise ApplicationError(f"Release {build.version} exists already")
     if final.exists():
@@ -348,11 +302,6 @@ def _hub_files(release: Release, edition: str, *, verify: bool) -> list[tuple[st
     return out
 
 
-def _push_stale_before() -> Any:
-    # A push runs in one task, which the worker stops after CELERY_TASK_TIME_LIMIT.
-    return timezone.now() - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT + 60)
-
-
 def release_push_start(
     *,
     user: Any | None,
@@ -368,8 +317,8 @@ def release_push_start(
     full edition without ``allow_full_edition``, a repository name the Hub would refuse, a
     push of the same edition to the same repository under way, and (without ``enqueue``: this
     process pushes) no token. ``user`` None is the server's operator (``push_release``)."""
-    if user is not None and not selectors.can_cut_release(user):
-        raise PermissionDenied("Only admins publish releases")
+    if user is not None:
+        PUBLISHING.check(user)
     version = version.strip()
     release = Release.objects.filter(version=version).first()
     if release is None:
@@ -392,14 +341,7 @@ def release_push_start(
         _hub_token()
     with transaction.atomic():
         # A push whose worker went away no longer holds its repository.
-        cutoff = _push_stale_before()
-        ReleasePush.objects.filter(status__in=ACTIVE_PUSH_STATUSES).filter(
-            Q(started_at__isnull=True, created_at__lt=cutoff) | Q(started_at__lt=cutoff)
-        ).update(
-            status=PushStatus.FAILED,
-            finished_at=timezone.now(),
-            error="The push stopped: its worker went away; push again",
-        )
+        jobs.sweep(RELEASE_PUSH)
         push = _record_work(
             ReleasePush,
             user=user,
@@ -410,9 +352,7 @@ def release_push_start(
             repo=repo,
         )
         if enqueue:
-            from releases.tasks import push_release
-
-            transaction.on_commit(lambda: push_release.delay(push.pk))
+            enqueue_push(push.pk)
     return push
 
 
@@ -422,13 +362,7 @@ def release_push_run(
     """Push a queued push (or one whose worker died). Only the run that claims it pushes;
     None when there was nothing to claim. Raises ``ApplicationError`` after recording why the
     push failed."""
-    claimed = _claim(
-        ReleasePush.objects.filter(pk=push_id),
-        queued=PushStatus.QUEUED,
-        running=PushStatus.PUSHING,
-        stale=Q(started_at__lt=_push_stale_before()),
-    )
-    if not claimed:
+    if jobs.claim(RELEASE_PUSH, push_id) is None:
         return None
     push = ReleasePush.objects.select_related("release").get(pk=push_id)
     release = push.release

@@ -10,7 +10,7 @@ from hctqa.celery import app
 # comes back (acks_late) and the next worker claims the build again.
 @app.task(acks_late=True)
 def build_release(build_id: int) -> str:
-    from hctqa.errors import ApplicationError
+    from plumbing.errors import ApplicationError
     from releases.services import release_build_run
 
     try:
@@ -25,7 +25,7 @@ def build_release(build_id: int) -> str:
 # once CELERY_TASK_TIME_LIMIT has passed.
 @app.task(acks_late=True)
 def push_release(push_id: int) -> str:
-    from hctqa.errors import ApplicationError
+    from plumbing.errors import ApplicationError
     from releases.services import release_push_run
 
     try:

@@ -10,7 +10,6 @@ from pathlib import Path
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import (
     FileResponse,
     Http404,
@@ -24,10 +23,12 @@ from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_POST, require_safe
 from django_htmx.http import HttpResponseClientRefresh
 
-from hctqa.errors import ApplicationError
-from hctqa.pagecache.pages import public_page
+from pagecache.pages import public_page
+from plumbing.errors import ApplicationError
+from plumbing.permissions import requires
 from releases import selectors, services
 from releases.models import Edition, Release
+from releases.permissions import FOLLOWING_BUILDS
 
 _TYPES = {
     ".jsonl": "application/jsonl",
@@ -73,8 +74,7 @@ def _list_context(request: HttpRequest, form: dict[str, str] | None = None) -> d
 def release_list(request: HttpRequest) -> HttpResponse:
     if request.htmx and "build" in request.GET:
         # The notice of a build under way asks how it goes: admins' only, as the notice is.
-        if not selectors.can_cut_release(request.user):
-            raise PermissionDenied("Only admins follow release builds")
+        FOLLOWING_BUILDS.check(request.user)
         active = selectors.active_build()
         if active is not None and str(active.pk) == request.GET["build"]:
             context = {"active_build": active}
@@ -108,9 +108,8 @@ def release_detail(request: HttpRequest, version: str) -> HttpResponse:
 
 @login_required
 @require_GET
+@requires(FOLLOWING_BUILDS)
 def build_detail(request: HttpRequest, build_id: int) -> HttpResponse:
-    if not selectors.can_cut_release(request.user):
-        raise PermissionDenied("Only admins see release builds")
     build = selectors.build_get(build_id=build_id)
     template = "releases/partials/_build.html" if request.htmx else "releases/build.html"
     return render(request, template, {"build": build})

@@ -169,7 +169,7 @@ def _database_url_of_this_test_run() -> str:
     return f"postgres://{s['USER']}:{s['PASSWORD']}@{host}:{port}/{s['NAME']}"
 
 
-def _worker_env(tmp_path: Path) -> dict[str, str]:
+def worker_env(tmp_path: Path) -> dict[str, str]:
     """Environment for a worker that shares this process's broker and test database, and is
     isolated from any other worker on the machine when the broker is the filesystem one."""
     env = os.environ.copy()
@@ -194,7 +194,7 @@ def worker_broker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[d
     worker processes on the same broker and test database."""
     from hctqa.celery import app
 
-    env = _worker_env(tmp_path)
+    env = worker_env(tmp_path)
     options = app.conf.broker_transport_options
     if "CELERY_FILESYSTEM_DIR" in env:
         options = filesystem_broker_options(Path(env["CELERY_FILESYSTEM_DIR"]))

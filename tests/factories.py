@@ -5,13 +5,9 @@ from __future__ import annotations
 import factory
 from django.contrib.auth.models import User
 
-from annotation.models import Collection, Question, Split, Table
-from hctqa.accounts.roles import RESEARCHER
-from hctqa.accounts.services import (
-    account_approve_for_test_split,
-    email_address_trust,
-    user_role_add,
-)
+from accounts.roles import RESEARCHER
+from accounts.services import account_approve_for_test_split, email_address_trust, user_role_add
+from dataset.models import Collection, Question, Split, Table
 from hctqa.core import taxonomy
 
 SIMPLE_CSV = "Region,Male,Female\nNorth,10,12\nSouth,20,22\n"

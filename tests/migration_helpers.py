@@ -9,11 +9,13 @@ from django.db.migrations.executor import MigrationExecutor
 
 
 def migrate(targets: list[tuple[str, str]]) -> Apps:
-    """Migrate the test database to ``targets`` and return the models as they are there."""
+    """Migrate the test database to ``targets`` and return the models as they are there. A
+    target ``(app, None)`` takes the app's migrations all back."""
     executor = MigrationExecutor(connection)
     executor.loader.build_graph()
     executor.migrate(targets)
-    return MigrationExecutor(connection).loader.project_state(targets).apps
+    applied = [t for t in targets if t[1] is not None]
+    return MigrationExecutor(connection).loader.project_state(applied).apps
 
 
 def latest() -> list[tuple[str, str]]:

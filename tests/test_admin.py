@@ -35,11 +35,11 @@ def test_each_change_list_opens_for_an_admin(client: Client, model: type) -> Non
 
 
 def test_a_curator_edits_a_tables_title_and_notes_in_the_admin(client: Client) -> None:
-    from annotation.models import Table
+    from dataset.models import Table
 
     table = TableFactory(id="psa--1--1")
     client.force_login(UserFactory(is_staff=True, is_superuser=True))
-    url = f"/admin/annotation/table/{table.pk}/change/"
+    url = f"/admin/dataset/table/{table.pk}/change/"
     form = client.get(url)
     assert b'name="title"' in form.content and b'name="notes"' in form.content
     data = {

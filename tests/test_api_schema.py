@@ -268,7 +268,7 @@ class World:
     def track_submission(self) -> Any:
         """A public test-split submission to the transformation track, scored: a released
         synthetic table of the test split and its item (its figures withheld: one item)."""
-        from annotation.services.dataset import release_import
+        from dataset.services import release_import
         from hctqa.core.release import read_synthetic_zip
         from hctqa.core.splits import split_for_table
         from leaderboard.services.submissions import SubmissionInput, submission_create

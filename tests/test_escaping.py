@@ -74,7 +74,7 @@ def test_no_page_shows_a_field_unescaped(client: Client) -> None:
     for url in (
         f"/admin/leaderboard/submission/{submission.pk}/change/",
         "/admin/leaderboard/submission/",
-        f"/admin/annotation/question/{question.pk}/change/",
+        f"/admin/dataset/question/{question.pk}/change/",
     ):
         text = admin.get(url).content.decode()
         assert PAYLOAD not in text and "<img src=x" not in text, url

@@ -20,8 +20,9 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import timezone
 
-from annotation.models import Question, SyntheticTable, VerificationSlot
-from annotation.selectors import dataset_overview
+from annotation.models import VerificationSlot
+from dataset.models import Question, SyntheticTable
+from dataset.selectors import dataset_overview
 from hctqa.core.render import FORMATS
 from leaderboard import services
 from releases.models import Release
@@ -59,16 +60,16 @@ def crawl(
 ) -> dict[str, list[str]]:
     return {
         "home": ["/"],
-        "annotation:dataset": [
+        "dataset:dataset": [
             "/dataset/",
             "/dataset/?q=hidden",
             "/dataset/?split=test",
             "/dataset/?q=ward+had",
             "/dataset/?has_human_question=yes",
         ],
-        "annotation:table_detail": [f"/tables/{T}/", f"/tables/{POOL_T}/"]
+        "dataset:table_detail": [f"/tables/{T}/", f"/tables/{POOL_T}/"]
         + [f"/tables/{T}/?format={f}" for f in FORMATS],
-        "annotation:table_download": [f"/tables/{T}/download/{f}/" for f in FORMATS],
+        "dataset:table_download": [f"/tables/{T}/download/{f}/" for f in FORMATS],
         "api-table-list": ["/api/tables/", "/api/tables/?split=test", "/api/tables/?q=ward+had"],
         "api-table-detail": [f"/api/tables/{T}/", f"/api/tables/{POOL_T}/"],
         "api-table-rendering": [f"/api/tables/{T}/formats/{f}/" for f in FORMATS],
@@ -170,7 +171,7 @@ def crawl(
         "annotate:generation_run": ["/annotate/generation/1/"],
         "annotate:synthetic": ["/annotate/synthetic/"],
         "annotate:synthetic_run": ["/annotate/synthetic/1/"],
-        "annotation:coverage": ["/dataset/coverage/"],
+        "dataset:coverage": ["/dataset/coverage/"],
         "api-verify-adjudication": ["/api/verify/adjudication/"],
         "api-verify-dashboard": ["/api/verify/dashboard/"],
         "api-generation-runs": ["/api/verify/generation-runs/"],
@@ -538,7 +539,7 @@ def _crawl_finds_no_secret(client: Client, urls: dict[str, list[str]]) -> int:
 def test_no_kept_page_shows_test_split_gold(
     client: Client, secret_question: dict, settings
 ) -> None:
-    """The same crawl with public pages kept (hctqa/pagecache), which only happens outside
+    """The same crawl with public pages kept (pagecache), which only happens outside
     a transaction: an admin first, whose pages show the gold, then anonymous visitors twice,
     the second time served the pages the first kept."""
     settings.PAGE_CACHE_SECONDS = 300

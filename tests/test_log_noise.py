@@ -13,8 +13,7 @@ from celery.app.trace import LOG_RECEIVED, LOG_SUCCESS
 from celery.utils.saferepr import saferepr
 from django.test import Client
 
-from ingest.tasks import sweep_documents
-from leaderboard.tasks import sweep_inference_runs, sweep_submissions
+from plumbing.tasks import sweep_jobs
 
 
 @pytest.fixture
@@ -48,7 +47,7 @@ def celery_lines(task, result) -> None:
 
 @pytest.mark.django_db
 def test_a_sweep_that_found_nothing_logs_nothing(log: io.StringIO) -> None:
-    for task in (sweep_submissions, sweep_documents, sweep_inference_runs):
+    for task in (sweep_jobs,):
         celery_lines(task, task())  # an idle site: nothing to requeue, fail or expire
         logging.getLogger("celery.beat").info(
             "Scheduler: Sending due task %s (%s)", "sweep", task.name
@@ -57,12 +56,13 @@ def test_a_sweep_that_found_nothing_logs_nothing(log: io.StringIO) -> None:
 
 
 def test_a_sweep_that_did_something_logs_one_line(log: io.StringIO) -> None:
-    celery_lines(sweep_submissions, {"requeued": [42], "failed": [], "rescores": 0})
-    celery_lines(sweep_documents, 3)
+    scoring = {"requeued": [42], "failed": [], "cancelled": []}
+    celery_lines(sweep_jobs, {"submission-scoring": scoring, "kept-uploads-expired": 0})
+    celery_lines(sweep_jobs, {"candidate-scores-resent": 3})
     lines = log.getvalue().splitlines()
     assert len(lines) == 2, lines
-    assert "sweep_submissions" in lines[0] and "[42]" in lines[0]
-    assert "sweep_documents" in lines[1] and "succeeded" in lines[1]
+    assert "sweep_jobs" in lines[0] and "[42]" in lines[0]
+    assert "sweep_jobs" in lines[1] and "succeeded" in lines[1]
 
 
 def test_other_tasks_keep_their_lines(log: io.StringIO) -> None:

@@ -1,4 +1,4 @@
-"""Anonymous visitors' public pages are kept (hctqa/pagecache) until a table they read
+"""Anonymous visitors' public pages are kept (pagecache) until a table they read
 changes, and never mixed with a logged-in user's, a message or a CSRF token.
 
 Transactional: a kept page must reflect committed rows, so inside the usual test
@@ -28,11 +28,12 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotation import services as annotation_services
-from annotation.models import Table
+from dataset import services as dataset_services
+from dataset.models import Table
 from hctqa.core.release import ReleaseQuestion, ReleaseTable
-from hctqa.pagecache.pages import CACHE, TOKENS, public_page, written_tables
 from leaderboard import services
 from leaderboard.models import Submission
+from pagecache.pages import CACHE, TOKENS, public_page, written_tables
 from tests.conftest import celery_conf
 from tests.factories import QuestionFactory, SubmissionFactory, TableFactory, UserFactory
 
@@ -148,7 +149,7 @@ def _imported(public: dict) -> tuple[str, str]:
         table_properties={},
         questions=(ReleaseQuestion("census--4--9--M0", "How many farms?", "{12}", "human", {}),),
     )
-    annotation_services.release_import(tables=[record])
+    dataset_services.release_import(tables=[record])
     return "/dataset/", "census--4--9"
 
 

@@ -14,12 +14,7 @@ from django.urls import get_resolver
 from rest_framework.authtoken.models import Token
 
 from leaderboard.models import InferenceRun, RunStatus
-from tests.factories import (
-    LOOKUP_PROPERTIES,
-    InferenceRunFactory,
-    SubmissionFactory,
-    UserFactory,
-)
+from tests.factories import LOOKUP_PROPERTIES, InferenceRunFactory, SubmissionFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -194,11 +189,11 @@ def world(settings, tmp_path, owner, private) -> dict:
     """One private object of each kind, each carrying SECRET where it has text."""
     import uuid
 
+    from accounts.models import ApprovalRequest, Notification
     from annotation import services as annotation
     from annotation.models import Flag, GenerationRun, SyntheticRun
     from annotation.services import Verdict
     from endpoints.models import Endpoint
-    from hctqa.accounts.models import ApprovalRequest, Notification
     from hctqa.core.extraction.grid import grid_from_canonical
     from ingest import files
     from ingest.models import Candidate, CandidateDraft, Document, DocumentPage
@@ -692,7 +687,8 @@ _REFUSED = (401, 403, 404, 405)
 
 
 def test_no_one_else_opens_or_changes_a_private_object_on_any_route(world) -> None:
-    from annotation.models import Flag, GenerationRun, Question, VerificationSlot
+    from annotation.models import Flag, GenerationRun, VerificationSlot
+    from dataset.models import Question
     from endpoints.models import Endpoint
     from ingest.models import Candidate, CandidateDraft
 
@@ -725,7 +721,7 @@ def test_no_one_else_opens_or_changes_a_private_object_on_any_route(world) -> No
     assert not wrong, "\n".join(map(str, wrong))
 
     # Nothing changed.
-    from hctqa.accounts.models import ApprovalRequest, Notification
+    from accounts.models import ApprovalRequest, Notification
 
     assert ApprovalRequest.objects.get(pk=world["approval"]).decided_at is None
     from discussion.models import Comment

@@ -13,15 +13,13 @@ from hctqa.celery import app, queue_transport_options
 from tests.conftest import REPO
 
 SWEEPS = {
-    "leaderboard.tasks.sweep_submissions",
-    "leaderboard.tasks.sweep_inference_runs",
-    "ingest.tasks.sweep_documents",
-    "tracks.tasks.sweep_track_item_builds",
+    # Every job kind's recovery sweep (plumbing.jobs): scorings, inference runs, extractions.
+    "plumbing.tasks.sweep_jobs",
     "annotation.tasks.release_expired_leases",
     # Queues the emails that are due; the default queue sends them.
-    "hctqa.accounts.tasks.send_waiting_emails",
+    "accounts.tasks.send_waiting_emails",
     # Queues the admins' approval-request digests that are due (at most one an hour each).
-    "hctqa.accounts.tasks.send_approval_digests",
+    "accounts.tasks.send_approval_digests",
 }
 
 
@@ -37,7 +35,7 @@ def test_the_recovery_sweeps_have_a_queue_of_their_own() -> None:
     assert on_sweeps == SWEEPS
     # Admin jobs stay off it.
     for task in (
-        "hctqa.accounts.tasks.send_email",
+        "accounts.tasks.send_email",
         "annotation.tasks.synthetic_generation",
         "releases.tasks.build_release",
         "tracks.tasks.build_track_items",
@@ -47,8 +45,7 @@ def test_the_recovery_sweeps_have_a_queue_of_their_own() -> None:
     # Beat sends every sweep often, and a sweep not taken in time is dropped, not piled up.
     scheduled = {e["task"]: e for e in settings.CELERY_BEAT_SCHEDULE.values()}
     assert set(scheduled) >= SWEEPS
-    for task in ("leaderboard.tasks.sweep_submissions", "ingest.tasks.sweep_documents"):
-        assert scheduled[task]["schedule"] == settings.SWEEP_EVERY_SECONDS == 10
+    assert scheduled["plumbing.tasks.sweep_jobs"]["schedule"] == settings.SWEEP_EVERY_SECONDS == 10
     for task in SWEEPS:
         assert scheduled[task]["options"]["expires"] == scheduled[task]["schedule"]
 

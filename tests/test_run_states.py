@@ -13,12 +13,7 @@ from annotation.models import GenerationRun
 from endpoints.models import Endpoint
 from ingest.models import Document, DocumentPage
 from leaderboard.models import Rescore
-from tests.factories import (
-    CollectionFactory,
-    InferenceRunFactory,
-    SubmissionFactory,
-    UserFactory,
-)
+from tests.factories import CollectionFactory, InferenceRunFactory, SubmissionFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 

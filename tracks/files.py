@@ -10,7 +10,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from hctqa.private_files import PrivateFolder
+from plumbing.private_files import PrivateFolder
 
 _FOLDER = PrivateFolder("TRACK_FILES_ROOT", "a track file")
 root = _FOLDER.root

@@ -15,7 +15,8 @@ from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Q
 
-from annotation.models import SOURCE_CODE_PATTERN, Split, Table
+from dataset.models import SOURCE_CODE_PATTERN, Split, Table
+from plumbing.jobs import Job
 
 
 class Track(models.TextChoices):
@@ -152,10 +153,11 @@ class BuildStatus(models.TextChoices):
 ACTIVE_BUILD_STATUSES = (BuildStatus.QUEUED, BuildStatus.RUNNING)
 
 
-class ItemBuild(models.Model):
+class ItemBuild(Job):
     """Making every track's items from the dataset (drawing synthetic tables to PDF and PNG
     is the slow part): queued, building with progress and a heartbeat, done with its counts,
-    or failed with the reason. One at a time."""
+    or failed with the reason. One at a time. Its lifecycle is the platform's one
+    (``plumbing.jobs``, ``tracks.jobs``); claims are told apart by attempt number."""
 
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -165,16 +167,10 @@ class ItemBuild(models.Model):
     )
     # True while queued or running, NULL afterwards: unique, so one build at a time.
     active = models.BooleanField(null=True, default=True, unique=True, editable=False)
-    progress = models.PositiveSmallIntegerField(default=0, help_text="Percent, for the UI.")
     stage = models.CharField(max_length=200, blank=True)
     counts = models.JSONField(default=dict, blank=True)
-    error = models.TextField(blank=True)
-    attempts = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
-    queued_at = models.DateTimeField(null=True, blank=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
+    lease = None
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -12,7 +12,7 @@ from typing import Any
 from django.db.models import Count, F, QuerySet
 from django.http import Http404
 
-from annotation.models import Split
+from dataset.models import Split
 from hctqa.core.tracks.shared import Item
 from tracks.models import GroundTruthSet, ItemBuild, ItemSource, TrackItem
 from tracks.registry import TrackInfo, item_tracks, track
@@ -191,7 +191,7 @@ def track_or_404(slug: str) -> TrackInfo:
 
 def qa_counts() -> dict[str, dict[str, int]]:
     """QA's items (verified questions outside the gold pool) by data scope and split."""
-    from annotation.models import Question, QuestionStatus, Source
+    from dataset.models import Question, QuestionStatus, Source
 
     rows = (
         Question.objects.filter(status=QuestionStatus.VERIFIED, in_gold_pool=False)

@@ -1,4 +1,6 @@
-"""Background work for the tracks. Tasks take ids and call one service each."""
+"""Background work for the tracks. Tasks take ids and call one service each; builds whose
+worker went away are failed by the one sweep of every job kind (``plumbing.tasks.sweep_jobs``,
+``tracks.jobs``)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from hctqa.celery import RETRY_ON_DATABASE_ERROR, app
 # On the default queue; drawing every synthetic table takes a minute or two.
 @app.task(**RETRY_ON_DATABASE_ERROR)
 def build_track_items(self: object, build_id: int) -> dict | None:
-    from hctqa.errors import ApplicationError
+    from plumbing.errors import ApplicationError
     from tracks.services.builds import item_build_run
 
     try:
@@ -16,10 +18,3 @@ def build_track_items(self: object, build_id: int) -> dict | None:
     except ApplicationError as exc:
         return {"failed": exc.message}
     return counts.as_dict() if counts else None
-
-
-@app.task(acks_late=True)
-def sweep_track_item_builds() -> list[int]:
-    from tracks.services.builds import item_builds_sweep
-
-    return item_builds_sweep()

@@ -10,8 +10,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from hctqa.errors import ApplicationError
-from hctqa.pagecache.pages import public_page
+from pagecache.pages import public_page
+from plumbing.errors import ApplicationError
 from tracks import selectors
 from tracks.registry import TRACKS
 from tracks.services.builds import item_build_start

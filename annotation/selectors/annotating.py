@@ -23,24 +23,21 @@ from annotation.models import (
     AnnotationTool,
     Flag,
     PropertyAnnotation,
-    Question,
     QuestionAuthoring,
     QuestionDraft,
-    QuestionOrigin,
-    QuestionStatus,
-    Table,
     VerificationOutcome,
     VerificationSlot,
 )
 from annotation.selectors.assignments import assigned_next
-from annotation.selectors.dataset import (
-    _human_questions,
-    _question_order,
+from annotation.selectors.verification import verdict_change_allowed
+from dataset.models import Question, QuestionOrigin, QuestionStatus, Table
+from dataset.selectors import (
+    human_questions_of_each_table,
+    question_order,
     questions_visible,
     real_tables,
     table_get,
 )
-from annotation.selectors.verification import verdict_change_allowed
 from hctqa.core import taxonomy
 from hctqa.core.agreement import AgreementReport, Disagreement, agreement_report, majority
 from hctqa.core.wording import counted
@@ -236,7 +233,7 @@ def question_work(*, annotator: User, table: Table) -> QuestionWork:
     draft = QuestionDraft.objects.filter(annotator=annotator, table=table).first()
     # Gold-pool questions stay hidden here too: the annotator may verify them as gold later.
     existing = list(questions_visible(user=annotator).filter(table=table))
-    return QuestionWork(draft, sorted(existing, key=_question_order))
+    return QuestionWork(draft, sorted(existing, key=question_order))
 
 
 @dataclass(frozen=True)
@@ -252,7 +249,7 @@ def question_progress(*, annotator: User) -> QuestionProgress:
         total=Count("pk"), today=Count("pk", filter=Q(created_at__gte=_start_of_day()))
     )
     tables = Table.objects.filter(real_tables())
-    covered = tables.filter(Exists(_human_questions())).count()
+    covered = tables.filter(Exists(human_questions_of_each_table())).count()
     return QuestionProgress(mine["today"], mine["total"], covered, tables.count())
 
 

@@ -18,8 +18,8 @@ from annotation.models import (
     PropertyAnnotation,
     QuestionAuthoring,
     QuestionDraft,
-    Table,
 )
+from dataset.models import Table
 
 # The permission each kind of work needs.
 KIND_PERMISSION = {

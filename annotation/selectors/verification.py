@@ -11,28 +11,25 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Sum
 from django.db.models.functions import TruncDate
 from django.http import Http404
+from django.urls import reverse
 from django.utils import timezone
 
+from annotation import permissions as rules
 from annotation.models import (
     GenerationItem,
     GenerationRun,
-    Question,
-    QuestionOrigin,
-    QuestionStatus,
     Rating,
     SlotKind,
     SlotStatus,
-    Split,
-    Table,
     VerificationOutcome,
     VerificationSlot,
     VerifierStanding,
 )
-from annotation.selectors.dataset import can_see_private_questions
+from dataset.models import Question, QuestionOrigin, QuestionStatus, Split, Table
+from dataset.selectors import can_see_private_questions
 from hctqa.core.agreement import cohen_kappa, krippendorff_alpha
 from hctqa.core.wording import percent
 
@@ -44,7 +41,7 @@ PAPER_SHARES = {"good": 0.72, "ambiguous": 0.24, "nonsensical": 0.04, "corrected
 def may_verify_test_split(user: Any) -> bool:
     """Test-split questions (their proposed answers are held-out gold) are for admins only:
     verifying, adjudicating and even counting them."""
-    return bool(user.has_perm("annotation.view_test_gold"))
+    return bool(user.has_perm("dataset.view_test_gold"))
 
 
 def outside_test_split(user: Any, prefix: str = "question__") -> Q:
@@ -106,7 +103,7 @@ def pool_removal(*, annotator: Any) -> PoolRemoval | None:
     standing = VerifierStanding.objects.filter(user=annotator, removed_at__isnull=False).first()
     if standing is None:
         return None
-    from hctqa.accounts.selectors import admins_to_tell
+    from accounts.selectors import admins_to_tell
 
     admins = list(admins_to_tell().order_by("username").values_list("username", flat=True)[:3])
     return PoolRemoval(standing.removed_at, standing.reason, admins)
@@ -165,7 +162,7 @@ def slot_payload(slot: VerificationSlot) -> dict[str, Any]:
         "question": question.text,
         "proposed_answer": proposed,
         "lease_expires_at": slot.lease_expires_at,
-        "url": f"/annotate/verify/{slot.public_id}/",
+        "url": reverse("annotate:verify", args=[slot.public_id]),
     }
 
 
@@ -533,11 +530,7 @@ def gold_pool_questions() -> QuerySet[Question]:
 
 
 def verification_dashboard(*, viewer: Any) -> Dashboard:
-    if not (
-        viewer.has_perm("annotation.adjudicate_question")
-        or viewer.has_perm("annotation.change_question")
-    ):
-        raise PermissionDenied("The verification dashboard is for adjudicators and admins")
+    rules.DASHBOARD.check(viewer)
     now = timezone.now()
     decided, shares = _shares()
     alpha, alpha_units, pairs = _agreement()

@@ -1,4 +1,6 @@
-"""Writes to the dataset, by subject. Callers import from here."""
+"""Annotation's writes, by subject: annotating, assignments, flags, verification, the gold
+pool and the generation runs. Callers import from here. The dataset's own writes (imports,
+new tables and questions) are ``dataset.services``."""
 
 from annotation.services.annotating import (
     DraftResult,
@@ -17,7 +19,6 @@ from annotation.services.assignments import (
     parse_table_ids,
     tables_assign,
 )
-from annotation.services.dataset import ImportSummary, release_import, release_splits
 from annotation.services.flags import flag_raise, flag_resolve
 from annotation.services.generation import (
     demo_generated_questions_ensure,
@@ -64,7 +65,6 @@ __all__ = [
     "synthetic_run_create",
     "synthetic_run_execute",
     "DraftResult",
-    "ImportSummary",
     "PoolChange",
     "SubmitResult",
     "Verdict",
@@ -86,8 +86,6 @@ __all__ = [
     "question_change",
     "question_draft_save",
     "question_write",
-    "release_import",
-    "release_splits",
     "table_properties_resolve",
     "verification_change",
     "verification_claim",

@@ -12,19 +12,19 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
 
+from annotation import permissions as rules
 from annotation.models import (
     AnnotationSkip,
     AnnotationSource,
     AnnotationTool,
     PropertyAnnotation,
-    Question,
     QuestionAuthoring,
     QuestionDraft,
-    Table,
 )
 from annotation.selectors.annotating import question_change_allowed
-from annotation.selectors.dataset import questions_visible
-from annotation.services.question_ids import new_question_ids
+from dataset.models import Question, Table
+from dataset.selectors import questions_visible
+from dataset.services import NewQuestion, questions_add
 from hctqa.core import taxonomy
 from hctqa.core.answers import (
     AnswerFormatError,
@@ -34,18 +34,13 @@ from hctqa.core.answers import (
 )
 from hctqa.core.query_templates import TEMPLATES
 from hctqa.core.similarity import near_duplicates
-from hctqa.errors import ApplicationError, ConflictError
+from plumbing.errors import ApplicationError, ConflictError
 
 # --- Annotation work -----------------------------------------------------------------------
 
 # Active time reported by a client is capped per request: a tab left open overnight is not
 # hours of annotation.
 _MAX_ELAPSED_MS = 30 * 60 * 1000
-
-
-def _require(user: Any, permission: str, what: str) -> None:
-    if not user.has_perm(permission):
-        raise PermissionDenied(f"Only {what} can do this")
 
 
 def _seconds(elapsed_ms: int) -> int:
@@ -105,7 +100,7 @@ def property_draft_save(
 ) -> DraftResult:
     """Keep an unsaved annotation. Refused (409) when the annotation was saved since the
     draft began; ignored when a draft written later is already kept."""
-    _require(annotator, "annotation.annotate_table", "annotators")
+    rules.PROPERTY_TOOL.check(annotator)
     values = _normalized(taxonomy.TABLE_PROPERTIES, properties, "properties")
     row = _locked_annotation(annotator, table)
     if base_version != row.version:
@@ -139,7 +134,7 @@ def property_annotation_save(
 ) -> PropertyAnnotation:
     """Save an annotator's table properties. Contradictory sets are refused; so is a save
     based on an older version, unless it saves what is already there (a retried request)."""
-    _require(annotator, "annotation.annotate_table", "annotators")
+    rules.PROPERTY_TOOL.check(annotator)
     values = _normalized(taxonomy.TABLE_PROPERTIES, properties, "properties")
     _consistent(taxonomy.TABLE_PROPERTIES, values, "properties")
     row = _locked_annotation(annotator, table)
@@ -167,12 +162,8 @@ def property_annotation_save(
 @transaction.atomic
 def annotation_skip(*, annotator: Any, table: Table, tool: str) -> None:
     """Move a table to the back of this annotator's queue for one tool."""
-    permission = (
-        "annotation.annotate_table"
-        if tool == AnnotationTool.PROPERTIES
-        else "annotation.write_question"
-    )
-    _require(annotator, permission, "annotators")
+    tool_rule = rules.PROPERTY_TOOL if tool == AnnotationTool.PROPERTIES else rules.QUESTION_TOOL
+    tool_rule.check(annotator)
     if tool not in AnnotationTool.values:
         raise ApplicationError(f"Tool should be one of {', '.join(AnnotationTool.values)}")
     skip, created = AnnotationSkip.objects.get_or_create(
@@ -187,7 +178,7 @@ def table_properties_resolve(
     *, adjudicator: Any, table: Table, properties: Mapping[str, object]
 ) -> PropertyAnnotation:
     """Decide a table's properties where annotations disagree; they become the table's."""
-    _require(adjudicator, "annotation.adjudicate_question", "adjudicators")
+    rules.ADJUDICATION_TOOL.check(adjudicator)
     values = _normalized(taxonomy.TABLE_PROPERTIES, properties, "properties")
     _consistent(taxonomy.TABLE_PROPERTIES, values, "properties")
     locked = Table.objects.select_for_update().get(pk=table.pk)
@@ -235,7 +226,7 @@ def question_draft_save(
 ) -> DraftResult:
     """Keep a question being written. A draft for a question already saved is refused
     (409), and a draft written earlier than the one kept is ignored."""
-    _require(annotator, "annotation.write_question", "annotators")
+    rules.QUESTION_TOOL.check(annotator)
     values = _normalized(taxonomy.QUERY_PROPERTIES, query_properties, "query_properties")
     # The table's lock orders this draft against a save of the same question: a draft that
     # arrives just after the save sees it and is refused, instead of outliving it.
@@ -340,7 +331,7 @@ def question_write(
     near-duplicate of a question the table already has (that this annotator can see) is
     refused with a warning, unless ``confirm_near_duplicate`` says to keep it anyway.
     """
-    _require(annotator, "annotation.write_question", "annotators")
+    rules.QUESTION_TOOL.check(annotator)
     locked = _lock_table(table)  # one new id at a time per table; retries wait for the first
     done = (
         QuestionAuthoring.objects.filter(client_key=client_key).select_related("question").first()
@@ -358,16 +349,19 @@ def question_write(
     if not confirm_near_duplicate:
         _refuse_near_duplicate(annotator, locked, question_text)
 
-    (question_id,) = new_question_ids(locked, "M", 1)
-    question = Question.objects.create(
-        id=question_id,
+    (question,) = questions_add(
         table=locked,
-        text=question_text,
-        gold_answer=canonical,
-        origin=Question.Origin.HUMAN,
-        query_properties=values,
-        # Written by an annotator who checked it against the table, as in the paper.
-        status=Question.Status.VERIFIED,
+        kind="M",
+        questions=[
+            NewQuestion(
+                text=question_text,
+                gold_answer=canonical,
+                origin=Question.Origin.HUMAN,
+                # Written by an annotator who checked it against the table, as in the paper.
+                status=Question.Status.VERIFIED,
+                query_properties=values,
+            )
+        ],
     )
     draft = QuestionDraft.objects.filter(
         annotator=annotator, table=locked, client_key=client_key
@@ -400,7 +394,7 @@ def question_change(
 ) -> QuestionAuthoring:
     """Change a question this annotator wrote, while that is still allowed. A change based on
     an older version is refused (409) unless it changes nothing (a retried request)."""
-    _require(annotator, "annotation.write_question", "annotators")
+    rules.QUESTION_TOOL.check(annotator)
     authoring = (
         QuestionAuthoring.objects.select_for_update()
         .select_related("question")

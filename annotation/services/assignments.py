@@ -10,11 +10,13 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from annotation.models import AnnotationTool, Assignment, Table
-from annotation.selectors.assignments import annotators_for, assignments_open_of, may_assign
-from annotation.selectors.dataset import TableFilters, table_list
+from annotation import permissions as rules
+from annotation.models import AnnotationTool, Assignment
+from annotation.selectors.assignments import annotators_for, assignments_open_of
+from dataset.models import Table
+from dataset.selectors import TableFilters, table_list
 from hctqa.core.wording import counted
-from hctqa.errors import ApplicationError, Forbidden, Problems
+from plumbing.errors import ApplicationError, Problems
 
 # Tables one assignment may cover: a filter matching the whole dataset is a mistake.
 MAX_TABLES = 5000
@@ -34,14 +36,6 @@ def parse_table_ids(text: str) -> list[str]:
     """Table ids typed or pasted: separated by spaces, commas, semicolons or lines; each once,
     in the order given."""
     return list(dict.fromkeys(t for t in _SEPARATORS.split(text) if t))
-
-
-def _require_assigner(user: Any) -> None:
-    if not may_assign(user):
-        raise Forbidden(
-            "Assigning tables is for adjudicators and admins",
-            hint="An adjudicator or an admin gives out tables to annotate.",
-        )
 
 
 def _chosen_tables(
@@ -89,7 +83,7 @@ def tables_assign(
     one kind of work. Every problem is reported at once and nothing is written unless all is
     right; the assignments are made in one transaction, the ones that exist kept as they are.
     A fixed number of queries, however many tables."""
-    _require_assigner(by)
+    rules.ASSIGNING.check(by)
     problems = Problems()
     if kind not in AnnotationTool.values:
         problems.add("Choose the work: table properties or questions", field="kind")
@@ -130,7 +124,7 @@ def tables_assign(
 def assignments_withdraw(*, by: Any, annotator_id: int, kind: str) -> int:
     """Take back this person's assignments of one kind that they have not done (what they
     did stays, with its assignment). How many were taken back."""
-    _require_assigner(by)
+    rules.ASSIGNING.check(by)
     if kind not in AnnotationTool.values:
         raise ApplicationError("Choose the work: table properties or questions", field="kind")
     deleted, _ = Assignment.objects.filter(

@@ -5,18 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from annotation.models import Flag, FlagReason, Question, Table
-from hctqa.errors import ApplicationError
+from annotation import permissions as rules
+from annotation.models import Flag, FlagReason
+from dataset.models import Question, Table
+from plumbing.errors import ApplicationError
 
-_RAISERS = (
-    "annotation.annotate_table",
-    "annotation.write_question",
-    "annotation.verify_question",
-)
 NOTE_LIMIT = 2000
 
 
@@ -24,8 +20,7 @@ def flag_raise(
     *, user: Any, table: Table, question: Question | None, reason: str, note: str
 ) -> Flag:
     """Raise a flag. The same open flag raised again (a double click) is the one returned."""
-    if not any(user.has_perm(p) for p in _RAISERS):
-        raise PermissionDenied("Only annotators flag problems")
+    rules.FLAGGING.check(user)
     if reason not in FlagReason.values:
         raise ApplicationError(
             f"Choose why: {', '.join(FlagReason.labels).lower()}", field="reason"
@@ -56,8 +51,7 @@ def flag_raise(
 @transaction.atomic
 def flag_resolve(*, adjudicator: Any, flag_id: int, resolution: str) -> Flag:
     """Close a flag, saying what was done. Resolving it again changes nothing."""
-    if not adjudicator.has_perm("annotation.adjudicate_question"):
-        raise PermissionDenied("Only adjudicators resolve flags")
+    rules.RESOLVING_FLAGS.check(adjudicator)
     flag = Flag.objects.select_for_update().filter(pk=flag_id).first()
     if flag is None:
         raise ApplicationError("There is no such flag", field="flag")

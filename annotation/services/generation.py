@@ -10,25 +10,18 @@ import re
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import PermissionDenied
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
 
-from annotation.models import (
-    GenerationItem,
-    GenerationRun,
-    Question,
-    QuestionOrigin,
-    QuestionStatus,
-    RunStatus,
-    Split,
-    Table,
-)
-from annotation.selectors.prompts import table_png
+from annotation import permissions as rules
+from annotation.jobs import GENERATION_RUN, enqueue_generation
+from annotation.models import GenerationItem, GenerationRun
 from annotation.services import runs
-from annotation.services.question_ids import new_question_ids
 from annotation.services.verification import verification_slots_open
+from dataset.models import Question, QuestionOrigin, QuestionStatus, Split, Table
+from dataset.selectors import table_png
+from dataset.services import NewQuestion, questions_add
 from endpoints.client import ChatClient, ChatRequest, RetryPolicy
 from endpoints.selectors import chat_target, endpoint_for_run
 from hctqa.core.generation import (
@@ -41,7 +34,9 @@ from hctqa.core.prompts import image_data_url
 from hctqa.core.render import to_html
 from hctqa.core.tables import parse_table
 from hctqa.core.wording import counted
-from hctqa.errors import ApplicationError, ConflictError
+from plumbing import jobs
+from plumbing.errors import ApplicationError, ConflictError
+from plumbing.jobs import RunStatus
 
 MAX_TABLES_PER_RUN = 2000
 _OUTPUT_KEPT = 4000
@@ -50,17 +45,6 @@ _OUTPUT_KEPT = 4000
 HTTP_ATTEMPTS = 3
 
 logger = logging.getLogger(__name__)
-
-
-def _require_admin(user: Any) -> None:
-    if not user.has_perm("annotation.add_generationrun"):
-        raise PermissionDenied("Only admins run question generation")
-
-
-def _enqueue(run_id: int) -> None:
-    from annotation.tasks import generate_questions
-
-    generate_questions.delay(run_id)
 
 
 def generation_run_create(
@@ -74,7 +58,7 @@ def generation_run_create(
 ) -> GenerationRun:
     """Queue a run over the given tables, on a registered endpoint (by name). Its key is
     read on the worker when the run starts."""
-    _require_admin(user)
+    rules.GENERATING.check(user)
     model = model.strip()
     if not model:
         raise ApplicationError("Name the model", field="model")
@@ -124,7 +108,7 @@ def generation_run_create(
             fingerprint=digest,
         )
         GenerationItem.objects.bulk_create([GenerationItem(run=run, table_id=t) for t in wanted])
-        transaction.on_commit(lambda: _enqueue(run.pk))
+        transaction.on_commit(lambda: enqueue_generation(run.pk))
     return run
 
 
@@ -158,7 +142,7 @@ def _run_for_update(run_id: int) -> GenerationRun:
 @transaction.atomic
 def generation_run_cancel(*, user: Any, run_id: int) -> GenerationRun:
     """Stop a run before its next table; tables already done stay saved."""
-    _require_admin(user)
+    rules.GENERATING.check(user)
     run = _run_for_update(run_id)
     if run.status not in (RunStatus.QUEUED, RunStatus.RUNNING):
         raise ConflictError(f"This run is already {run.status}", current={"status": run.status})
@@ -172,7 +156,7 @@ def generation_run_resume(*, user: Any, run_id: int) -> GenerationRun:
     """Send a run back to the worker: after it was cancelled, failed or its worker died, or
     to retry the tables that got no valid reply; refused while an identical run is queued
     or running."""
-    _require_admin(user)
+    rules.GENERATING.check(user)
     asked = GenerationRun.objects.filter(pk=run_id).values_list("fingerprint", flat=True)
     with runs.refusing_duplicates(GenerationRun, asked.first() or "", "generation run"):
         return _resume(run_id)
@@ -194,7 +178,7 @@ def _resume(run_id: int) -> GenerationRun:
     run.error = ""
     run.finished_at = None
     run.save()
-    transaction.on_commit(lambda: _enqueue(run.pk))
+    transaction.on_commit(lambda: enqueue_generation(run.pk))
     return run
 
 
@@ -232,20 +216,19 @@ def _save_pairs(item: GenerationItem, pairs: list[GeneratedPair], output: str) -
         locked = GenerationItem.objects.select_for_update().get(pk=item.pk)
         if locked.status != "pending":
             return 0  # a retried task already saved this table
-        questions = [
-            Question(
-                id=question_id,
-                table=table,
-                text=pair.question,
-                gold_answer=pair.answer,
-                origin=QuestionOrigin.MODEL,
-                status=QuestionStatus.UNVERIFIED,
-            )
-            for question_id, pair in zip(
-                new_question_ids(table, "A", len(pairs)), pairs, strict=True
-            )
-        ]
-        Question.objects.bulk_create(questions)
+        questions = questions_add(
+            table=table,
+            kind="A",
+            questions=[
+                NewQuestion(
+                    text=pair.question,
+                    gold_answer=pair.answer,
+                    origin=QuestionOrigin.MODEL,
+                    status=QuestionStatus.UNVERIFIED,
+                )
+                for pair in pairs
+            ],
+        )
         verification_slots_open(questions=questions)
         GenerationItem.objects.filter(pk=item.pk).update(
             status="done", questions_created=len(questions), error="", last_output=output
@@ -344,13 +327,22 @@ def _key_fix(endpoint: Any) -> str:
 def generation_run_execute(*, run_id: int) -> str:
     """Work through the run's pending tables. Safe to call again: finished tables are
     skipped, and a cancelled run stops before its next table."""
-    now = timezone.now()
-    started = GenerationRun.objects.filter(
-        pk=run_id, status__in=[RunStatus.QUEUED, RunStatus.RUNNING]
-    ).update(status=RunStatus.RUNNING, started_at=now, heartbeat_at=now)
+    started = jobs.claim(GENERATION_RUN, run_id)
     run = GenerationRun.objects.select_related("endpoint", "created_by").get(pk=run_id)
     if not started:
         return run.status
+    try:
+        # A slow endpoint keeps the claim; a dead worker's run is taken over once silent.
+        with jobs.heartbeat(GENERATION_RUN, run_id, started):
+            return _work_through(run)
+    except DatabaseError:
+        # Transient: back to the queue for the task's retry, which claims it again.
+        jobs.hand_back(GENERATION_RUN, run_id, started)
+        raise
+
+
+def _work_through(run: GenerationRun) -> str:
+    run_id = run.pk
     try:
         target = chat_target(
             user=run.created_by,

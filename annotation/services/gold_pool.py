@@ -14,14 +14,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
 from django.db import transaction
 
-from annotation.models import Question, QuestionOrigin, QuestionStatus, Split
-from annotation.signals import announce_question_set_change
+from annotation import permissions as rules
+from dataset.models import Question, QuestionOrigin, QuestionStatus, Split
+from dataset.signals import announce_question_set_change
 from hctqa.core.answers import AnswerFormatError, canonical_answer
 from hctqa.core.wording import counted
-from hctqa.errors import ApplicationError
+from plumbing.errors import ApplicationError
 
 MAX_PER_CHANGE = 1000
 
@@ -30,11 +30,6 @@ MAX_PER_CHANGE = 1000
 class PoolChange:
     changed: list[str]  # ids whose membership changed
     unchanged: list[str]  # already as asked
-
-
-def _require_admin(user: Any) -> None:
-    if not user.has_perm("annotation.change_question"):
-        raise PermissionDenied("Only admins choose gold-control questions")
 
 
 def _why_not_gold(question: Question, written_here: bool) -> str | None:
@@ -88,7 +83,7 @@ def _announce(changed: list[str], *, joined: bool) -> None:
 def gold_pool_add(*, admin: Any, question_ids: Sequence[str]) -> PoolChange:
     """Put questions in the gold pool: all of them, or none (with every reason) when one is
     not fit to be gold. Adding a question that is already in is harmless."""
-    _require_admin(admin)
+    rules.GOLD_POOL_CHANGE.check(admin)
     wanted = _wanted(question_ids)
     found = {
         q.pk: q
@@ -122,7 +117,7 @@ def gold_pool_add(*, admin: Any, question_ids: Sequence[str]) -> PoolChange:
 def gold_pool_remove(*, admin: Any, question_ids: Sequence[str]) -> PoolChange:
     """Take questions out of the gold pool: they become ordinary, public benchmark questions
     again. Gold verdicts already given on them stay on record."""
-    _require_admin(admin)
+    rules.GOLD_POOL_CHANGE.check(admin)
     wanted = _wanted(question_ids)
     members = dict(Question.objects.filter(pk__in=wanted).values_list("pk", "in_gold_pool"))
     missing = [q for q in wanted if q not in members]

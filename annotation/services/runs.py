@@ -15,7 +15,7 @@ from typing import Any
 
 from django.db import IntegrityError, models
 
-from hctqa.errors import ConflictError
+from plumbing.errors import ConflictError
 
 
 def fingerprint(request: dict[str, Any]) -> str:

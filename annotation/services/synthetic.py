@@ -7,18 +7,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
 
-from annotation.models import RunStatus, SyntheticRun
+from annotation import permissions as rules
+from annotation.jobs import SYNTHETIC_RUN, enqueue_synthetic
+from annotation.models import SyntheticRun
 from annotation.services import runs
-from annotation.services.dataset import ImportSummary, release_import
+from dataset.services import ImportSummary, release_import
 from hctqa.core import taxonomy
 from hctqa.core.release import ReleaseError, ReleaseTable, read_synthetic_files
 from hctqa.core.synthgen.params import Params, ParamsError, read_params
@@ -30,10 +30,11 @@ from hctqa.core.synthgen.pipeline import (
     generate,
     generate_targeted,
 )
-from hctqa.errors import ApplicationError, ConflictError
+from plumbing import jobs
+from plumbing.errors import ApplicationError, ConflictError
+from plumbing.jobs import RunStatus
 
 MAX_TARGET_TABLES = 5000
-STALE_AFTER = timedelta(minutes=10)
 
 
 def synthetic_params(folder: str | Path | None = None) -> Params:
@@ -90,8 +91,7 @@ def synthetic_run_create(
     required_properties: Sequence[str] = (),
     table_count: int | None = None,
 ) -> SyntheticRun:
-    if not user.has_perm("annotation.add_syntheticrun"):
-        raise PermissionDenied("Only admins run the synthetic generator")
+    rules.SYNTHETIC.check(user)
     params = synthetic_params()
     known = {f.prefix for f in params.families}
     unknown = [f for f in families if f not in known]
@@ -120,35 +120,15 @@ def synthetic_run_create(
             table_count=table_count,
             fingerprint=digest,
         )
-        transaction.on_commit(lambda: _enqueue(run.pk))
+        transaction.on_commit(lambda: enqueue_synthetic(run.pk))
     return run
-
-
-def _enqueue(run_id: int) -> None:
-    from annotation.tasks import synthetic_generation
-
-    synthetic_generation.delay(run_id)
-
-
-def _claim(run_id: int) -> bool:
-    now = timezone.now()
-    claimed = SyntheticRun.objects.filter(pk=run_id, status=RunStatus.QUEUED).update(
-        status=RunStatus.RUNNING, started_at=now, heartbeat_at=now, error=""
-    )
-    if claimed:
-        return True
-    # A worker that died mid-run leaves it running with an old heartbeat: take it over.
-    return bool(
-        SyntheticRun.objects.filter(
-            pk=run_id, status=RunStatus.RUNNING, heartbeat_at__lt=now - STALE_AFTER
-        ).update(heartbeat_at=now)
-    )
 
 
 def synthetic_run_execute(*, run_id: int) -> str:
     """Generate and import one run. Safe to run twice: a finished run is left alone and the
     import changes nothing the second time."""
-    if not _claim(run_id):
+    # A worker that died mid-run leaves it running with an old heartbeat: taken over.
+    if not jobs.claim(SYNTHETIC_RUN, run_id):
         return "not claimable"
     run = SyntheticRun.objects.get(pk=run_id)
     last: list[Any] = [0.0, ""]  # when progress was last recorded, and its stage
@@ -194,8 +174,7 @@ def synthetic_run_execute(*, run_id: int) -> str:
 
 
 def synthetic_run_cancel(*, user: Any, run_id: int) -> None:
-    if not user.has_perm("annotation.add_syntheticrun"):
-        raise PermissionDenied("Only admins run the synthetic generator")
+    rules.SYNTHETIC.check(user)
     if not SyntheticRun.objects.filter(pk=run_id, status=RunStatus.QUEUED).update(
         status=RunStatus.CANCELLED, finished_at=timezone.now()
     ):

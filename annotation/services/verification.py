@@ -26,16 +26,13 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
+from annotation import permissions as rules
 from annotation.models import (
     DiscardedVerification,
-    Question,
     QuestionAuthoring,
-    QuestionStatus,
     Rating,
     SlotKind,
     SlotStatus,
-    Split,
-    Table,
     VerificationOutcome,
     VerificationSlot,
     VerifierStanding,
@@ -46,10 +43,11 @@ from annotation.selectors.verification import (
     pool_removal,
     verdict_change_allowed,
 )
+from dataset.models import Question, QuestionStatus, Split, Table
 from hctqa.core.answers import AnswerFormatError, canonical_answer
 from hctqa.core.gold_control import wrong_answer
 from hctqa.core.tables import TableFormatError, parse_table
-from hctqa.errors import ApplicationError, ConflictError, Forbidden
+from plumbing.errors import ApplicationError, ConflictError, Forbidden
 
 # The gold stream's coins and picks must not be predictable from outside.
 _rng = random.SystemRandom()
@@ -59,9 +57,9 @@ def _lease() -> timedelta:
     return timedelta(seconds=settings.VERIFICATION_LEASE_SECONDS)
 
 
-def _require_verifier(user: Any) -> None:
-    if not user.has_perm("annotation.verify_question"):
-        raise PermissionDenied("Only annotators verify questions")
+def _check_verifier(user: Any) -> None:
+    """An annotator who verifies, and has not been taken out of the pool."""
+    rules.VERIFYING.check(user)
     removal = pool_removal(annotator=user)
     if removal is not None:
         raise Forbidden(removal.message, hint=removal.hint)
@@ -218,7 +216,7 @@ def verification_claim(
     """The slot this annotator should verify now: the one they already hold, else gold when
     it is due, else an open one, preferring questions they have not just skipped. None when
     there is nothing to verify."""
-    _require_verifier(annotator)
+    _check_verifier(annotator)
     now = timezone.now()
     held = (
         VerificationSlot.objects.filter(
@@ -354,7 +352,7 @@ def verification_submit(
 ) -> SubmitResult:
     """Record a verdict on a leased slot. Sending the same verdict again is harmless; a slot
     that went to someone else is refused (409)."""
-    _require_verifier(annotator)
+    _check_verifier(annotator)
     verdict = _checked(verdict)
     now = timezone.now()
     slot = VerificationSlot.objects.select_for_update().filter(pk=slot_id).first()
@@ -391,7 +389,7 @@ def verification_change(
     """Change a verdict already given, while that is still allowed. ``base_submitted_at``
     (when the verdict being changed was given) is its version: a change from a stale page
     is refused (409), so is one after the question was decided."""
-    _require_verifier(annotator)
+    _check_verifier(annotator)
     verdict = _checked(verdict)
     slot = (
         VerificationSlot.objects.select_for_update()
@@ -504,8 +502,7 @@ def adjudication_decide(
     *, adjudicator: Any, question_id: str, rating: str, answer: str, text: str = ""
 ) -> Question:
     """A third annotator's decision on a question the two verifiers disagreed on."""
-    if not adjudicator.has_perm("annotation.adjudicate_question"):
-        raise PermissionDenied("Only adjudicators decide disagreements")
+    rules.ADJUDICATING.check(adjudicator)
     question = Question.objects.select_for_update().filter(pk=question_id).first()
     if question is None:
         raise ApplicationError(f"No question {question_id}")
@@ -637,6 +634,5 @@ def verifier_remove(*, user: Any, reason: str) -> int:
 
 @transaction.atomic
 def verifier_reinstate(*, admin: Any, user: Any) -> None:
-    if not admin.has_perm("annotation.change_question"):
-        raise PermissionDenied("Only admins put an annotator back in the pool")
+    rules.REINSTATING.check(admin)
     VerifierStanding.objects.filter(user=user).update(removed_at=None, reason="")

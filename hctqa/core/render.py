@@ -215,9 +215,9 @@ def to_pandas_text(canonical_csv: str) -> str:
     """pandas' text rendering of the canonical CSV, read back with its numbered header row.
 
     This is the table text of the paper's zero-shot text prompts. Most tables are drawn here
-    directly, the same text some twenty times faster (``_text_frame``); the rest by pandas.
+    directly, the same text some twenty times faster (``text_frame``); the rest by pandas.
     """
-    return _text_frame(canonical_csv) or pandas_text(canonical_csv)
+    return text_frame(canonical_csv) or pandas_text(canonical_csv)
 
 
 def pandas_text(canonical_csv: str) -> str:
@@ -283,7 +283,7 @@ def _is_text(value: str) -> bool:
     )
 
 
-def _text_frame(canonical_csv: str) -> str | None:
+def text_frame(canonical_csv: str) -> str | None:
     """``pandas_text`` for a table whose every column holds text, where pandas' rendering is
     simple: each value right-aligned under its column number, NA values as ``NaN``, tabs and
     line breaks escaped, and the row numbers left-aligned in front. None for any table this

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 
-from hctqa.accounts.services import notify
+from accounts.services import notify
 from hctqa.core.disclosure import DISCLOSURE_MARGIN
 from hctqa.core.wording import counted
 from leaderboard.models import (

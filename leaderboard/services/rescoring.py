@@ -13,37 +13,29 @@ stale submission is never ranked beside fresh ones: the board lists it apart unt
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Case, Count, F, PositiveSmallIntegerField, Q, Value, When
-from django.db.models.functions import Coalesce
+from django.db.models import Case, Count, Q, Value, When
 from django.utils import timezone
 
-from annotation.models import RunStatus
 from hctqa.core.outcomes import Outcome
 from hctqa.core.scoring import collector_paused
 from hctqa.core.snapshots import FrozenQuestion, question_set_digests
-from hctqa.core.wording import counted
 from leaderboard import selectors
+from leaderboard.jobs import RESCORE, SUBMISSION_SCORING, enqueue_rescore
 from leaderboard.models import QA_TRACK, Kind, Rescore, Status, Submission
-from leaderboard.services.notices import submission_outcome_notify
 from leaderboard.services.scoring import ScoringContext, claim, score_claimed
-from leaderboard.services.submissions import _enqueue_regression, _enqueue_scoring
+from leaderboard.services.submissions import enqueue_regression
+from plumbing import jobs
+from plumbing.jobs import RunStatus
 from tracks.selectors import item_set_digests, item_set_key
 
 # Ids per query: within every database's parameter limit.
 _CHUNK = 5000
-
-
-def _enqueue_rescore(rescore_id: int) -> None:
-    from leaderboard.tasks import rescore_submissions
-
-    transaction.on_commit(lambda: rescore_submissions.delay(rescore_id))
 
 
 def current_question_sets() -> dict[str, str]:
@@ -124,7 +116,7 @@ def rescore_start(*, submission_ids: Iterable[int], reason: str) -> Rescore:
             queued_at=now,
             started_at=None,
         )
-    _enqueue_rescore(rescore.pk)
+    enqueue_rescore(rescore.pk)
     return rescore
 
 
@@ -138,15 +130,8 @@ def rescore_run(*, rescore_id: int, time_budget: float | None = None) -> str:
     running works on it. After ``time_budget`` seconds it goes back to the queue to
     continue, so uploads scored meanwhile wait at most one slice."""
     budget = settings.RESCORE_SLICE_SECONDS if time_budget is None else time_budget
-    lease = uuid.uuid4().hex
-    now = timezone.now()
-    claimed = Rescore.objects.filter(pk=rescore_id, status=RunStatus.QUEUED).update(
-        status=RunStatus.RUNNING,
-        lease=lease,
-        started_at=Coalesce(F("started_at"), Value(now)),
-        heartbeat_at=now,
-    )
-    if not claimed:
+    lease = jobs.claim(RESCORE, rescore_id)
+    if lease is None:
         return "not queued"
     # The cycle collector waits for the end of the slice, as it does for each evaluation: its
     # passes over the worker's live objects cost more than the scoring.
@@ -154,8 +139,7 @@ def rescore_run(*, rescore_id: int, time_budget: float | None = None) -> str:
         return _work_through(rescore_id, lease, budget)
 
 
-def _work_through(rescore_id: int, lease: str, budget: float) -> str:
-    mine = Rescore.objects.filter(pk=rescore_id, lease=lease)
+def _work_through(rescore_id: int, lease: jobs.Token, budget: float) -> str:
     context = ScoringContext()
     deadline = time.monotonic() + budget
     last_beat = time.monotonic()
@@ -170,8 +154,8 @@ def _work_through(rescore_id: int, lease: str, budget: float) -> str:
             break
         for pk in pending:
             if scored and time.monotonic() > deadline:  # one at least, so each slice moves
-                if mine.update(status=RunStatus.QUEUED, lease="", queued_at=timezone.now()):
-                    _enqueue_rescore(rescore_id)
+                if jobs.hand_back(RESCORE, rescore_id, lease):
+                    enqueue_rescore(rescore_id)
                 _refresh_after(scored)
                 return f"{scored} scored; continues in the next slice"
             attempt = claim(pk)
@@ -181,10 +165,12 @@ def _work_through(rescore_id: int, lease: str, budget: float) -> str:
             scored += 1
             if time.monotonic() - last_beat > HEARTBEAT_EVERY_SECONDS:
                 last_beat = time.monotonic()
-                if not mine.update(heartbeat_at=timezone.now()):
+                if not jobs.beat(RESCORE, rescore_id, lease):
                     _refresh_after(scored)
                     return f"{scored} scored; another run took it over"
-    mine.update(status=RunStatus.DONE, lease="", finished_at=timezone.now())
+    jobs.mine(RESCORE, rescore_id, lease).update(
+        status=RunStatus.DONE, lease="", finished_at=timezone.now()
+    )
     _refresh_after(scored)
     return f"{scored} scored; done"
 
@@ -192,7 +178,7 @@ def _work_through(rescore_id: int, lease: str, budget: float) -> str:
 def _refresh_after(scored: int) -> None:
     # The regression once per slice, not once per submission.
     if scored:
-        _enqueue_regression()
+        enqueue_regression()
 
 
 @dataclass(frozen=True)
@@ -259,68 +245,10 @@ def submission_sweep(*, now: datetime | None = None) -> SweepResult:
     """Requeue submissions whose scoring has lost its heartbeat, or that waited in the queue
     past the timeout (the message may be lost), and fail those that have used up their
     attempts; hand re-scorings that lost their worker, or were never queued (a data
-    migration makes them), back to the queue. Conditional updates: two sweepers cannot both
-    act."""
-    now = now or timezone.now()
-    cutoff = now - timedelta(seconds=settings.SUBMISSION_STUCK_AFTER_SECONDS)
-    # Scoring beats every few seconds: a silent one lost its worker.
-    silent = now - timedelta(seconds=settings.SUBMISSION_HEARTBEAT_TIMEOUT_SECONDS)
-    max_attempts = settings.SUBMISSION_MAX_ATTEMPTS
-    requeued: list[int] = []
-    failed: list[int] = []
-    # A submission waiting in a live re-scoring is that re-scoring's to score, however long
-    # the queue before it: the re-scoring's own heartbeat is watched instead.
-    in_live_rescore = Q(rescore__status__in=[RunStatus.QUEUED, RunStatus.RUNNING])
-    stuck_condition = (
-        Q(status=Status.SCORING, heartbeat_at__lt=silent)
-        | Q(status=Status.SCORING, heartbeat_at__isnull=True, started_at__lt=silent)
-        | (Q(status=Status.QUEUED, queued_at__lt=cutoff) & ~in_live_rescore)
+    migration makes them), back to the queue (``plumbing.jobs.sweep``: conditional updates,
+    two sweepers cannot both act)."""
+    scorings = jobs.sweep(SUBMISSION_SCORING, now=now)
+    rescores = jobs.sweep(RESCORE, now=now)
+    return SweepResult(
+        requeued=scorings.requeued, failed=scorings.failed, rescores=rescores.requeued
     )
-    for pk, attempts in Submission.objects.filter(stuck_condition).values_list("pk", "attempts"):
-        still_stuck = Submission.objects.filter(stuck_condition, pk=pk)
-        if attempts >= max_attempts:
-            with transaction.atomic():
-                if still_stuck.update(
-                    status=Status.FAILED,
-                    progress=100,
-                    error=f"Scoring did not finish after {counted(attempts, 'attempt')}; score "
-                    "it again to try again",
-                ):
-                    failed.append(pk)
-                    submission_outcome_notify(submission_id=pk)
-            continue
-        with transaction.atomic():
-            # A queued one waited too long (its message may be lost): that is an attempt too.
-            # One stuck in scoring had its attempt counted when scoring claimed it.
-            if still_stuck.update(
-                status=Status.QUEUED,
-                queued_at=now,
-                started_at=None,
-                heartbeat_at=None,
-                attempts=Case(
-                    When(status=Status.QUEUED, then=F("attempts") + 1),
-                    default=F("attempts"),
-                    output_field=PositiveSmallIntegerField(),
-                ),
-            ):
-                requeued.append(pk)
-                _enqueue_scoring(pk)
-    return SweepResult(requeued=requeued, failed=failed, rescores=_sweep_rescores(now, silent))
-
-
-def _sweep_rescores(now: datetime, silent: datetime) -> list[int]:
-    cutoff = now - timedelta(seconds=settings.SUBMISSION_STUCK_AFTER_SECONDS)
-    stuck = (
-        Q(status=RunStatus.QUEUED, queued_at__isnull=True)
-        | Q(status=RunStatus.QUEUED, queued_at__lt=cutoff)
-        | Q(status=RunStatus.RUNNING, heartbeat_at__lt=silent)
-    )
-    requeued = []
-    for pk in Rescore.objects.filter(stuck).values_list("pk", flat=True):
-        with transaction.atomic():
-            if Rescore.objects.filter(stuck, pk=pk).update(
-                status=RunStatus.QUEUED, lease="", queued_at=now
-            ):
-                requeued.append(pk)
-                _enqueue_rescore(pk)
-    return requeued

@@ -11,18 +11,15 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Collection, Mapping
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
-from django.db.models import F
 from django.utils import timezone
 
-from annotation.models import QuestionOrigin
-from hctqa import heartbeat
+from dataset.models import QuestionOrigin
 from hctqa.core import taxonomy
 from hctqa.core.disclosure import DISCLOSURE_MARGIN, disclosed
 from hctqa.core.predictions import PredictionsError, read_predictions
@@ -31,6 +28,7 @@ from hctqa.core.snapshots import question_set_sha256
 from hctqa.core.stats import group_means
 from hctqa.core.tracks.shared import read_submission
 from leaderboard import selectors
+from leaderboard.jobs import SUBMISSION_SCORING
 from leaderboard.models import (
     BOARD_SOURCES,
     RESULT_FIGURES,
@@ -43,11 +41,13 @@ from leaderboard.models import (
 )
 from leaderboard.services.notices import submission_outcome_notify
 from leaderboard.services.submissions import (
-    _enqueue_regression,
     check_answers_every_test_question,
     check_matches_split,
     check_most_test_answers_count,
+    enqueue_regression,
 )
+from plumbing import jobs
+from plumbing.heartbeat import EVERY_SECONDS
 from releases.models import Release
 from releases.selectors import release_for_digest
 from tracks import selectors as track_selectors
@@ -151,46 +151,25 @@ def _set_progress(submission_id: int, percent: int) -> None:
 def _fail(
     submission_id: int, reason: str, attempt: int | None = None, *, tell_owner: bool = True
 ) -> None:
-    mine = {} if attempt is None else {"attempts": attempt}
+    if attempt is None:
+        rows = Submission.objects.filter(pk=submission_id, status=Status.SCORING)
+    else:
+        rows = jobs.mine(SUBMISSION_SCORING, submission_id, attempt)
     with transaction.atomic():
-        failed = Submission.objects.filter(pk=submission_id, status=Status.SCORING, **mine).update(
-            status=Status.FAILED, error=reason, progress=100
-        )
+        failed = rows.update(status=Status.FAILED, error=reason, progress=100)
         if failed and tell_owner:
             submission_outcome_notify(submission_id=submission_id)
 
 
 # How often scoring writes its heartbeat; SUBMISSION_HEARTBEAT_TIMEOUT_SECONDS is well above.
-HEARTBEAT_EVERY_SECONDS = heartbeat.EVERY_SECONDS
-
-
-def _heartbeat(submission_id: int, attempt: int) -> AbstractContextManager[None]:
-    """Beat from a thread while the block runs, so a long scoring keeps its claim and a dead
-    worker's submission is requeued within a minute. The claim wrote the first beat."""
-
-    def beat() -> int:
-        return Submission.objects.filter(
-            pk=submission_id, status=Status.SCORING, attempts=attempt
-        ).update(heartbeat_at=timezone.now())
-
-    return heartbeat.beating(beat, f"submission-{submission_id}", every=HEARTBEAT_EVERY_SECONDS)
+HEARTBEAT_EVERY_SECONDS = EVERY_SECONDS
 
 
 def claim(submission_id: int) -> int | None:
     """Move a queued submission to scoring; the attempt number it gets identifies this run
     (a requeued submission's next run gets another), or None if it was not queued."""
-    with transaction.atomic():
-        claimed = Submission.objects.filter(pk=submission_id, status=Status.QUEUED).update(
-            status=Status.SCORING,
-            started_at=timezone.now(),
-            heartbeat_at=timezone.now(),
-            attempts=F("attempts") + 1,
-            progress=5,
-            error="",
-        )
-        if not claimed:
-            return None
-        return Submission.objects.values_list("attempts", flat=True).get(pk=submission_id)
+    attempt = jobs.claim(SUBMISSION_SCORING, submission_id)
+    return None if attempt is None else int(attempt)
 
 
 def submission_score(*, submission_id: int) -> str:
@@ -215,7 +194,11 @@ def score_claimed(
     tell = not in_batch
     score = _score if submission.is_qa else _score_track
     try:
-        with _heartbeat(submission_id, attempt):
+        # A long scoring keeps its claim; a dead worker's submission is requeued within a
+        # minute.
+        with jobs.heartbeat(
+            SUBMISSION_SCORING, submission_id, attempt, every=HEARTBEAT_EVERY_SECONDS
+        ):
             score(submission, attempt, context, in_batch=in_batch)
     except PredictionsError as exc:
         _fail(submission_id, str(exc), attempt, tell_owner=tell)
@@ -235,7 +218,7 @@ def score_claimed(
         return "failed: time limit"
     except DatabaseError:
         # Transient: put it back in the queue for the task's retry (or the sweeper).
-        Submission.objects.filter(pk=submission_id, status=Status.SCORING, attempts=attempt).update(
+        jobs.mine(SUBMISSION_SCORING, submission_id, attempt).update(
             status=Status.QUEUED, queued_at=timezone.now()
         )
         raise
@@ -354,11 +337,7 @@ def _score_track(
 def _still_ours(submission_id: int, attempt: int) -> bool:
     """Whether this scoring (``attempt``) still holds the submission, locked until the
     transaction ends: the sweeper, a delete or a later attempt may have moved on meanwhile."""
-    return (
-        Submission.objects.select_for_update()
-        .filter(pk=submission_id, status=Status.SCORING, attempts=attempt)
-        .exists()
-    )
+    return jobs.mine(SUBMISSION_SCORING, submission_id, attempt).select_for_update().exists()
 
 
 @transaction.atomic
@@ -413,7 +392,7 @@ def _save_track_scores(
     if tell_owner:
         submission_outcome_notify(submission_id=submission_id)
     if refresh_regression:
-        _enqueue_regression()
+        enqueue_regression()
 
 
 # How many question ids a gold-claims warning names.
@@ -560,7 +539,7 @@ def _save_scores(
     if tell_owner:
         submission_outcome_notify(submission_id=submission_id)
     if refresh_regression:
-        _enqueue_regression()
+        enqueue_regression()
 
 
 _RESULT_COLUMNS = ("submission", "question", "prediction", "answered", *RESULT_FIGURES)
@@ -631,6 +610,18 @@ class Disclosure:
     groups: dict[tuple[str, str], bool]
 
 
+def _no_value(key: frozenset[str] | str) -> bool:
+    """Whether an answer's key is the empty answer's: no value read from it. It scores 0
+    unless the gold answer holds an empty value (3 of the release's 9,835 questions), and
+    readers may know which answers are empty: an
+    inference run leaves a prompt over the model's context empty, and which prompts those
+    are follows from the public prompts, the model's tokenizer and the context length shown
+    with the row. So an empty answer is no unknown: with 287 of gemma's 992 official test
+    answers left empty as a 2,048-token run leaves them, the figures kept with them counted
+    as unknowns gave one question's score once the empty ones were subtracted."""
+    return key == "" or (isinstance(key, frozenset) and key <= {""})
+
+
 def _unknowns(
     evaluations: Mapping[str, Evaluation], hidden: Collection[str]
 ) -> dict[tuple[str, str], dict[str, tuple[str, int]]]:
@@ -638,7 +629,7 @@ def _unknowns(
     ("averages": the overall figure and the breakdowns; "sources"), as (question, n): the
     n-th distinct thing the question's score depends on (answer_key). The two versions share
     an unknown where they read the same values from an answer, and so does a GPT-named
-    model's split and unsplit 2025-10 score."""
+    model's split and unsplit 2025-10 score. An empty answer is none (``_no_value``)."""
     seen: dict[str, list[Any]] = defaultdict(list)
     out: dict[tuple[str, str], dict[str, tuple[str, int]]] = {}
     for rules, evaluation in evaluations.items():
@@ -657,6 +648,8 @@ def _unknowns(
                     rules=rules,  # type: ignore[arg-type]
                     split_labels=split_labels,
                 )
+                if _no_value(key):
+                    continue  # known to score nothing: a reader subtracts it (``_no_value``)
                 keys = seen[q]
                 if key not in keys:
                     keys.append(key)

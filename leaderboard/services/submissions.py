@@ -15,14 +15,13 @@ from typing import IO, Any
 
 from django.conf import settings
 from django.core.cache import cache
-from django.core.exceptions import PermissionDenied
 from django.core.files.base import ContentFile, File
 from django.db import transaction
 from django.db.models import Avg, Count
 from django.utils import timezone
 
-from annotation.models import Split
-from hctqa.accounts.services import account_check_test_split_access, lock_user
+from accounts.services import account_check_test_split_access, lock_user
+from dataset.models import Split
 from hctqa.core.hidden_text import hidden_problem
 from hctqa.core.predictions import PredictionsError, PredictionsFile, read_predictions
 from hctqa.core.reported import ReportedResult
@@ -30,8 +29,8 @@ from hctqa.core.scoring import EXCLUDED_PREFIXES, is_excluded
 from hctqa.core.stats import regress_on_table_properties
 from hctqa.core.tracks.shared import read_submission
 from hctqa.core.wording import counted
-from hctqa.errors import ApplicationError, Problems
 from leaderboard import selectors
+from leaderboard.jobs import enqueue_scoring
 from leaderboard.models import (
     ACTIVE_RUN_STATUSES,
     BOARD_SOURCES,
@@ -52,6 +51,8 @@ from leaderboard.models import (
     Visibility,
     Weights,
 )
+from leaderboard.permissions import MANAGING_SUBMISSION, SUBMITTING
+from plumbing.errors import ApplicationError, Problems
 from tracks import selectors as track_selectors
 from tracks.registry import TrackInfo, track
 from tracks.services.scoring import check_covers_items, check_matches_items
@@ -80,12 +81,6 @@ class SubmissionInput:
     mode: str = ""
 
 
-def _enqueue_scoring(submission_id: int) -> None:
-    from leaderboard.tasks import score_submission
-
-    transaction.on_commit(lambda: score_submission.delay(submission_id))
-
-
 # Changes to the ranked submissions can come in floods (a visibility toggled in a loop, with
 # no rate limit on the page): one regression waiting in the queue answers all of them, since
 # the task clears this mark before it reads. A worker that died with it set frees it by then.
@@ -93,7 +88,7 @@ REGRESSION_PENDING_KEY = "leaderboard:regression-pending"
 REGRESSION_PENDING_SECONDS = 600
 
 
-def _enqueue_regression() -> None:
+def enqueue_regression() -> None:
     transaction.on_commit(_queue_regression_once)
 
 
@@ -358,7 +353,7 @@ def _check_shown_name(label: str, value: str) -> str | None:
     return hidden_problem(label, value)
 
 
-def _check_metadata(data: SubmissionInput, problems: Problems) -> None:
+def check_metadata_problems(data: SubmissionInput, problems: Problems) -> None:
     """The model's metadata, each problem into ``problems``; fields that already have one
     (a form could not read them) are not checked again."""
     for name, label in _SHOWN_NAMES:
@@ -446,7 +441,7 @@ def check_metadata(data: SubmissionInput) -> None:
     once."""
     problems = Problems()
     _check_track(data, problems)
-    _check_metadata(data, problems)
+    check_metadata_problems(data, problems)
     problems.raise_if_any()
 
 
@@ -461,7 +456,7 @@ def _check_test_split_slot_left(user: Any) -> None:
         )
 
 
-def _take_test_split_slot(user: Any) -> None:
+def take_test_split_slot(user: Any) -> None:
     """Count one test-split submission against today's limit, or refuse."""
     lock_user(user)
     _check_test_split_slot_left(user)
@@ -508,8 +503,7 @@ def submission_create(
     ``daily_limit=False``: not counted against today's test-split limit (the demo loader's
     rows, which the platform makes, not the researcher).
     """
-    if not owner.has_perm("leaderboard.add_submission"):
-        raise PermissionDenied("Only researchers can submit predictions")
+    SUBMITTING.check(owner)
     problems = problems or Problems()
     on_test = not problems.on("split") and selectors.includes_test_questions(data.split)
     if on_test:
@@ -522,13 +516,13 @@ def submission_create(
     with problems.check():
         check_stored_submissions_left(owner)
     _check_track(data, problems)
-    _check_metadata(data, problems)
+    check_metadata_problems(data, problems)
     _check_file(problems, predictions, data)
     problems.raise_if_any()
     assert predictions is not None  # a missing file is a problem above
     with transaction.atomic():
         if counted:
-            _take_test_split_slot(owner)
+            take_test_split_slot(owner)
         else:
             lock_user(owner)
         check_stored_submissions_left(owner)
@@ -567,8 +561,7 @@ def submission_create_from_predictions(
     was started; without one, a test-split submission takes a slot now.
     ``too_long_prompts``: how many of the answers are empty because the prompt was over the
     model's context length (shown with the submission and its board row)."""
-    if not owner.has_perm("leaderboard.add_submission"):
-        raise PermissionDenied("Only researchers can submit predictions")
+    SUBMITTING.check(owner)
     check_metadata(data)
     qa = data.track == QA_TRACK
     raw = predictions_file(predictions, qa=qa)
@@ -586,7 +579,7 @@ def submission_create_from_predictions(
     counted = limit_entry is None and selectors.includes_test_questions(data.split)
     if counted:
         account_check_test_split_access(user=owner)
-        _take_test_split_slot(owner)
+        take_test_split_slot(owner)
     submission = _store(
         owner=owner, data=data, content=ContentFile(raw), too_long_prompts=too_long_prompts
     )
@@ -626,7 +619,7 @@ def _store(
     suffix = ".gz" if gzipped else ""
     submission.predictions.save(f"{uuid.uuid4().hex}.jsonl{suffix}", content, save=False)
     submission.save()
-    _enqueue_scoring(submission.pk)
+    enqueue_scoring(submission.pk)
     return submission
 
 
@@ -638,15 +631,10 @@ def baseline_create(*, data: SubmissionInput, predictions: Mapping[str, Any]) ->
     return _store(owner=None, data=data, content=content, kind=Kind.BASELINE)
 
 
-def _require_manager(user: Any, submission: Submission) -> None:
-    if not selectors.can_manage(user=user, submission=submission):
-        raise PermissionDenied("Only the owner of a submission, or an admin, can change it")
-
-
 @transaction.atomic
 def submission_rescore(*, submission: Submission, user: Any) -> Submission:
     """Score again from the stored upload (after gold answers changed, say)."""
-    _require_manager(user, submission)
+    MANAGING_SUBMISSION.check(user, submission)
     # Read the state under a lock: the object in hand may be stale, and two clicks race.
     current = Submission.objects.select_for_update().get(pk=submission.pk)
     if current.status in (Status.QUEUED, Status.SCORING):
@@ -659,33 +647,33 @@ def submission_rescore(*, submission: Submission, user: Any) -> Submission:
         queued_at=timezone.now(),
         started_at=None,
     )
-    _enqueue_scoring(submission.pk)
+    enqueue_scoring(submission.pk)
     submission.refresh_from_db()
     return submission
 
 
 @transaction.atomic
 def submission_delete(*, submission: Submission, user: Any) -> None:
-    _require_manager(user, submission)
+    MANAGING_SUBMISSION.check(user, submission)
     was_scored = submission.status == Status.SCORED
     stored = submission.predictions
     submission.delete()
     if stored:
         transaction.on_commit(lambda: stored.storage.delete(stored.name))
     if was_scored:
-        _enqueue_regression()
+        enqueue_regression()
 
 
 @transaction.atomic
 def submission_visibility_set(*, submission: Submission, user: Any, visibility: str) -> None:
-    _require_manager(user, submission)
+    MANAGING_SUBMISSION.check(user, submission)
     if visibility not in Visibility.values:
         raise ApplicationError(f"Visibility should be public or private, not {visibility!r}")
     Submission.objects.filter(pk=submission.pk).update(
         visibility=visibility, updated_at=timezone.now()
     )
     if submission.status == Status.SCORED:
-        _enqueue_regression()
+        enqueue_regression()
 
 
 # --- The regression ------------------------------------------------------------------------

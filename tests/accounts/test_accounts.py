@@ -5,7 +5,7 @@ from django.contrib.auth.models import Group, User
 from django.test import Client
 from rest_framework.authtoken.models import Token
 
-from hctqa.accounts.roles import ROLES
+from accounts.roles import ROLES
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -28,8 +28,8 @@ def test_the_four_roles_exist_with_their_permissions() -> None:
     } <= perms("annotator")
     assert "annotation.adjudicate_question" in perms("adjudicator")
     assert "annotation.adjudicate_question" not in perms("annotator")
-    assert "annotation.view_test_gold" in perms("admin")
-    assert "annotation.change_table" in perms("admin")
+    assert "dataset.view_test_gold" in perms("admin")
+    assert "dataset.change_table" in perms("admin")
     assert not any(
         "view_test_gold" in p
         for role in ("annotator", "adjudicator", "researcher")
@@ -39,9 +39,9 @@ def test_the_four_roles_exist_with_their_permissions() -> None:
 
 def test_an_admin_role_can_use_the_django_admin(client: Client) -> None:
     client.force_login(UserFactory(role="admin"))
-    assert client.get("/admin/annotation/table/").status_code == 200
-    assert client.get("/admin/annotation/question/").status_code == 200
-    assert client.get("/admin/annotation/synthetictable/").status_code == 200
+    assert client.get("/admin/dataset/table/").status_code == 200
+    assert client.get("/admin/dataset/question/").status_code == 200
+    assert client.get("/admin/dataset/synthetictable/").status_code == 200
 
 
 def test_a_researcher_can_sign_up_and_is_logged_in(client: Client) -> None:

@@ -12,9 +12,9 @@ from django.db import DataError, IntegrityError
 from django.test import Client
 from django.utils import timezone
 
-from hctqa.accounts.models import Account, ApprovalRequest, Notification, OutgoingEmail
-from hctqa.accounts.services import approval_request_decide, approval_request_make
-from hctqa.errors import ApplicationError
+from accounts.models import Account, ApprovalRequest, Notification, OutgoingEmail
+from accounts.services import approval_request_decide, approval_request_make
+from plumbing.errors import ApplicationError
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -205,7 +205,7 @@ def test_the_django_admin_approves_and_declines_with_one_action(client: Client, 
 
 
 def test_an_approval_from_the_account_admin_answers_the_waiting_request(eve, boss) -> None:
-    from hctqa.accounts.services import account_approve_for_test_split
+    from accounts.services import account_approve_for_test_split
 
     request = approval_request_make(user=eve, note=NOTE)
     account_approve_for_test_split(user=eve, approved_by=boss)

@@ -14,17 +14,17 @@ import pytest
 from django.db.models import F
 from django.test import Client
 
-from hctqa.accounts import services
-from hctqa.accounts.models import Account, ApprovalRequest, Notification, OutgoingEmail
-from hctqa.accounts.services import (
+from accounts import services
+from accounts.models import Account, ApprovalRequest, Notification, OutgoingEmail
+from accounts.services import (
     approval_digests_queue,
     approval_request_decide,
     approval_request_make,
     email_confirmation_send,
     notify,
 )
-from hctqa.accounts.tasks import send_approval_digests
-from hctqa.errors import ApplicationError
+from accounts.tasks import send_approval_digests
+from plumbing.errors import ApplicationError
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db

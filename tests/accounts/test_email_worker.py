@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 from django.test import Client
 
-from hctqa.accounts.models import OutgoingEmail
+from accounts.models import OutgoingEmail
 from tests.factories import UserFactory
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.worker]

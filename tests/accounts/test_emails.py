@@ -20,10 +20,10 @@ from django.db import IntegrityError
 from django.test import Client
 from django.utils import timezone
 
-from hctqa.accounts import mail as outbox
-from hctqa.accounts.models import ApprovalRequest, OutgoingEmail
-from hctqa.accounts.services import approval_request_make, notify
-from hctqa.accounts.tasks import send_email
+from accounts import mail as outbox
+from accounts.models import ApprovalRequest, OutgoingEmail
+from accounts.services import approval_request_make, notify
+from accounts.tasks import send_email
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db

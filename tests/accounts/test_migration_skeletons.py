@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from hctqa.accounts.usernames import username_skeleton
+from accounts.usernames import username_skeleton
 from tests.migration_helpers import latest, migrate
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -10,8 +10,8 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from hctqa.accounts.models import Notification
-from hctqa.accounts.services import notify
+from accounts.models import Notification
+from accounts.services import notify
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db

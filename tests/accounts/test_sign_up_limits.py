@@ -6,9 +6,9 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from hctqa.accounts.addresses import address_group, client_address
-from hctqa.accounts.models import Account
-from hctqa.accounts.usernames import username_skeleton
+from accounts.models import Account
+from accounts.usernames import username_skeleton
+from plumbing.client_addresses import address_group, client_address
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -155,7 +155,7 @@ def test_an_admin_made_look_alike_keeps_no_skeleton_and_changes_nothing() -> Non
 
 
 def test_the_check_is_one_indexed_query(django_assert_num_queries) -> None:
-    from hctqa.accounts.models import Account as AccountModel
+    from accounts.models import Account as AccountModel
 
     UserFactory(username="admin")
     with django_assert_num_queries(1):
@@ -164,8 +164,8 @@ def test_the_check_is_one_indexed_query(django_assert_num_queries) -> None:
 
 
 def test_the_service_refuses_every_look_alike_itself() -> None:
-    from hctqa.accounts.services import researcher_sign_up
-    from hctqa.errors import ApplicationError
+    from accounts.services import researcher_sign_up
+    from plumbing.errors import ApplicationError
 
     UserFactory(username="admin")
     for name in ("ＡＤＭＩＮ", "Admin", "admın", "аdmin"):
@@ -181,8 +181,8 @@ def test_concurrent_sign_ups_from_one_address_stay_within_the_limit(settings) ->
 
     from django.db import close_old_connections
 
-    from hctqa.accounts.services import researcher_sign_up
-    from hctqa.errors import ApplicationError
+    from accounts.services import researcher_sign_up
+    from plumbing.errors import ApplicationError
 
     settings.SIGN_UP_LIMIT_PER_HOUR = 3
     outcomes: list[str] = []
@@ -213,8 +213,8 @@ def test_concurrent_sign_ups_from_one_address_stay_within_the_limit(settings) ->
 
 
 def test_a_name_with_combining_marks_is_a_look_alike() -> None:
-    from hctqa.accounts.services import researcher_sign_up
-    from hctqa.errors import ApplicationError
+    from accounts.services import researcher_sign_up
+    from plumbing.errors import ApplicationError
 
     # Issue 23, item 6: "researcher" with a combining acute (U+0301) was accepted beside
     # "researcher"; the mark sits on the last letter and is easily missed.

@@ -15,9 +15,9 @@ from django.test.utils import CaptureQueriesContext
 
 from annotation import selectors, services
 from annotation.models import Assignment, PropertyAnnotation
-from annotation.selectors import TableFilters
+from dataset.selectors import TableFilters
 from hctqa.core import taxonomy
-from hctqa.errors import ApplicationError, Forbidden
+from plumbing.errors import ApplicationError, Forbidden
 from tests.factories import LOOKUP_PROPERTIES, QuestionFactory, TableFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

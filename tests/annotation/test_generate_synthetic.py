@@ -12,8 +12,10 @@ from django.core.management import CommandError, call_command
 from django.test import Client, override_settings
 
 from annotation import services
-from annotation.models import Question, RunStatus, SyntheticRun, SyntheticTable, Table
+from annotation.models import SyntheticRun
+from dataset.models import Question, SyntheticTable, Table
 from hctqa.core.wording import counted
+from plumbing.jobs import RunStatus
 from tests.factories import UserFactory
 from tests.synthetic_params import write_small_params
 

@@ -13,10 +13,11 @@ from django.core.exceptions import PermissionDenied
 from django.core.files.base import ContentFile
 from PIL import Image
 
-from annotation.models import GenerationItem, GenerationRun, Question, VerificationSlot
+from annotation.models import GenerationItem, GenerationRun, VerificationSlot
 from annotation.services import generation_run_create, generation_run_execute
+from dataset.models import Question
 from endpoints.models import Endpoint
-from hctqa.errors import ApplicationError, ConflictError
+from plumbing.errors import ApplicationError, ConflictError
 from tests.factories import QuestionFactory, TableFactory, UserFactory
 from tests.fake_openai import FakeOpenAI, Reply
 
@@ -497,7 +498,7 @@ def test_an_identical_run_is_refused_while_one_is_queued_or_running(
     from django.db import IntegrityError, transaction
 
     from annotation.services import generation_run_cancel, generation_run_resume
-    from hctqa.errors import ConflictError
+    from plumbing.errors import ConflictError
 
     first = start(admin, server, tables, key)
     for _ in range(4):

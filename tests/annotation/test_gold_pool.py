@@ -9,7 +9,7 @@ import pytest
 from django.core.exceptions import PermissionDenied
 from django.test import Client
 
-from annotation.models import Question, QuestionAuthoring, VerificationSlot
+from annotation.models import QuestionAuthoring, VerificationSlot
 from annotation.services import (
     Verdict,
     gold_pool_add,
@@ -17,7 +17,8 @@ from annotation.services import (
     verification_claim,
     verification_submit,
 )
-from hctqa.errors import ApplicationError
+from dataset.models import Question
+from plumbing.errors import ApplicationError
 from tests.factories import ModelQuestionFactory, QuestionFactory, TableFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -89,7 +90,7 @@ def test_unknown_ids_and_non_admins_are_refused(admin) -> None:
 
 
 def test_a_change_is_announced_in_its_transaction(admin) -> None:
-    from annotation.signals import question_set_changed
+    from dataset.signals import question_set_changed
 
     heard: list[tuple[str, list[str]]] = []
 
@@ -216,7 +217,7 @@ def test_only_admins_reach_the_gold_pool(client: Client, role: str) -> None:
 def test_the_admin_action_goes_through_the_same_checks(client: Client, admin) -> None:
     client.force_login(admin)
     fit, release = written_here(), QuestionFactory()
-    url = "/admin/annotation/question/"
+    url = "/admin/dataset/question/"
     refused = client.post(
         url, {"action": "add_to_gold_pool", "_selected_action": [fit.pk, release.pk]}, follow=True
     )

@@ -8,7 +8,8 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.test import RequestFactory
 
-from annotation.models import Question, Table, VerificationSlot
+from annotation.models import VerificationSlot
+from dataset.models import Question, Table
 
 pytestmark = pytest.mark.django_db
 
@@ -41,9 +42,9 @@ def test_it_loads_the_demo_tables_and_one_user_per_role() -> None:
 
 
 def test_the_demo_shows_the_approval_flow_and_leaves_the_daily_limit_alone() -> None:
-    from hctqa.accounts.models import ApprovalRequest
-    from hctqa.accounts.selectors import can_submit_to_test_split
-    from hctqa.accounts.services import approval_request_decide
+    from accounts.models import ApprovalRequest
+    from accounts.selectors import can_submit_to_test_split
+    from accounts.services import approval_request_decide
     from leaderboard.selectors import test_split_submissions_left
 
     out = io.StringIO()

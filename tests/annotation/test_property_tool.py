@@ -8,9 +8,11 @@ from django.db import close_old_connections
 from django.test import Client
 
 from annotation import selectors, services
-from annotation.models import AnnotationSource, PropertyAnnotation, Table
+from annotation.models import AnnotationSource, PropertyAnnotation
+from dataset import services as dataset_services
+from dataset.models import Table
 from hctqa.core import taxonomy
-from hctqa.errors import ApplicationError, ConflictError
+from plumbing.errors import ApplicationError, ConflictError
 from tests.factories import CollectionFactory, TableFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -224,7 +226,7 @@ def test_progress_counts_today_total_and_remaining(annotator) -> None:
 
 def test_the_release_counts_as_one_annotation_and_reimport_keeps_resolutions(release_by_id) -> None:
     record = release_by_id["pak--1--726"]
-    services.release_import(tables=[record])
+    dataset_services.release_import(tables=[record])
     release = PropertyAnnotation.objects.get(
         table_id="pak--1--726", source=AnnotationSource.RELEASE
     )
@@ -236,7 +238,7 @@ def test_the_release_counts_as_one_annotation_and_reimport_keeps_resolutions(rel
         properties={"standard_relational_table": True},
     )
     assert Table.objects.get().table_properties["standard_relational_table"] is True
-    summary = services.release_import(tables=[record])
+    summary = dataset_services.release_import(tables=[record])
     assert not summary.changed
     assert Table.objects.get().table_properties["standard_relational_table"] is True
 

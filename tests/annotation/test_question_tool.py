@@ -11,8 +11,9 @@ from django.db import close_old_connections
 from django.test import Client
 
 from annotation import selectors, services
-from annotation.models import Question, QuestionAuthoring, QuestionDraft, Table
-from hctqa.errors import ApplicationError, ConflictError
+from annotation.models import QuestionAuthoring, QuestionDraft
+from dataset.models import Question, Table
+from plumbing.errors import ApplicationError, ConflictError
 from tests.factories import LOOKUP_PROPERTIES as LOOKUP
 from tests.factories import QuestionFactory, TableFactory, UserFactory
 

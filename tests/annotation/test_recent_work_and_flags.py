@@ -13,9 +13,10 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotation import selectors, services
-from annotation.models import Flag, Question, QuestionAuthoring, VerificationSlot
+from annotation.models import Flag, QuestionAuthoring, VerificationSlot
 from annotation.services import Verdict
-from hctqa.errors import ApplicationError, ConflictError
+from dataset.models import Question
+from plumbing.errors import ApplicationError, ConflictError
 from tests.factories import LOOKUP_PROPERTIES as LOOKUP
 from tests.factories import ModelQuestionFactory, TableFactory, UserFactory
 

@@ -15,7 +15,6 @@ from django.utils import timezone
 
 from annotation.models import (
     DiscardedVerification,
-    Question,
     QuestionAuthoring,
     SlotKind,
     SlotStatus,
@@ -40,7 +39,8 @@ from annotation.services import (
     verifier_reinstate,
 )
 from annotation.services import verification as verification_services
-from hctqa.errors import ApplicationError, ConflictError
+from dataset.models import Question
+from plumbing.errors import ApplicationError, ConflictError
 from tests.factories import ModelQuestionFactory, QuestionFactory, TableFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

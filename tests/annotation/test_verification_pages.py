@@ -12,8 +12,9 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from annotation.models import GenerationRun, Question, VerificationSlot
+from annotation.models import GenerationRun, VerificationSlot
 from annotation.services import Verdict, verification_claim, verification_submit
+from dataset.models import Question
 from endpoints.models import Endpoint
 from tests.factories import ModelQuestionFactory, QuestionFactory, TableFactory, UserFactory
 

@@ -13,10 +13,10 @@ import pytest
 from django.core import mail
 from playwright.sync_api import Browser, Page, expect
 
+from accounts.mail import email_send
+from accounts.models import Account, OutgoingEmail
 from annotation.models import Assignment
 from discussion.models import Comment
-from hctqa.accounts.mail import email_send
-from hctqa.accounts.models import Account, OutgoingEmail
 from leaderboard import services as leaderboard
 from tests.browser.pagecheck import check_page
 from tests.browser.test_annotation_tools import log_in

@@ -9,7 +9,8 @@ import pytest
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page, expect
 
-from annotation.models import AnnotationSkip, PropertyAnnotation, Question
+from annotation.models import AnnotationSkip, PropertyAnnotation
+from dataset.models import Question
 from tests.factories import TableFactory, UserFactory
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.browser]

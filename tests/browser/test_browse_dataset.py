@@ -5,7 +5,7 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from annotation.services import release_import
+from dataset.services import release_import
 from hctqa.core.demo import demo_tables
 from tests.factories import TableFactory
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from annotation.models import Table
+from dataset.models import Table
 from ingest import services
 from ingest.models import Candidate, Document
 from tests.browser.pagecheck import check_page

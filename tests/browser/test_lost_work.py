@@ -12,7 +12,8 @@ from django.contrib.sessions.models import Session
 from playwright.sync_api import Page, Route, expect
 
 from annotation import services
-from annotation.models import PropertyAnnotation, Question, VerificationSlot
+from annotation.models import PropertyAnnotation, VerificationSlot
+from dataset.models import Question
 from ingest import services as ingest_services
 from ingest.models import Candidate
 from tests.browser.test_annotation_tools import log_in

@@ -12,13 +12,8 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from annotation import services
-from annotation.models import (
-    Flag,
-    PropertyAnnotation,
-    Question,
-    VerificationOutcome,
-    VerifierStanding,
-)
+from annotation.models import Flag, PropertyAnnotation, VerificationOutcome, VerifierStanding
+from dataset.models import Question
 from tests.browser.pagecheck import check_page
 from tests.browser.test_annotation_tools import log_in
 from tests.factories import LOOKUP_PROPERTIES as LOOKUP

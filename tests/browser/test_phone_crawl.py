@@ -19,7 +19,8 @@ from django.utils import timezone
 from playwright.sync_api import Page, expect
 
 from annotation import services
-from annotation.models import GenerationRun, PropertyAnnotation, Table
+from annotation.models import GenerationRun, PropertyAnnotation
+from dataset.models import Table
 from endpoints.models import Endpoint
 from ingest import services as ingest_services
 from tests.factories import LOOKUP_PROPERTIES as LOOKUP
@@ -218,8 +219,8 @@ def site(data_dir: Path, print_pdf, settings, tmp_path: Path) -> None:
 ROLES = ("public", "annotator", "adjudicator", "researcher", "admin")
 # Pages the crawl must reach (by URL name), so that it keeps covering what it was written for.
 MUST_REACH = {
-    "annotation:table_detail",
-    "annotation:coverage",
+    "dataset:table_detail",
+    "dataset:coverage",
     "annotate:properties",
     "annotate:question_change",
     "annotate:verify",

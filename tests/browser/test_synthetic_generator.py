@@ -9,7 +9,7 @@ import pytest
 from django.test import override_settings
 from playwright.sync_api import Page, expect
 
-from annotation.models import Table
+from dataset.models import Table
 from tests.factories import UserFactory
 from tests.synthetic_params import write_small_params
 

@@ -13,7 +13,7 @@ import pytest
 from django.core.management import call_command
 from playwright.sync_api import Page, expect
 
-from annotation.services.dataset import release_import
+from dataset.services import release_import
 from leaderboard import services
 from tests.browser.pagecheck import check_page
 from tests.browser.test_annotation_tools import log_in

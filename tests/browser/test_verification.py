@@ -8,7 +8,8 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from annotation.models import Question, VerificationSlot
+from annotation.models import VerificationSlot
+from dataset.models import Question
 from tests.browser.test_annotation_tools import log_in
 from tests.factories import ModelQuestionFactory, TableFactory, UserFactory
 

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from hctqa.core.render import (
     PANDAS_NA_VALUES,
-    _text_frame,
     pandas_text,
     render,
+    text_frame,
     to_html,
     to_markdown,
     to_pandas_text,
@@ -160,7 +160,7 @@ def test_the_na_strings_are_pandas_own() -> None:
 def test_the_fast_text_is_pandas_own_on_every_synthetic_table(synthetic_tables: list) -> None:
     fast = 0
     for t in synthetic_tables:
-        text = _text_frame(t.canonical_csv)
+        text = text_frame(t.canonical_csv)
         if text is not None:
             fast += 1
             assert text == pandas_text(t.canonical_csv), t.id
@@ -214,16 +214,16 @@ _CELLS = st.sampled_from(
 )
 def test_the_fast_text_is_pandas_own_on_any_table(grid: list[list[str]]) -> None:
     csv_text = write_csv_rows(grid)
-    text = _text_frame(csv_text)
+    text = text_frame(csv_text)
     if text is not None:
         assert text == pandas_text(csv_text)
 
 
 def test_the_fast_text_leaves_numeric_and_empty_columns_to_pandas() -> None:
-    assert _text_frame("Region,Male\nNorth,1\nSouth,2\n") is not None
-    assert _text_frame("Region,\nNorth,1\nSouth,2\n") is None  # a column of numbers
-    assert _text_frame("Region,x\nNorth,\nSouth,\n") is not None
-    assert _text_frame("Region,\nNorth,\nSouth,\n") is None  # a column of NA only
+    assert text_frame("Region,Male\nNorth,1\nSouth,2\n") is not None
+    assert text_frame("Region,\nNorth,1\nSouth,2\n") is None  # a column of numbers
+    assert text_frame("Region,x\nNorth,\nSouth,\n") is not None
+    assert text_frame("Region,\nNorth,\nSouth,\n") is None  # a column of NA only
     assert to_pandas_text("Region,\nNorth,1\nSouth,2\n") == pandas_text(
         "Region,\nNorth,1\nSouth,2\n"
     )

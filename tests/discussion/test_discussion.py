@@ -15,12 +15,12 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from annotation.models import Question
+from accounts.models import Account, Notification, OutgoingEmail
+from dataset.models import Question
 from discussion.models import Comment
 from discussion.selectors import mentioned_names, parts
 from discussion.services import comment_post
-from hctqa.accounts.models import Account, Notification, OutgoingEmail
-from hctqa.errors import ApplicationError
+from plumbing.errors import ApplicationError
 from tests.factories import ModelQuestionFactory, QuestionFactory, TableFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

@@ -22,7 +22,7 @@ from cryptography.x509.oid import NameOID
 from endpoints.addresses import classify
 from endpoints.client import ChatClient, ChatRequest, ChatTarget, RetryPolicy
 from endpoints.services import base_url_checked, own_base_url_checked
-from hctqa.errors import ApplicationError
+from plumbing.errors import ApplicationError
 from tests.fake_openai import FakeOpenAI, Reply
 
 QUESTION = ChatRequest("q", [{"role": "user", "content": "?"}])

@@ -13,7 +13,7 @@ import pytest
 from django.test import Client, override_settings
 from django.utils import timezone
 
-from annotation.models import Collection
+from dataset.models import Collection
 from ingest import services
 from ingest.models import Document, DocumentPage, DocumentStatus, PageStatus
 from tests.factories import UserFactory
@@ -63,8 +63,7 @@ class Queue:
     def __init__(self, monkeypatch) -> None:
         self.messages: deque[tuple[int, float]] = deque()
         monkeypatch.setattr(
-            services,
-            "_enqueue",
+            "ingest.jobs.enqueue_extraction",
             lambda pk, countdown=0: self.messages.append((pk, countdown)),
         )
 

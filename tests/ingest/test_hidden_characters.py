@@ -9,10 +9,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from annotation.models import Collection, Table
+from dataset.models import Collection, Table
 from hctqa.core.extraction.grid import Grid, GridCell
 from ingest import services
 from ingest.models import CandidateDraft
+from ingest.services.extraction import extracted_fields
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -57,7 +58,7 @@ def test_extraction_drops_hidden_characters(candidate) -> None:
         notes="Source:\x00 FBI.\u200b\nX Not\x1b applicable.",
         cell_flags=[],
     )
-    fields = services._extracted(found)
+    fields = extracted_fields(found)
     assert fields["machine_csv"] == "abc\n"
     assert fields["title"] == "Table 1. Men and women"
     assert fields["notes"] == "Source: FBI.\nX Not applicable."

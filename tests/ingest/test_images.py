@@ -13,13 +13,15 @@ from django.test import Client, override_settings
 from PIL import Image
 from rest_framework.authtoken.models import Token
 
+from dataset import services as dataset_services
 from hctqa.core.extraction.worker import PageRunner, PageTimeout
 from hctqa.core.images import render_table_png
 from ingest import files, services
 from ingest.models import Document, PageStatus
+from plumbing.errors import ApplicationError
 from tests.factories import UserFactory
 from tests.ingest.pdfs import TOTAL_ROWS, scanned_pdf
-from tests.ingest.test_ingest import _file, _nothing_kept, ingest, upload
+from tests.ingest.test_ingest import ingest, nothing_kept, upload, upload_file
 
 pytestmark = pytest.mark.django_db
 
@@ -31,7 +33,7 @@ def adjudicator():
 
 @pytest.fixture
 def collection():
-    from annotation.models import Collection
+    from dataset.models import Collection
 
     return Collection.objects.create(code="scans", name="Scanned yearbooks")
 
@@ -82,7 +84,7 @@ def test_images_come_in_through_the_api_and_the_command(
     png = render_table_png(TOTAL_ROWS)
     answer = client.post(
         "/api/ingest/documents/",
-        {"collection": "scans", "file": _file(png, "table.png")},
+        {"collection": "scans", "file": upload_file(png, "table.png")},
         HTTP_AUTHORIZATION=f"Token {token.key}",
     )
     assert answer.status_code == 201, answer.content
@@ -118,7 +120,7 @@ def test_another_picture_format_is_refused_at_upload_and_nothing_kept(
         upload(adjudicator, collection, _gif(), name="table.png")  # named .png, a GIF inside
     assert refused.value.code == "image_format"
     assert "This is a GIF image; only PNG and JPEG images can be read" in refused.value.message
-    assert _nothing_kept(_ingest_files)
+    assert nothing_kept(_ingest_files)
 
 
 def _refused_by_the_worker(document: Document, root: Path, code: str, message: str) -> None:
@@ -203,12 +205,15 @@ def test_the_ocr_language_is_the_collections_and_a_missing_one_says_what_to_inst
     adjudicator, collection
 ) -> None:
     admin = UserFactory(role="admin")
-    with pytest.raises(services.ApplicationError, match="Tesseract language codes"):
-        services.collection_create(user=admin, code="bad", name="Bad", ocr_language="en-GB")
-    made = services.collection_create(
+    with pytest.raises(ApplicationError, match="Tesseract language codes"):
+        dataset_services.collection_create(user=admin, code="bad", name="Bad", ocr_language="en-GB")
+    made = dataset_services.collection_create(
         user=admin, code="bilingual", name="Bilingual tables", ocr_language="eng+zzz"
     )
-    assert services.collection_create(user=admin, code="plain", name="Plain").ocr_language == "eng"
+    assert (
+        dataset_services.collection_create(user=admin, code="plain", name="Plain").ocr_language
+        == "eng"
+    )
     document = ingest(adjudicator, made, render_table_png(TOTAL_ROWS), name="t.png")
     page = document.pages.get()
     assert page.status == PageStatus.FAILED

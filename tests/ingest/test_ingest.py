@@ -14,15 +14,17 @@ from pypdf import PdfReader, PdfWriter
 from rest_framework.authtoken.models import Token
 
 from annotation import selectors as annotation_selectors
-from annotation.models import Collection, Question, Table
+from dataset import selectors as dataset_selectors
+from dataset import services as dataset_services
+from dataset.models import Collection, Question, Table
 from hctqa.core.extraction.grid import Grid, GridCell, grid_from_canonical
 from hctqa.core.extraction.worker import PageRunner, PageTimeout
 from hctqa.core.images import render_table_png
 from hctqa.core.splits import split_for_table
-from hctqa.errors import ConflictError
 from ingest import files, selectors, services
 from ingest.models import Candidate, CandidateStatus, Document, PageStatus
 from leaderboard.selectors import benchmark_questions
+from plumbing.errors import ApplicationError, ConflictError
 from tests.factories import CollectionFactory, QuestionFactory, TableFactory, UserFactory
 from tests.ingest.pdfs import (
     NESTED_COLUMNS,
@@ -70,7 +72,7 @@ def state_of(canonical: str, header_rows: int = 1, header_columns: int = 1) -> d
     return {**grid.as_json(), "header_rows": header_rows, "header_columns": header_columns}
 
 
-def _nothing_kept(root: Path) -> bool:
+def nothing_kept(root: Path) -> bool:
     return Document.objects.count() == 0 and not [p for p in root.rglob("*") if p.is_file()]
 
 
@@ -78,23 +80,27 @@ def _nothing_kept(root: Path) -> bool:
 
 
 def test_the_release_sources_become_collections_with_their_codes() -> None:
-    from django.apps import apps
+    from django.db import connection
+    from django.db.migrations.loader import MigrationLoader
 
-    # The data migration's own function: a transactional test elsewhere may have emptied
+    # The data migration's own function, on annotation's models as they last were (before
+    # Collection moved to the dataset app): a transactional test elsewhere may have emptied
     # the tables since migrate ran.
     migration = importlib.import_module("annotation.migrations.0013_collections")
+    last = ("annotation", "0018_collection_ocr_language")
+    then = MigrationLoader(connection).project_state(last).apps
     Collection.objects.all().delete()
-    migration.add_release_collections(apps, None)
+    migration.add_release_collections(then, None)
     codes = set(Collection.objects.values_list("code", flat=True))
     assert codes == {"psa", "pak", "census", "arxiv"}
-    listed = [code for code, _name in annotation_selectors.source_choices()]
+    listed = [code for code, _name in dataset_selectors.source_choices()]
     assert listed == ["psa", "pak", "census", "arxiv", "synthetic", "demo"]
 
 
 def test_a_collection_code_cannot_break_table_ids(adjudicator) -> None:
     admin = UserFactory(role="admin")
-    with pytest.raises(services.ApplicationError, match="hyphens"):
-        services.collection_create(user=admin, code="qnpc--2024", name="Bad")
+    with pytest.raises(ApplicationError, match="hyphens"):
+        dataset_services.collection_create(user=admin, code="qnpc--2024", name="Bad")
     with pytest.raises(IntegrityError):
         Collection.objects.create(code="Bad Code", name="Bad")
 
@@ -137,8 +143,10 @@ def test_a_new_document_number_follows_the_collections_existing_tables(
 
 
 def test_annotators_need_the_ingest_permission(print_pdf, collection) -> None:
+    from django.core.exceptions import PermissionDenied
+
     annotator = UserFactory(role="annotator")
-    with pytest.raises(services.PermissionDenied):
+    with pytest.raises(PermissionDenied):
         upload(annotator, collection, table_pdf(print_pdf, TOTAL_ROWS))
     from django.contrib.auth.models import Permission
 
@@ -179,7 +187,7 @@ def test_bad_files_are_refused_at_upload_by_their_bytes_and_nothing_kept(
         upload(adjudicator, collection, make(table_pdf(print_pdf, TOTAL_ROWS)), "x.pdf")
     assert refused.value.code == code
     assert message in refused.value.message
-    assert _nothing_kept(_ingest_files)
+    assert nothing_kept(_ingest_files)
 
 
 @pytest.mark.parametrize(
@@ -216,7 +224,7 @@ def test_over_the_byte_limit_is_refused(print_pdf, adjudicator, collection, _ing
         upload(adjudicator, collection, table_pdf(print_pdf, TOTAL_ROWS))
     assert refused.value.code == "too_large"
     assert "INGEST_MAX_BYTES" in refused.value.message
-    assert _nothing_kept(_ingest_files)
+    assert nothing_kept(_ingest_files)
 
 
 def test_a_worker_that_cannot_find_the_file_fails_the_document_without_refusing_it(
@@ -335,12 +343,14 @@ def test_a_web_pages_table_takes_an_uploaded_image(adjudicator, collection) -> N
     candidate = ingest(adjudicator, collection, page, name="page.html").candidates.get()
     client = Client()
     client.force_login(adjudicator)
-    bad = client.post(f"/ingest/candidates/{candidate.pk}/image/", {"image": _file(b"no", "x.png")})
+    bad = client.post(
+        f"/ingest/candidates/{candidate.pk}/image/", {"image": upload_file(b"no", "x.png")}
+    )
     assert bad.status_code == 302
     candidate.refresh_from_db()
     assert candidate.crop_path == ""
     png = render_table_png("a,1\nb,2\n")
-    client.post(f"/ingest/candidates/{candidate.pk}/image/", {"image": _file(png, "t.png")})
+    client.post(f"/ingest/candidates/{candidate.pk}/image/", {"image": upload_file(png, "t.png")})
     candidate.refresh_from_db()
     accepted = services.candidate_accept(
         editor=adjudicator, candidate=candidate, state=state_of("a,1\nb,2\n"), base_version=1
@@ -393,8 +403,8 @@ def test_an_accepted_table_is_a_real_table_everywhere(candidate, adjudicator) ->
     question = QuestionFactory(table=table)
     assert question in benchmark_questions(split="all", data_scope="real")
     assert question not in benchmark_questions(split="all", data_scope="synthetic")
-    assert ("qnpc-2024", "QNPC Statistical Abstract 2024") in annotation_selectors.source_choices()
-    assert Question.objects.filter(annotation_selectors.scope_filter("real")).count() == 1
+    assert ("qnpc-2024", "QNPC Statistical Abstract 2024") in dataset_selectors.source_choices()
+    assert Question.objects.filter(dataset_selectors.scope_filter("real")).count() == 1
 
 
 def test_two_people_never_accept_the_same_candidate(candidate, adjudicator) -> None:
@@ -437,7 +447,7 @@ def test_the_database_refuses_a_second_candidate_on_one_table(candidate, adjudic
 
 
 def test_a_rejection_needs_a_reason_and_is_final(candidate, adjudicator) -> None:
-    with pytest.raises(services.ApplicationError, match="say why"):
+    with pytest.raises(ApplicationError, match="say why"):
         services.candidate_reject(editor=adjudicator, candidate=candidate, reason="  ")
     services.candidate_reject(
         editor=adjudicator, candidate=candidate, reason="a figure, not a table"
@@ -488,12 +498,12 @@ def test_a_draft_from_before_a_reextraction_is_refused(candidate, adjudicator) -
 
 def test_edits_that_overlap_or_leave_the_grid_are_refused(candidate, adjudicator) -> None:
     bad = {"n_rows": 2, "n_cols": 2, "cells": [[0, 0, 2, 2, "a"], [1, 1, 1, 1, "b"]]}
-    with pytest.raises(services.ApplicationError, match="overlap"):
+    with pytest.raises(ApplicationError, match="overlap"):
         services.candidate_accept(
             editor=adjudicator, candidate=candidate, state=bad, base_version=1
         )
     outside = {"n_rows": 1, "n_cols": 1, "cells": [[0, 0, 1, 3, "a"]]}
-    with pytest.raises(services.ApplicationError, match="colspan"):
+    with pytest.raises(ApplicationError, match="colspan"):
         services.candidate_accept(
             editor=adjudicator, candidate=candidate, state=outside, base_version=1
         )
@@ -510,7 +520,7 @@ def test_the_upload_page_ingests_and_the_document_page_shows_progress(
     data = table_pdf(print_pdf, TOTAL_ROWS)
     response = client.post(
         "/ingest/",
-        {"collection": "qnpc-2024", "files": [_file(data, "a.pdf")]},
+        {"collection": "qnpc-2024", "files": [upload_file(data, "a.pdf")]},
     )
     document = Document.objects.get()
     assert (
@@ -519,7 +529,9 @@ def test_the_upload_page_ingests_and_the_document_page_shows_progress(
     page = client.get(f"/ingest/documents/{document.pk}/")
     assert b"waiting for the ingest worker to open the file" in page.content
     assert b"hx-trigger" in page.content
-    again = client.post("/ingest/", {"collection": "qnpc-2024", "files": [_file(data, "b.pdf")]})
+    again = client.post(
+        "/ingest/", {"collection": "qnpc-2024", "files": [upload_file(data, "b.pdf")]}
+    )
     assert again.status_code == 400
     assert b"already ingested as document qnpc-2024--1" in again.content
     services.document_extract(document_id=document.pk)
@@ -546,12 +558,12 @@ def test_the_api_uploads_with_a_token_and_accepts(print_pdf, adjudicator, collec
     client = Client(HTTP_AUTHORIZATION=f"Token {token.key}")
     data = table_pdf(print_pdf, ROW_GROUPS)
     response = client.post(
-        "/api/ingest/documents/", {"collection": "qnpc-2024", "file": [_file(data, "g.pdf")]}
+        "/api/ingest/documents/", {"collection": "qnpc-2024", "file": [upload_file(data, "g.pdf")]}
     )
     assert response.status_code == 201, response.json()
     document_id = response.json()["results"][0]["document"]["id"]
     duplicate = client.post(
-        "/api/ingest/documents/", {"collection": "qnpc-2024", "file": [_file(data, "g.pdf")]}
+        "/api/ingest/documents/", {"collection": "qnpc-2024", "file": [upload_file(data, "g.pdf")]}
     )
     assert duplicate.status_code == 409
     assert duplicate.json()["results"][0]["document"]["id"] == document_id
@@ -604,7 +616,7 @@ def test_the_command_ingests_files_into_a_collection(print_pdf, tmp_path: Path, 
     assert Candidate.objects.get().machine_csv == TOTAL_ROWS
 
 
-def _file(data: bytes, name: str):
+def upload_file(data: bytes, name: str):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     return SimpleUploadedFile(name, data, content_type="application/octet-stream")
@@ -623,7 +635,7 @@ def test_beat_queues_again_an_extraction_whose_worker_died(
         status="extracting", heartbeat_at=long_ago, attempts=1
     )
     queued: list[int] = []
-    monkeypatch.setattr(services, "_enqueue", queued.append)
+    monkeypatch.setattr("ingest.jobs.enqueue_extraction", queued.append)
     with django_capture_on_commit_callbacks(execute=True):
         assert services.documents_sweep() == 1
     assert queued == [document.pk]

@@ -12,12 +12,12 @@ from django.test import Client
 from django.utils.html import escape
 from rest_framework.authtoken.models import Token
 
-from annotation.models import TABLE_NOTES_MAX_CHARS, TABLE_TITLE_MAX_CHARS, Table
+from dataset.models import TABLE_NOTES_MAX_CHARS, TABLE_TITLE_MAX_CHARS, Table
 from hctqa.core.extraction.grid import Grid
 from hctqa.core.extraction.table import FLAG_JOINED_LINES, FLAG_NEAR_BOUNDARY, FLAGS
-from hctqa.errors import ApplicationError
 from ingest import services
 from ingest.models import Candidate, CandidateDraft, CandidateStatus
+from plumbing.errors import ApplicationError
 from tests.conftest import DATA_DIR
 from tests.factories import CollectionFactory, TableFactory, UserFactory
 

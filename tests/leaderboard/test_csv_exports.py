@@ -9,8 +9,8 @@ import io
 import pytest
 from django.test import Client
 
-from hctqa.csv_export import escape_cell
 from leaderboard import services
+from plumbing.csv_export import escape_cell
 from tests.factories import SubmissionFactory, TableFactory
 from tests.leaderboard.conftest import upload
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from annotation.models import QuestionOrigin
+from dataset.models import QuestionOrigin
 from hctqa.core.disclosure import DISCLOSURE_MARGIN, disclosed
 from hctqa.core.release import parse_qaps, read_bytes
 from hctqa.core.scoring import evaluate_all

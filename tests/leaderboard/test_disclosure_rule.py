@@ -11,9 +11,9 @@ import pytest
 from django.test import Client
 
 from hctqa.core.disclosure import DISCLOSURE_MARGIN
-from hctqa.errors import ApplicationError
 from leaderboard import services
 from leaderboard.models import DailyLimitEntry, Score, Status, Submission
+from plumbing.errors import ApplicationError
 from tests.leaderboard.conftest import FORM, answers, upload
 from tests.leaderboard.test_scores_trust import data, questions
 

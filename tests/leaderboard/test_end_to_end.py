@@ -10,7 +10,7 @@ import pytest
 from django.test import Client
 from rest_framework.authtoken.models import Token
 
-from annotation.services import release_import
+from dataset.services import release_import
 from leaderboard.models import Status, Submission
 from tests.factories import UserFactory
 

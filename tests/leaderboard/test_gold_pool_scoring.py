@@ -10,12 +10,13 @@ import uuid
 import pytest
 from django.core.management import call_command
 
-from annotation.models import Question, QuestionAuthoring
-from annotation.selectors import one_shot_example_ids
+from annotation.models import QuestionAuthoring
 from annotation.services import gold_pool_add, gold_pool_remove
-from hctqa.errors import ApplicationError
+from dataset.models import Question
+from dataset.selectors import one_shot_example_ids
 from leaderboard import selectors, services
 from leaderboard.models import Kind, QuestionResult, Rescore, Status, Submission
+from plumbing.errors import ApplicationError
 from tests.factories import SubmissionFactory, UserFactory
 from tests.leaderboard.conftest import answers, upload
 

@@ -9,7 +9,6 @@ import time
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from hctqa.errors import ApplicationError
 from leaderboard.models import InferenceResponse, InferenceRun, RunStatus, Submission
 from leaderboard.services import (
     SubmissionInput,
@@ -19,6 +18,7 @@ from leaderboard.services import (
     submission_create,
     submission_delete,
 )
+from plumbing.errors import ApplicationError
 from tests.factories import SubmissionFactory, UserFactory
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.leaderboard.inference_helpers import (

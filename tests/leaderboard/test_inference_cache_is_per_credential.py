@@ -14,9 +14,9 @@ import pytest
 from django.test import override_settings
 
 from endpoints.models import Endpoint
-from hctqa.errors import ApplicationError
 from leaderboard.models import CachedResponse, InferenceResponse, InferenceRun, RunStatus
 from leaderboard.services import inference_run_execute
+from plumbing.errors import ApplicationError
 from tests.factories import UserFactory
 from tests.fake_openai import FakeOpenAI
 from tests.leaderboard.inference_helpers import (

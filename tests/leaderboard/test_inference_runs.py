@@ -20,12 +20,11 @@ from django.core.files.base import ContentFile
 from django.utils import timezone
 from PIL import Image
 
-from annotation.models import Question
-from annotation.selectors.prompts import prompt_records
+from dataset.models import Question
+from dataset.selectors.prompts import prompt_records
 from endpoints.client import RetryPolicy, retry_after_seconds
 from endpoints.models import Endpoint
 from hctqa.core.prompts import nonsense_mapping
-from hctqa.errors import ApplicationError, ConflictError
 from leaderboard.models import (
     CachedResponse,
     DailyLimitEntry,
@@ -44,6 +43,7 @@ from leaderboard.services import (
     submission_score,
 )
 from leaderboard.services.inference.execution import CHUNK
+from plumbing.errors import ApplicationError, ConflictError
 from tests.factories import SIMPLE_CSV, QuestionFactory, TableFactory, UserFactory
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.leaderboard.inference_helpers import (

@@ -24,8 +24,8 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from annotation.models import Table
-from annotation.services.dataset import release_import
+from dataset.models import Table
+from dataset.services import release_import
 from leaderboard import selectors
 from leaderboard.models import (
     DailyLimitEntry,

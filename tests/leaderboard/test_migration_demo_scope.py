@@ -39,7 +39,7 @@ def test_demo_tables_and_demo_submissions_move_to_the_demo_scope() -> None:
     other = Submission.objects.create(model_name="demo-oracle", organisation="A lab", **common)
 
     new = migrate(latest())
-    Table = new.get_model("annotation", "Table")
+    Table = new.get_model("dataset", "Table")
     Submission = new.get_model("leaderboard", "Submission")
     assert dict(Table.objects.values_list("id", "source")) == {
         "synthetic--demo-students": "demo",

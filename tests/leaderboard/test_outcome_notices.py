@@ -11,7 +11,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from hctqa.accounts.models import Account, Notification, OutgoingEmail
+from accounts.models import Account, Notification, OutgoingEmail
 from leaderboard import services
 from leaderboard.models import DailyLimitEntry, InferenceRun, RunStatus, Status, Submission
 from leaderboard.services.inference import inference_run_execute, inference_run_sweep
@@ -90,7 +90,7 @@ def test_no_figure_resting_on_fewer_than_ten_test_questions(researcher) -> None:
     _opt_in(researcher)
     table = TableFactory(id="pak--2--1", source="pak", split="test")
     gold = {QuestionFactory(table=table, id=f"pak--2--1--M{k}").id: f"{{g{k}}}" for k in range(3)}
-    from annotation.models import Question
+    from dataset.models import Question
 
     for qid, answer in gold.items():
         Question.objects.filter(pk=qid).update(gold_answer=answer)

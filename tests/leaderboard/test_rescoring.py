@@ -9,10 +9,11 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from annotation.models import Question, RunStatus
-from annotation.signals import announce_question_set_change
+from dataset.models import Question
+from dataset.signals import announce_question_set_change
 from leaderboard import services
 from leaderboard.models import Rescore, Status, Submission
+from plumbing.jobs import RunStatus
 from tests.factories import UserFactory
 from tests.leaderboard.conftest import answers, upload
 

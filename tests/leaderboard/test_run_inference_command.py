@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.models import Question
+from dataset.models import Question
 from leaderboard.models import InferenceResponse, InferenceRun, RunStatus, Status
-from tests.conftest import REPO, _worker_env
+from tests.conftest import REPO, worker_env
 from tests.factories import UserFactory
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.leaderboard.inference_helpers import (
@@ -165,7 +165,7 @@ def test_a_killed_run_resumes_without_asking_answered_questions_again(
     make_questions(80)
     concurrency = 4
     with FakeOpenAI(right_answer, latency=0.05) as server:
-        env = {**_worker_env(tmp_path), KEY_ENV: "sk-test"}
+        env = {**worker_env(tmp_path), KEY_ENV: "sk-test"}
         log = open(tmp_path / "command.log", "w")  # noqa: SIM115 - closed below
         proc = subprocess.Popen(
             [sys.executable, "manage.py", "run_inference", *NEW_RUN, *on(server.base_url)]

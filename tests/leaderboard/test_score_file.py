@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.models import Question
+from dataset.models import Question
 from tests.leaderboard.conftest import answers
 
 pytestmark = pytest.mark.django_db

@@ -11,11 +11,11 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from annotation.models import Question
+from dataset.models import Question
 from hctqa.core import taxonomy
-from hctqa.errors import ApplicationError
 from leaderboard import services
 from leaderboard.models import DailyLimitEntry, Rescore, Status, Submission
+from plumbing.errors import ApplicationError
 from tests.factories import SubmissionFactory, TableFactory, UserFactory
 from tests.leaderboard.conftest import FORM, answers, upload
 

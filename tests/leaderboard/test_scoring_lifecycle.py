@@ -9,7 +9,6 @@ from django.utils import timezone
 from hctqa.core.disclosure import DISCLOSURE_MARGIN
 from hctqa.core.scoring import evaluate
 from hctqa.core.snapshots import question_set_sha256
-from hctqa.errors import ApplicationError
 from leaderboard import services
 from leaderboard.models import (
     DailyLimitEntry,
@@ -19,6 +18,7 @@ from leaderboard.models import (
     Status,
     Submission,
 )
+from plumbing.errors import ApplicationError
 from tests.factories import QuestionFactory, TableFactory, UserFactory
 from tests.leaderboard.conftest import answers, submit, upload
 

@@ -141,12 +141,12 @@ def test_a_kept_file_gives_way_to_a_new_one_and_each_user_keeps_a_few(
 
 
 def test_the_sweeper_task_expires_kept_files(dataset, researcher, settings) -> None:
-    from leaderboard.tasks import sweep_submissions
+    from plumbing.tasks import sweep_jobs
 
     kept = services.kept_upload_save(owner=researcher, upload=upload(answers(dataset)))
-    assert sweep_submissions.apply().get()["kept_uploads_expired"] == 0
+    assert sweep_jobs.apply().get()["kept-uploads-expired"] == 0
     KeptUpload.objects.filter(pk=kept.pk).update(expires_at=timezone.now())
-    assert sweep_submissions.apply().get()["kept_uploads_expired"] == 1
+    assert sweep_jobs.apply().get()["kept-uploads-expired"] == 1
     settings.SUBMISSION_MAX_BYTES = 10
     assert services.kept_upload_save(owner=researcher, upload=upload(answers(dataset))) is None
 

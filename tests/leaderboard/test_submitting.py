@@ -6,9 +6,9 @@ import pytest
 from django.db import close_old_connections, connection
 from django.test import Client
 
-from hctqa.errors import ApplicationError
 from leaderboard import services
 from leaderboard.models import DailyLimitEntry, QuestionResult, Status, Submission
+from plumbing.errors import ApplicationError
 from tests.factories import UserFactory
 from tests.leaderboard.conftest import answers, upload
 
@@ -142,7 +142,7 @@ def test_the_daily_limit_holds_under_concurrent_uploads(
 ) -> None:
     # Exactly the default 5 of 20 test-split uploads started at the same instant are taken.
     assert settings.SUBMISSION_DAILY_TEST_LIMIT == 5
-    monkeypatch.setattr(services.submissions, "_enqueue_scoring", lambda pk: None)
+    monkeypatch.setattr(services.submissions, "enqueue_scoring", lambda pk: None)
     outcomes: list[str] = []
     start = threading.Barrier(20)
 
@@ -171,7 +171,7 @@ def test_the_file_is_parsed_before_the_daily_limit_is_locked(
 ) -> None:
     # Parsing a 50 MB file inside the transaction would hold the lock (SQLite: the database's
     # write lock) for seconds, stalling every other writer.
-    monkeypatch.setattr(services.submissions, "_enqueue_scoring", lambda pk: None)
+    monkeypatch.setattr(services.submissions, "enqueue_scoring", lambda pk: None)
     parsed_in_transaction: list[bool] = []
     real_parse = services.submissions.read_predictions
 

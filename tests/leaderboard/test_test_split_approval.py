@@ -13,10 +13,10 @@ from django.db import IntegrityError
 from django.test import Client
 from rest_framework.authtoken.models import Token
 
-from hctqa.accounts.models import Account
-from hctqa.accounts.services import account_approval_withdraw, account_approve_for_test_split
-from hctqa.errors import ApplicationError
+from accounts.models import Account
+from accounts.services import account_approval_withdraw, account_approve_for_test_split
 from leaderboard.models import DailyLimitEntry, InferenceRun, RunStatus, Submission
+from plumbing.errors import ApplicationError
 from tests.factories import UserFactory
 from tests.leaderboard.conftest import answers, upload
 from tests.leaderboard.inference_helpers import make_questions, registered, start

@@ -266,7 +266,7 @@ def test_scoring_and_inference_have_their_own_queues() -> None:
     assert queue("leaderboard.tasks.score_submission") == "scoring"
     assert queue("leaderboard.tasks.run_inference") == "inference"
     assert queue("annotation.tasks.generate_questions") == "inference"
-    assert queue("leaderboard.tasks.sweep_submissions") == "sweeps"
+    assert queue("plumbing.tasks.sweep_jobs") == "sweeps"
 
 
 def test_a_scoring_task_past_its_time_limit_fails_its_submission_with_the_reason(

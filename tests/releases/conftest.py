@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from annotation.models import Question, QuestionStatus, Table
-from annotation.services import release_import
+from dataset.models import Question, QuestionStatus, Table
+from dataset.services import release_import
 from releases.models import Release
 from tests.factories import ModelQuestionFactory
 

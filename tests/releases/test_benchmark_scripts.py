@@ -28,7 +28,7 @@ import pandas as pd
 import pytest
 from django.core.management import call_command
 
-from annotation.models import Question
+from dataset.models import Question
 
 # No network at test time: the library reads the folder alone.
 os.environ["HF_DATASETS_OFFLINE"] = "1"

@@ -15,8 +15,8 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from annotation.models import Question, Table
-from releases.build import _parquet_copy
+from dataset.models import Question, Table
+from releases.build import parquet_copy
 from releases.models import BuildStatus, Release, ReleaseBuild
 from tests.releases.conftest import released_questions
 
@@ -399,9 +399,9 @@ def test_a_failure_half_way_leaves_nothing(
         calls.append(args)
         if len(calls) == 3:
             raise OSError(28, "No space left on device")
-        return _parquet_copy(*args, **kwargs)
+        return parquet_copy(*args, **kwargs)
 
-    monkeypatch.setattr("releases.build._parquet_copy", fail_on_the_third)
+    monkeypatch.setattr("releases.build.parquet_copy", fail_on_the_third)
     with pytest.raises(OSError, match="No space"):
         cut("2026.11")
     _nothing_left(releases_root)

@@ -12,7 +12,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from annotation.models import Question, QuestionStatus, Table
+from dataset.models import Question, QuestionStatus, Table
 from tests.factories import ModelQuestionFactory
 from tests.releases.test_cut_release import edition_text
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from annotation.models import Question, Table
+from dataset.models import Question, Table
 
 # No network at test time, ever: the library must read the folder alone.
 os.environ["HF_DATASETS_OFFLINE"] = "1"

@@ -11,7 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from rest_framework.authtoken.models import Token
 
-from annotation.models import Question
+from dataset.models import Question
 from leaderboard import services as board
 from releases.models import BuildStatus, ReleaseBuild
 from releases.tasks import build_release

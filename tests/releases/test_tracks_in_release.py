@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from annotation.models import Question, Table
+from dataset.models import Question, Table
 from tests.releases.test_cut_release import edition_text
 from tracks.models import TrackItem
 from tracks.services.items import items_build

@@ -37,7 +37,7 @@ def pick_tables(synthetic_tables: list, per_split: int = 4) -> list:
 @pytest.fixture
 def synthetic_dataset(db, synthetic_tables: list) -> list:
     """Twelve released synthetic tables (four of each split) with their questions."""
-    from annotation.services.dataset import release_import
+    from dataset.services import release_import
 
     tables = pick_tables(synthetic_tables)
     release_import(tables=tables)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from annotation.models import Collection, Table
+from dataset.models import Collection, Table
 from hctqa.core.extraction.grid import grid_from_canonical
 from ingest import services as ingest
 from ingest.models import CandidateStatus

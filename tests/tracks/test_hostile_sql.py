@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from annotation.services.dataset import release_import
+from dataset.services import release_import
 from leaderboard.models import ItemResult, TrackScore
 from tests.factories import UserFactory
 from tests.hostile_sql import hostile_statements

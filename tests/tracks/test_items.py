@@ -13,7 +13,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from PIL import Image
 
-from annotation.models import Question, Table
+from dataset.models import Question, Table
 from leaderboard.models import Submission
 from tracks import files
 from tracks.models import TrackItem
@@ -162,17 +162,33 @@ def test_score_track_refuses_the_test_split_and_prints_the_figures(built, tmp_pa
 def test_a_build_whose_worker_went_away_is_failed_by_the_sweeper_and_the_next_starts(
     settings,
 ) -> None:
+    """The build is a kind of the one job lifecycle (plumbing.jobs): the sweeps worker's one
+    task fails a build whose worker went silent, and one queued but never taken; the dead
+    worker's claim can write nothing more; a new build starts."""
     from datetime import timedelta
 
     from django.utils import timezone
 
+    from plumbing import jobs
+    from plumbing.tasks import sweep_jobs
+    from tracks.jobs import TRACK_ITEM_BUILD
     from tracks.models import ItemBuild
-    from tracks.services.builds import item_build_start, item_builds_sweep
+    from tracks.services.builds import item_build_start
 
+    assert TRACK_ITEM_BUILD in jobs.kinds()
     build = item_build_start(user=None, enqueue=False)
+    attempt = jobs.claim(TRACK_ITEM_BUILD, build.pk)
+    assert attempt == 1
+    assert jobs.claim(TRACK_ITEM_BUILD, build.pk) is None  # one worker at a time
     long_ago = timezone.now() - timedelta(seconds=settings.TRACK_BUILD_STALE_SECONDS + 5)
-    ItemBuild.objects.filter(pk=build.pk).update(status="running", heartbeat_at=long_ago)
-    assert item_builds_sweep() == [build.pk]
+    ItemBuild.objects.filter(pk=build.pk).update(heartbeat_at=long_ago)
+    assert sweep_jobs()["track-item-build"]["failed"] == [build.pk]
     build.refresh_from_db()
     assert build.status == "failed" and "went away" in build.error and build.active is None
+    assert build.finished_at is not None
+    assert not jobs.beat(TRACK_ITEM_BUILD, build.pk, attempt)  # the dead worker's claim
+    queued = item_build_start(user=None, enqueue=False)
+    assert queued.status == "queued"
+    ItemBuild.objects.filter(pk=queued.pk).update(queued_at=long_ago)
+    assert sweep_jobs()["track-item-build"]["failed"] == [queued.pk]
     assert item_build_start(user=None, enqueue=False).status == "queued"

@@ -11,10 +11,10 @@ import io
 import pytest
 from PIL import Image
 
-from hctqa.errors import ApplicationError
 from leaderboard import services
 from leaderboard.models import InferenceResponse, RunStatus, TrackScore
 from leaderboard.services import InferenceRunInput, inference_run_create, inference_run_execute
+from plumbing.errors import ApplicationError
 from tests.factories import UserFactory
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.leaderboard.inference_helpers import last_user_text, quick_inference, registered

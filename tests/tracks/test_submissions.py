@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from hctqa.errors import ApplicationError
 from leaderboard.models import ItemResult, TrackScore
+from plumbing.errors import ApplicationError
 from tests.factories import UserFactory
 from tests.tracks.helpers import gold_predictions, submit_track
 from tracks.registry import track

@@ -31,7 +31,7 @@ def _hold_mid_task(**_: Any) -> None:
     if _held or not HOLD:
         return
     _held = True
-    from ingest import services as ingest_services
+    from ingest.services import extraction as ingest_extraction
     from leaderboard.services import scoring
 
     score = scoring._score
@@ -40,7 +40,7 @@ def _hold_mid_task(**_: Any) -> None:
         _wait()
         return score(*args, **kwargs)
 
-    extract_page = ingest_services._extract_pdf_page
+    extract_page = ingest_extraction._extract_pdf_page
 
     def held_page(runner: Any, document: Any, page: Any) -> Any:
         if page.number == 2:
@@ -48,4 +48,4 @@ def _hold_mid_task(**_: Any) -> None:
         return extract_page(runner, document, page)
 
     scoring._score = held_score
-    ingest_services._extract_pdf_page = held_page
+    ingest_extraction._extract_pdf_page = held_page

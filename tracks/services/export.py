@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from annotation.models import Split
-from annotation.selectors.prompts import prompt_questions
-from hctqa.errors import ApplicationError
+from dataset.models import Split
+from dataset.selectors.prompts import prompt_questions
+from plumbing.errors import ApplicationError
 from tracks import files, selectors
 from tracks.registry import TrackInfo
 

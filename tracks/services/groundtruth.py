@@ -20,13 +20,13 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from lxml import etree
 
-from annotation.models import SOURCE_CODE_PATTERN
-from annotation.signals import announce_question_set_change
+from dataset.models import SOURCE_CODE_PATTERN
+from dataset.signals import announce_question_set_change
 from hctqa.core.extraction.icdar import read_folder
 from hctqa.core.splits import SPLITS
 from hctqa.core.tracks.extraction import icdar_items
 from hctqa.core.tracks.shared import Item, TrackError, item_splits
-from hctqa.errors import ApplicationError
+from plumbing.errors import ApplicationError
 from tracks import files
 from tracks.models import RESERVED_SOURCES, GroundTruthSet, Track, TrackItem
 from tracks.services.items import item_digest

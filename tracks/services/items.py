@@ -31,8 +31,8 @@ from django.db import transaction
 from django.utils import timezone
 from PIL import Image
 
-from annotation.models import Question, QuestionStatus, SyntheticTable, Table
-from annotation.signals import announce_question_set_change
+from dataset.models import Question, QuestionStatus, SyntheticTable, Table
+from dataset.signals import announce_question_set_change
 from hctqa.core.extraction.grid import grid_from_canonical
 from hctqa.core.extraction.metrics import competition_form
 from hctqa.core.splits import SPLITS

@@ -17,8 +17,8 @@ from typing import IO, Any
 
 from django.conf import settings
 
-from annotation.models import Question, Split
-from annotation.selectors.prompts import prompt_questions
+from dataset.models import Question, Split
+from dataset.selectors.prompts import prompt_questions
 from hctqa.core import taxonomy
 from hctqa.core.disclosure import DISCLOSURE_MARGIN, disclosed
 from hctqa.core.predictions import PredictionsError, read_predictions

@@ -9,18 +9,13 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.management.commands._progress import ProgressLine
-from annotation.management.commands.import_hctqa import report_summary
-from annotation.services import (
-    synthetic_generate,
-    synthetic_generation_tables,
-    synthetic_params,
-)
-from annotation.services.dataset import release_import
+from annotation.services import synthetic_generate, synthetic_generation_tables, synthetic_params
+from dataset.reporting import ProgressLine, report_summary
+from dataset.services import release_import
 from hctqa.core.synthgen.output import OutputError, write_generation
 from hctqa.core.synthgen.pipeline import Generation
 from hctqa.core.wording import counted
-from hctqa.errors import ApplicationError
+from plumbing.errors import ApplicationError
 
 _STAGE_LABELS = {"tables": "Tables   ", "questions": "Questions", "nonsense": "Nonsense "}
 

@@ -9,9 +9,9 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from hctqa.core.wording import counted
-from hctqa.errors import ApplicationError
 from ingest import services
 from ingest.models import Document, DocumentStatus
+from plumbing.errors import ApplicationError
 
 _CHUNK = 1024 * 1024
 

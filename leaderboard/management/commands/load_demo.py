@@ -8,9 +8,10 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand
 
-from annotation.management.commands.import_hctqa import report_summary
-from annotation.services import demo_generated_questions_ensure, release_import
-from hctqa.accounts.services import demo_users_ensure
+from accounts.services import demo_users_ensure
+from annotation.services import demo_generated_questions_ensure
+from dataset.reporting import report_summary
+from dataset.services import release_import
 from hctqa.core.demo import demo_tables
 from hctqa.core.wording import counted
 from leaderboard.demo import demo_submissions_ensure

@@ -30,8 +30,7 @@ from django.core.management.base import BaseCommand, CommandError
 from hctqa.core.disclosure import DISCLOSURE_MARGIN
 from hctqa.core.prompts import PROMPT_STYLES, TABLE_FORMATS
 from hctqa.core.wording import counted
-from hctqa.errors import ApplicationError
-from leaderboard.management.commands._arguments import decimal_argument
+from leaderboard.management.arguments import decimal_argument
 from leaderboard.models import (
     DataScope,
     EvalSplit,
@@ -52,6 +51,7 @@ from leaderboard.services import (
 )
 from leaderboard.services.baselines import describe_track_score
 from leaderboard.services.inference import Progress
+from plumbing.errors import ApplicationError
 from tracks.registry import TRACKS
 
 # The option that gives a field, where its name is not the field's.

@@ -7,9 +7,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from hctqa.errors import ApplicationError
 from leaderboard import services
 from leaderboard.services.baselines import BASELINES, baselines_run, describe_track_score
+from plumbing.errors import ApplicationError
 
 
 class Command(BaseCommand):

@@ -11,11 +11,11 @@ from django.core.exceptions import PermissionDenied
 from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError
 
-from hctqa.errors import ApplicationError
 from leaderboard import services
-from leaderboard.management.commands._arguments import decimal_argument
+from leaderboard.management.arguments import decimal_argument
 from leaderboard.models import DataScope, EvalSplit, Modality, TableFormat, Visibility, Weights
 from leaderboard.services.baselines import describe_track_score
+from plumbing.errors import ApplicationError
 from tracks.registry import TRACKS
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -24,17 +23,16 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import DatabaseError, transaction
 from django.db.models import F, Q
-from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotation.models import Table
+from dataset.models import Table
 from endpoints.client import ChatPool, ChatRequest, ChatResult, RetryPolicy
 from endpoints.selectors import chat_target, served_model_check
 from hctqa.core.prompts import PromptError, denonsense, nonsense_for, prompt_sha256
 from hctqa.core.tracks.prompts import ReplyError
 from hctqa.core.wording import counted
-from hctqa.errors import ApplicationError
 from leaderboard import selectors
+from leaderboard.jobs import INFERENCE_RUN, enqueue_run
 from leaderboard.models import (
     ACTIVE_RUN_STATUSES,
     CachedResponse,
@@ -53,13 +51,13 @@ from leaderboard.services.inference.prompts import (
 )
 from leaderboard.services.inference.runs import (
     check_room_for_answers,
-    enqueue_run,
     run_items,
-    stale_before,
     submission_input,
 )
 from leaderboard.services.notices import inference_run_failed_notify
 from leaderboard.services.submissions import SubmissionInput, submission_create_from_predictions
+from plumbing import jobs
+from plumbing.errors import ApplicationError
 from tracks.registry import read_reply, track
 
 logger = logging.getLogger(__name__)
@@ -91,26 +89,6 @@ class _LeaseLost(Exception):
     """Another executor took the run (after this one looked dead): stop without writing."""
 
 
-def _claim(run_id: int) -> str | None:
-    """Take the run if it is queued, or running with a dead worker. Returns the lease."""
-    lease = uuid.uuid4().hex
-    now = timezone.now()
-    claimed = InferenceRun.objects.filter(
-        Q(status=RunStatus.QUEUED)
-        | Q(status=RunStatus.RUNNING, heartbeat_at__lt=stale_before(now)),
-        pk=run_id,
-        cancel_requested=False,
-    ).update(
-        status=RunStatus.RUNNING,
-        lease=lease,
-        heartbeat_at=now,
-        started_at=Coalesce(F("started_at"), now),
-        attempts=F("attempts") + 1,
-        error="",
-    )
-    return lease if claimed else None
-
-
 def inference_run_execute(
     *,
     run_id: int,
@@ -124,18 +102,21 @@ def inference_run_execute(
     finish, and queue the run again to continue (Celery tasks stay within their time
     limits). Returns what happened, for the task log and the command.
     """
-    lease = _claim(run_id)
+    # Queued, or running with a dead worker; never one whose cancel is waiting.
+    lease = jobs.claim(INFERENCE_RUN, run_id, only=Q(cancel_requested=False))
     if lease is None:
         status = InferenceRun.objects.filter(pk=run_id).values_list("status", flat=True).first()
         return f"not started: the run is {status or 'gone'}"
     execution = _Execution(run_id, lease, time_budget=time_budget, on_progress=on_progress)
     try:
-        return execution.execute()
+        # The loop beats with each commit of answers; this covers the checks before it.
+        with jobs.heartbeat(INFERENCE_RUN, run_id, lease):
+            return execution.execute()
     except _LeaseLost:
         return "stopped: another worker took the run over"
     except DatabaseError:
         # Transient: hand the run back to the queue for the task's retry (or the sweeper).
-        InferenceRun.objects.filter(pk=run_id, lease=lease).update(
+        jobs.mine(INFERENCE_RUN, run_id, lease).update(
             status=RunStatus.QUEUED, lease="", queued_at=timezone.now()
         )
         raise
@@ -199,7 +180,7 @@ class _Execution:
     # --- bookkeeping
 
     def _mine(self) -> Any:
-        return InferenceRun.objects.filter(pk=self.run_id, lease=self.lease)
+        return jobs.mine(INFERENCE_RUN, self.run_id, self.lease)
 
     def finish(self, status: str, error: str = "", **fields: Any) -> str:
         """Leave the run in ``status``, if it is still ours; returns the status. A run that
@@ -550,8 +531,7 @@ class _Execution:
 
     @transaction.atomic
     def _complete(self) -> str:
-        run = InferenceRun.objects.select_for_update().filter(pk=self.run_id, lease=self.lease)
-        run = run.first()
+        run = self._mine().select_for_update().first()
         if run is None:
             raise _LeaseLost
         failed = InferenceResponse.objects.filter(run=run, status=ResponseStatus.FAILED)

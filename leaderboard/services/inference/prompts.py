@@ -10,8 +10,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from annotation.models import Question, Table
-from annotation.selectors import table_png
+from dataset.models import Question, Table
+from dataset.selectors import table_png
 from hctqa.core.prompts import (
     PromptError,
     PromptTable,

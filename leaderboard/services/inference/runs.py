@@ -11,17 +11,16 @@ the run is refused with nothing written. Only the answers themselves are judged 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from annotation.selectors import one_shot_example_ids
+from accounts.services import account_check_test_split_access
+from dataset.selectors import one_shot_example_ids
 from endpoints.keys import api_key_seal
 from endpoints.models import Endpoint
 from endpoints.selectors import (
@@ -32,13 +31,11 @@ from endpoints.selectors import (
     served_model_check,
 )
 from endpoints.services import api_key_checked, own_base_url_checked
-from hctqa.accounts.services import account_check_test_split_access
-from hctqa.commit import platform_commit
 from hctqa.core.prompts import PROMPT_STYLES, TABLE_FORMATS
 from hctqa.core.tracks.prompts import PROMPT_VERSION as TRACK_PROMPT_VERSION
 from hctqa.core.wording import counted
-from hctqa.errors import ApplicationError, ConflictError, Problems
 from leaderboard import selectors
+from leaderboard.jobs import enqueue_run
 from leaderboard.models import (
     ACTIVE_RUN_STATUSES,
     QA_TRACK,
@@ -54,6 +51,7 @@ from leaderboard.models import (
     Visibility,
     Weights,
 )
+from leaderboard.permissions import MANAGING_RUN, STARTING_INFERENCE
 from leaderboard.services.inference.prompts import (
     prompt_format_fingerprint,
     track_prompt_fingerprint,
@@ -61,11 +59,13 @@ from leaderboard.services.inference.prompts import (
 from leaderboard.services.submissions import (
     TRACK_SPLITS,
     SubmissionInput,
-    _check_metadata,
-    _take_test_split_slot,
+    check_metadata_problems,
     check_stored_submissions_left,
     lock_user,
+    take_test_split_slot,
 )
+from plumbing.commit import platform_commit
+from plumbing.errors import ApplicationError, ConflictError, Problems
 from tracks import selectors as track_selectors
 from tracks.models import TrackItem
 from tracks.registry import track
@@ -108,12 +108,6 @@ class InferenceRunInput:
 def run_items(run: InferenceRun | InferenceRunInput) -> QuerySet[TrackItem]:
     """The items a run on a track beside QA asks about."""
     return track_selectors.items_of(track=run.track, split=run.split, mode=run.mode)
-
-
-def enqueue_run(run_id: int) -> None:
-    from leaderboard.tasks import run_inference
-
-    transaction.on_commit(lambda: run_inference.delay(run_id))
 
 
 def _endpoint_chosen(
@@ -330,9 +324,7 @@ def inference_run_create(
     A registered endpoint's key is read where the run executes, and a missing one fails the
     run with a message saying so. A researcher's own key is sealed in the run until it ends.
     """
-    # A run ends as its starter's submission: they must be able to make one.
-    if not all(user.has_perm(f"leaderboard.{p}") for p in ("add_inferencerun", "add_submission")):
-        raise PermissionDenied("Only researchers and admins can start inference runs")
+    STARTING_INFERENCE.check(user)
     problems = problems or Problems()
     with problems.check():
         _check_active_runs_left(user)
@@ -346,7 +338,7 @@ def inference_run_create(
     if not qa:
         data = _track_run_checked(data, problems)
     data, endpoint = _validate(user=user, data=data, problems=problems)
-    _check_metadata(submission_input(data), problems)
+    check_metadata_problems(submission_input(data), problems)
     scope_known = not (problems.on("split") or problems.on("data_scope") or problems.on("track"))
     if qa:
         questions = selectors.benchmark_questions(split=data.split, data_scope=data.data_scope)
@@ -432,7 +424,7 @@ def inference_run_create(
     with transaction.atomic():
         counted = selectors.includes_test_questions(data.split)
         if counted:
-            _take_test_split_slot(user)
+            take_test_split_slot(user)
         else:
             lock_user(user)
         _check_active_runs_left(user)  # again, under the lock: two requests at once
@@ -455,23 +447,14 @@ def inference_run_create(
     return run
 
 
-def _require_manager(user: Any, run: InferenceRun) -> None:
-    if not selectors.can_manage_run(user=user, run=run):
-        raise PermissionDenied("Only the person who started a run, or an admin, can change it")
-
-
-def stale_before(now: datetime) -> datetime:
-    return now - timedelta(seconds=settings.INFERENCE_STALE_AFTER_SECONDS)
-
-
 @transaction.atomic
 def inference_run_cancel(*, user: Any, run_id: int) -> InferenceRun:
     """Stop a run. A queued one (or one whose worker is gone) stops at once; a running one
     stops within a second, keeping the answers already saved, so it can be resumed."""
     run = InferenceRun.objects.select_for_update().get(pk=run_id)
-    _require_manager(user, run)
+    MANAGING_RUN.check(user, run)
     now = timezone.now()
-    worker_gone = run.heartbeat_at is None or run.heartbeat_at < stale_before(now)
+    worker_gone = run.is_silent(settings.INFERENCE_STALE_AFTER_SECONDS, now=now)
     if run.status == RunStatus.QUEUED or (run.status == RunStatus.RUNNING and worker_gone):
         run.status = RunStatus.CANCELLED
         run.lease = ""
@@ -518,7 +501,7 @@ def inference_run_resume(
     worker for a while. Answers already saved are kept; questions that failed are retried.
     A run on the researcher's own endpoint with a key needs ``api_key`` again once it ended."""
     run = InferenceRun.objects.select_for_update().get(pk=run_id)
-    _require_manager(user, run)
+    MANAGING_RUN.check(user, run)
     if selectors.includes_test_questions(run.split):
         # Approval withdrawn since the run started: it may not carry on.
         account_check_test_split_access(user=run.created_by)

@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from hctqa.core.wording import counted
-from hctqa.errors import ApplicationError
+from plumbing.errors import ApplicationError
 from releases import selectors
 from releases.services import release_build_run, release_build_start
 

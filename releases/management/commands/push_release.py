@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from hctqa.core.wording import counted
-from hctqa.errors import ApplicationError
+from plumbing.errors import ApplicationError
 from releases.models import Edition
 from releases.services import HF_TOKEN_VARIABLE, release_push_run, release_push_start
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from hctqa.errors import ApplicationError
+from plumbing.errors import ApplicationError
 from tracks.services.builds import item_build_run, item_build_start
 
 

@@ -10,9 +10,9 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.models import Split
+from dataset.models import Split
 from hctqa.core.predictions import PredictionsError
-from tracks.management.commands._item_set import add_item_set_arguments
+from tracks.management.item_set import add_item_set_arguments
 from tracks.registry import TRACKS, track
 from tracks.services.scoring import score_file
 

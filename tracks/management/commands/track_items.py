@@ -8,10 +8,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.models import Split
+from dataset.models import Split
 from hctqa.core.wording import counted
-from hctqa.errors import ApplicationError
-from tracks.management.commands._item_set import add_item_set_arguments
+from plumbing.errors import ApplicationError
+from tracks.management.item_set import add_item_set_arguments
 from tracks.registry import TRACKS, track
 from tracks.services.export import ITEMS_FILE, items_write, split_has_public_gold
 

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class DatasetConfig(AppConfig):
+    name = "dataset"
+    verbose_name = "Dataset"
