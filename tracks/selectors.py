@@ -178,10 +178,6 @@ def active_build() -> ItemBuild | None:
     return ItemBuild.objects.filter(active=True).first()
 
 
-def can_build(user: Any) -> bool:
-    return user.is_authenticated and user.has_perm("tracks.build_track_items")
-
-
 def track_or_404(slug: str) -> TrackInfo:
     try:
         return track(slug)

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from pagecache.pages import public_page
 from plumbing.errors import ApplicationError
+from plumbing.permissions import requires
 from tracks import selectors
+from tracks.permissions import BUILDING_ITEMS
 from tracks.registry import TRACKS
 from tracks.services.builds import item_build_start
 
@@ -29,16 +30,15 @@ def index(request: HttpRequest) -> HttpResponse:
         "qa_counts": selectors.qa_counts(),
         "source_labels": selectors.source_labels(),
         "ground_truth_sets": selectors.ground_truth_sets(),
-        "can_build": selectors.can_build(request.user),
+        "can_build": BUILDING_ITEMS.allows(request.user),
         "build": selectors.latest_build(),
     }
     return render(request, "tracks/index.html", context)
 
 
 @login_required
+@requires(BUILDING_ITEMS)
 def build_status(request: HttpRequest) -> HttpResponse:
-    if not selectors.can_build(request.user):
-        raise PermissionDenied("Only admins build the tracks' items")
     return render(
         request, "tracks/partials/_build_status.html", {"build": selectors.latest_build()}
     )
@@ -46,9 +46,8 @@ def build_status(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
+@requires(BUILDING_ITEMS)
 def build_start(request: HttpRequest) -> HttpResponse:
-    if not selectors.can_build(request.user):
-        raise PermissionDenied("Only admins build the tracks' items")
     try:
         item_build_start(user=request.user)
     except ApplicationError as exc:

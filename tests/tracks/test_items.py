@@ -192,3 +192,23 @@ def test_a_build_whose_worker_went_away_is_failed_by_the_sweeper_and_the_next_st
     ItemBuild.objects.filter(pk=queued.pk).update(queued_at=long_ago)
     assert sweep_jobs()["track-item-build"]["failed"] == [queued.pk]
     assert item_build_start(user=None, enqueue=False).status == "queued"
+
+
+def test_only_admins_build_the_items_or_import_sets_whoever_calls_the_service(
+    tmp_path: Path,
+) -> None:
+    """The rules of tracks.permissions hold in the services, so a page, the API or a task
+    calling them meets the same refusal; nothing is written."""
+    from plumbing.errors import Forbidden
+    from tests.factories import UserFactory
+    from tracks.models import GroundTruthSet, ItemBuild
+    from tracks.services.builds import item_build_start
+    from tracks.services.groundtruth import ground_truth_import
+
+    researcher = UserFactory(role="researcher")
+    with pytest.raises(Forbidden, match="Only admins build the tracks' items"):
+        item_build_start(user=researcher, enqueue=False)
+    with pytest.raises(Forbidden, match="Only admins import ground-truth sets"):
+        ground_truth_import(folder=tmp_path, code="some-set", name="A set", user=researcher)
+    assert not ItemBuild.objects.exists() and not GroundTruthSet.objects.exists()
+    assert item_build_start(user=UserFactory(role="admin"), enqueue=False).status == "queued"

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -18,14 +17,15 @@ from plumbing.errors import ApplicationError
 from tracks import selectors
 from tracks.jobs import TRACK_ITEM_BUILD, enqueue_build
 from tracks.models import BuildStatus, ItemBuild
+from tracks.permissions import BUILDING_ITEMS
 from tracks.services.items import BuildCounts, Report, items_build
 
 
 def item_build_start(*, user: Any | None, enqueue: bool = True) -> ItemBuild:
     """Record a queued build (``enqueue``: for the worker). One at a time: refused while
     another is queued or building. ``user`` None: the server's operator (the command)."""
-    if user is not None and not selectors.can_build(user):
-        raise PermissionDenied("Only admins build the tracks' items")
+    if user is not None:
+        BUILDING_ITEMS.check(user)
     item_builds_sweep()
     running = selectors.active_build()
     if running is not None:

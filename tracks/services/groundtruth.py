@@ -16,7 +16,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from lxml import etree
 
@@ -29,6 +28,7 @@ from hctqa.core.tracks.shared import Item, TrackError, item_splits
 from plumbing.errors import ApplicationError
 from tracks import files
 from tracks.models import RESERVED_SOURCES, GroundTruthSet, Track, TrackItem
+from tracks.permissions import IMPORTING_GROUND_TRUTH
 from tracks.services.items import item_digest
 
 # A set's documents: at most this many, each PDF at most this large.
@@ -87,8 +87,8 @@ def ground_truth_import(
     of some documents (by name, ``eu-001``); the others take the stable hash. ``user`` None:
     the server's operator (the command). Nothing is written when the folder cannot be read
     whole."""
-    if user is not None and not user.has_perm("tracks.build_track_items"):
-        raise PermissionDenied("Only admins import ground-truth sets")
+    if user is not None:
+        IMPORTING_GROUND_TRUTH.check(user)
     code = _checked_code(code)
     name = name.strip() or code
     if not folder.is_dir():
