@@ -31,9 +31,16 @@ def test_every_kind_registers_itself_and_the_sweeps_take_the_periodic_ones() -> 
         "synthetic-run",
         "release-build",
         "release-push",
+        "track-item-build",
     }
     periodic = {name for name, kind in by_name.items() if kind.periodic}
-    assert periodic == {"submission-scoring", "rescore", "inference-run", "document-extraction"}
+    assert periodic == {
+        "submission-scoring",
+        "rescore",
+        "inference-run",
+        "document-extraction",
+        "track-item-build",
+    }
     done = jobs.sweep_all()
     assert set(done) == periodic | {"kept-uploads-expired", "candidate-scores-resent"}
     assert done["inference-run"] == {"requeued": [], "failed": [], "cancelled": []}
