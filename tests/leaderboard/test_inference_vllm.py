@@ -26,6 +26,7 @@ from django.test import Client
 
 from dataset.models import Table
 from dataset.services import release_import
+from hctqa.core.tracks.prompts import ReplyError, read_csv_reply, read_sql_reply
 from leaderboard import selectors
 from leaderboard.models import (
     DailyLimitEntry,
@@ -41,6 +42,7 @@ from leaderboard.services.inference import inference_run_resume
 from tests.core.scoring_reference import literal_evaluate_text, literal_vision_recall
 from tests.factories import UserFactory
 from tests.leaderboard.inference_helpers import KEY_ENV, quick_inference, registered
+from tests.tracks.conftest import pick_tables
 from tests.vllm_server import (
     CONTEXT_REFUSAL,
     VllmServer,
@@ -49,6 +51,8 @@ from tests.vllm_server import (
     vllm_python,
     write_model,
 )
+from tracks.models import TrackItem
+from tracks.services.items import items_build
 
 pytestmark = [pytest.mark.vllm, pytest.mark.django_db]
 
@@ -360,3 +364,52 @@ def test_a_vision_run_against_a_tiny_vision_language_model(vllm_folder: Path, re
         assert run.submission.score_for().recall == pytest.approx(recall, abs=1e-9)
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize(
+    ("track", "table_format", "read_reply"),
+    [("sql", "csv", read_sql_reply), ("transformation", "markdown", read_csv_reply)],
+)
+def test_a_run_on_another_track_asks_each_item_once_and_fails_on_replies_it_cannot_read(
+    vllm: VllmServer,
+    researcher,
+    synthetic_tables: list,
+    tmp_path: Path,
+    settings,
+    track: str,
+    table_format: str,
+    read_reply,
+) -> None:
+    """The tracks' prompts through the real server (issue 28's endpoint runs): each
+    validation item of the track is sent once with the track's versioned prompt and its
+    reply kept. Random weights answer nothing a strict reader takes for SQL or CSV, and a
+    run whose every reply is unreadable fails saying so, rather than scoring a row of
+    zeros onto the board."""
+    settings.TRACK_FILES_ROOT = tmp_path / "track-files"
+    release_import(tables=pick_tables(synthetic_tables, per_split=2))
+    items_build(tracks=[track])
+    items = set(
+        TrackItem.objects.filter(track=track, split="validation").values_list("pk", flat=True)
+    )
+    assert items
+    asked = vllm.chat_requests()
+    run = inference_run_create(
+        user=researcher,
+        data=run_input(
+            registered(vllm.base_url).name, track=track, table_format=table_format, data_scope=""
+        ),
+        enqueue=False,
+    )
+    inference_run_execute(run_id=run.pk)
+    run.refresh_from_db()
+    replies = InferenceResponse.objects.filter(run=run)
+    assert set(replies.values_list("item_id", flat=True)) == items
+    answered = replies.filter(status=ResponseStatus.ANSWERED)
+    assert vllm.chat_requests() - asked == answered.count() == run.answered
+    assert run.total == len(items) == run.answered + run.too_long
+    for reply in answered.values_list("response", flat=True):
+        with pytest.raises(ReplyError):
+            read_reply(reply)
+    assert run.status == RunStatus.FAILED
+    assert run.error.startswith("No reply held what the prompt asked for")
+    assert run.submission is None
