@@ -26,7 +26,7 @@ from django.test import Client
 
 from dataset.models import Table
 from dataset.services import release_import
-from hctqa.core.tracks.prompts import ReplyError, read_csv_reply, read_sql_reply
+from hctqa.core.tracks.prompts import ReplyError, read_csv_reply, read_html_reply, read_sql_reply
 from leaderboard import selectors
 from leaderboard.models import (
     DailyLimitEntry,
@@ -345,10 +345,15 @@ def test_what_would_fail_the_submission_is_refused_before_the_first_request(
     assert vllm.chat_requests() == asked
 
 
-def test_a_vision_run_against_a_tiny_vision_language_model(vllm_folder: Path, researcher) -> None:
+def test_a_vision_run_against_a_tiny_vision_language_model(
+    vllm_folder: Path, researcher, synthetic_tables: list, tmp_path: Path, settings
+) -> None:
     """A tiny BLIP-2 (OPT language model): the vision-language architecture this vLLM CPU
     build serves without torchvision. Qwen2-VL, LLaVA and PaliGemma need torchvision to
-    start, and the registry's torchvision is built for CUDA torch (docs/development.md)."""
+    start, and the registry's torchvision is built for CUDA torch (docs/development.md).
+    Then, on the same server, an extraction-track run: each region item sent once as a PNG
+    with the track's prompt, every reply kept; the empty replies hold no table, so the run
+    fails saying so."""
     server = _serve(vllm_folder, "vision", "tiny-blip2", 2048)
     try:
         asked = server.chat_requests()
@@ -362,6 +367,40 @@ def test_a_vision_run_against_a_tiny_vision_language_model(vllm_folder: Path, re
         recall = sum(literal_vision_recall(gold[q], answers[q]) for q in gold) / len(gold)
         assert run.submission.status == Status.SCORED
         assert run.submission.score_for().recall == pytest.approx(recall, abs=1e-9)
+
+        settings.TRACK_FILES_ROOT = tmp_path / "track-files"
+        release_import(tables=pick_tables(synthetic_tables, per_split=2))
+        items_build(tracks=["extraction"])
+        items = set(
+            TrackItem.objects.filter(
+                track="extraction", mode="region", split="validation"
+            ).values_list("pk", flat=True)
+        )
+        assert items
+        asked = server.chat_requests()
+        extraction = inference_run_create(
+            user=researcher,
+            data=run_input(
+                registered(server.base_url).name,
+                model_name=server.name,
+                modality="vision",
+                table_format="image",
+                track="extraction",
+                mode="region",
+                data_scope="",
+            ),
+            enqueue=False,
+        )
+        inference_run_execute(run_id=extraction.pk)
+        extraction.refresh_from_db()
+        replies = InferenceResponse.objects.filter(run=extraction)
+        assert set(replies.values_list("item_id", flat=True)) == items
+        assert server.chat_requests() - asked == extraction.answered == len(items)
+        for reply in replies.values_list("response", flat=True):
+            with pytest.raises(ReplyError):
+                read_html_reply(reply)
+        assert extraction.status == RunStatus.FAILED
+        assert extraction.error.startswith("No reply held what the prompt asked for")
     finally:
         server.stop()
 
