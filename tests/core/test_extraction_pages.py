@@ -248,6 +248,23 @@ def test_a_label_line_hanging_under_a_row_continues_its_label() -> None:
     ]
 
 
+def test_a_parents_label_wrapped_in_place_over_indented_children_continues_it() -> None:
+    table = lined_table(
+        [
+            HEADER,
+            [(60, "Diseases of the circulatory"), (205, "12"), (265, "13")],
+            [(60, "system")],
+            [(68, "Ischaemic heart diseases"), (210, "4"), (270, "5")],
+            [(68, "Cerebrovascular diseases"), (210, "8"), (270, "8")],
+        ]
+    )
+    assert rows(table)[1:] == [
+        ["Diseases of the circulatory system", "12", "13"],
+        ["Ischaemic heart diseases", "4", "5"],
+        ["Cerebrovascular diseases", "8", "8"],
+    ]
+
+
 def test_a_label_line_ending_in_a_colon_heads_the_rows_below_it() -> None:
     table = lined_table(
         [
