@@ -458,7 +458,7 @@ def make_spec(rng: random.Random, number: int, engine: str) -> Spec:
             c += 2
         n_cols = c
         kinds.append("nested_headers")
-    if vertical:
+    if any(h.vertical for h in header):
         kinds.append("vertical_header")
     # A sparse column: a value in a few rows only.
     sparse = n_cols <= 7 and rng.random() < 0.2
@@ -849,8 +849,21 @@ def write_docx(doc: Document, path: Path, marked: bool) -> None:
         else:
             stub = max(word, min(0.45 * width, max(len(t) for t in labels) * 0.5 * em + 3 * em))
         stub = min(stub, 0.6 * width)
+        # A value column is never narrower than its widest value or header word: a number
+        # or a word broken inside is what nobody prints.
+        need = [0.0] * spec.n_cols
+        for row in spec.body:
+            if row.kind != "heading":
+                for c, text in enumerate(row.cells[1:], 1):
+                    need[c] = max(need[c], len(text) * 0.62 * em + 1.2 * em)
+        for h in spec.header:
+            if h.colspan == 1 and h.col > 0 and not h.vertical:
+                longest = max((len(w) for w in h.text.split()), default=0)
+                need[h.col] = max(need[h.col], longest * 0.68 * em + 1.2 * em)
         rest = (width - stub) / max(1, spec.n_cols - 1)
-        widths = [int(stub)] + [int(rest)] * (spec.n_cols - 1)
+        widths = [int(stub)] + [int(max(rest, need[c])) for c in range(1, spec.n_cols)]
+        if sum(widths) > width:  # the stub gives way, down to its longest word
+            widths[0] = int(max(word, width - sum(widths[1:])))
         for c, column in enumerate(table.columns):
             column.width = widths[c]  # the grid LibreOffice lays out
         for row in table.rows:
@@ -1128,7 +1141,9 @@ def write_xlsx(doc: Document, path: Path, marked: bool) -> None:
                         )
             size = len(text) * 1.1 + 2 + info.get("level", 0) * 2
             if info["header"] or info.get("kind") == "heading":
-                size = 6 if c else size
+                longest = max((len(w) for w in text.split()), default=0)
+                size = longest * 1.25 + 2 if c and colspan == 1 and not info.get("vertical") else 6
+                size = size if c else len(text) * 1.1 + 2
             widths[c] = max(widths.get(c, 0), min(size, 60 if c == 0 else 14))
         # Header rows as tall as their wrapped labels (Calc keeps a row's stored height).
         for r in range(spec.header_rows):
@@ -1270,6 +1285,19 @@ def true_regions(
                 missing = "".join((want - have).elements())[:30]
                 extra = "".join((have - want).elements())[:30]
                 return f"table {k + 1}: text differs (missing {missing!r}, extra {extra!r})"
+            # No word or number broken inside (a column too narrow for it).
+            printed = [
+                w["text"]
+                for w in page.crop(box, strict=False).extract_words(keep_blank_chars=False)
+            ]
+            turned = {h.text for h in spec.header if h.vertical}
+            for *_cell, text in spec.truth():
+                if text in turned:
+                    continue
+                for token in text.split():
+                    rtl = any(unicodedata.bidirectional(ch) in ("R", "AL") for ch in token)
+                    if len(token) >= 2 and not rtl and not any(token in w for w in printed):
+                        return f"table {k + 1}: {token!r} broken inside"
             region = [
                 min(ch["x0"] for ch in chars) - 1,
                 min(ch["top"] for ch in chars) - 1,
