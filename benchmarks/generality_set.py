@@ -1179,26 +1179,44 @@ def soffice_batch(sources: list[Path], folder: Path) -> None:
     """Every source converted to PDF in ``folder`` by one LibreOffice run (its own profile)."""
     if not sources:
         return
-    soffice = shutil.which("soffice")
-    if soffice is None:
-        raise SystemExit(
-            "LibreOffice is needed: apt-get install libreoffice-writer-nogui libreoffice-calc-nogui"
+    command = [
+        shutil.which("soffice") or "soffice",
+        f"-env:UserInstallation=file://{folder / 'profile'}",
+        "--headless",
+        "--convert-to",
+        "pdf",
+        "--outdir",
+        str(folder),
+        *(str(s) for s in sources),
+    ]
+    try:
+        subprocess.run(  # noqa: S603 - Debian's LibreOffice on our own files
+            command, check=True, capture_output=True, timeout=SOFFICE_SECONDS + 20 * len(sources)
         )
-    subprocess.run(  # noqa: S603 - Debian's LibreOffice on our own files
-        [
-            soffice,
-            f"-env:UserInstallation=file://{folder / 'profile'}",
-            "--headless",
-            "--convert-to",
-            "pdf",
-            "--outdir",
-            str(folder),
-            *(str(s) for s in sources),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=SOFFICE_SECONDS + 20 * len(sources),
-    )
+    except subprocess.TimeoutExpired as error:
+        raise SystemExit(f"LibreOffice did not finish in {error.timeout:.0f} s") from None
+    except subprocess.CalledProcessError as error:
+        said = error.stderr.decode("utf-8", "replace").strip()[-500:]
+        raise SystemExit(f"LibreOffice failed (exit {error.returncode}): {said}") from None
+
+
+def missing_tools() -> list[str]:
+    """What the set needs and this machine lacks, each with how to install it."""
+    from tests.chromium import CHROMIUM
+
+    missing = []
+    if shutil.which("soffice") is None:
+        missing.append(
+            "LibreOffice: apt-get install libreoffice-writer-nogui libreoffice-calc-nogui"
+        )
+    if not Path(CHROMIUM).is_file():
+        missing.append(f"chromium at {CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)")
+    for module, package in (("docx", "python-docx"), ("openpyxl", "openpyxl")):
+        try:
+            __import__(module)
+        except ImportError:
+            missing.append(f"{package}: pip install -r requirements-dev.txt")
+    return missing
 
 
 def write_sources(doc: Document, folder: Path, browser, seed: int) -> list[Path]:
@@ -1424,6 +1442,10 @@ def main() -> None:
     parser.add_argument("--documents", type=int, default=36, help="documents in each half")
     parser.add_argument("--seed", type=int, default=2026)
     args = parser.parse_args()
+    # Checked before anything is written: a set is never left half made for want of a tool.
+    missing = missing_tools()
+    if missing:
+        raise SystemExit("The generality set needs:\n  " + "\n  ".join(missing))
     from playwright.sync_api import sync_playwright
 
     from tests.chromium import launch_chromium
@@ -1431,7 +1453,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="generality-") as tmp, sync_playwright() as playwright:
         browser = launch_chromium(playwright)
         for h, half in enumerate(HALVES):
-            folder = args.out / half
+            # Made beside the old set and put in its place only when whole.
+            folder = args.out / f".{half}.partial"
             if folder.exists():
                 shutil.rmtree(folder)
             folder.mkdir(parents=True)
@@ -1465,6 +1488,10 @@ def main() -> None:
                 + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())),
                 flush=True,
             )
+            whole = args.out / half
+            if whole.exists():
+                shutil.rmtree(whole)
+            folder.rename(whole)
         browser.close()
 
 
