@@ -190,6 +190,27 @@ def test_a_column_whose_only_text_is_its_header_stays_a_column() -> None:
     assert sorted(rows(justified)[0][2].split()) == ["Fraction", "Lost", "Wealth", "of"]
 
 
+def test_units_set_just_past_a_header_label_are_not_a_column_of_their_own() -> None:
+    # The caption's "(%)" on a line of its own, a word's gap past the end of the label over
+    # the values: it stands clear of the values by a column's gap but belongs to that label.
+    table = lined_table(
+        [
+            [(276, "(%)")],
+            [(60, "Indicator"), (150, "Weight of indicator in 2006")],
+            [(60, "Employment"), (200, "40")],
+            [(60, "Dropping out"), (200, "15")],
+            [(60, "Staff development"), (205, "6")],
+        ]
+    )
+    assert table.cols == 2
+    assert rows(table)[0] == ["Indicator", "(%) Weight of indicator in 2006"]
+    assert rows(table)[1:] == [
+        ["Employment", "40"],
+        ["Dropping out", "15"],
+        ["Staff development", "6"],
+    ]
+
+
 def test_a_frame_padded_far_past_the_text_still_draws_the_grid() -> None:
     # The last column is four times as wide as its numbers; no rule is drawn under "North" in
     # the label column, which makes it one cell over two rows.

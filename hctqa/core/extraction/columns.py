@@ -206,35 +206,30 @@ def _header_only_columns(
 ) -> list[float]:
     """Boundaries of columns whose only text is their header ("Revised" over no values): a
     header label standing clear of every body line, right (or left) of all of them by a
-    column's gap, and apart from the labels beside it (not the tail of a label over the last
-    column: "Total" "EURbn")."""
+    column's gap, and apart from the labels beside it and from the end of every label over the
+    body's columns (not the tail of a label over the last column: "Total" "EURbn"; not the
+    units "(%)" a word's gap past "Weight of indicator in 2006", on a line of their own)."""
     heads = {id(line) for line in header_lines}
     body = [p for line in lines if id(line) not in heads for p in line.phrases]
     if not body or not header_lines:
         return []
     lo, hi = min(p.x0 for p in body), max(p.x1 for p in body)
     labels = [p for line in header_lines for p in line.phrases]
-
-    def joined(p: Phrase, reach: float) -> bool:
-        """Another header line's label under or over ``p`` reaches into the body's columns
-        (past ``hi`` leftwards when ``reach`` < 0, past ``lo`` rightwards otherwise): ``p`` is
-        part of that label's cell (a justified "Fraction of" over "Wealth Lost")."""
-        return any(
-            q.top != p.top
-            and q.x0 < p.x1
-            and q.x1 > p.x0
-            and (q.x0 < hi if reach < 0 else q.x1 > lo)
-            for q in labels
-        )
+    # How far the labels over the body's columns reach past them, on any header line: a label
+    # under or over a word of a justified "Fraction of" / "Wealth Lost" reaches past it.
+    reach_right = max([hi] + [q.x1 for q in labels if q.x0 < hi])
+    reach_left = min([lo] + [q.x0 for q in labels if q.x1 > lo])
 
     right, left = [], []
     for line in header_lines:
         for k, p in enumerate(line.phrases):
             before = line.phrases[k - 1].x1 if k else -1e9
             after = line.phrases[k + 1].x0 if k + 1 < len(line.phrases) else 1e9
-            if p.x0 >= hi + 1.5 * em and p.x0 - before >= em and not joined(p, -1):
+            clear_right = p.x0 - max(before, reach_right) >= em
+            if p.x0 >= hi + 1.5 * em and clear_right:
                 right.append(p.x0)
-            if p.x1 <= lo - 1.5 * em and after - p.x1 >= em and not joined(p, 1):
+            clear_left = min(after, reach_left) - p.x1 >= em
+            if p.x1 <= lo - 1.5 * em and clear_left:
                 left.append(p.x1)
     out = []
     if right:
