@@ -13,7 +13,10 @@ peer set's ``cases.json`` (``ingest_peers.py``). ``--limit N`` reads the first N
 ``--half`` only the odd- or even-numbered ones (develop on one half, check on the other).
 ``--raster DPI`` adds the scans: each PDF rendered at DPI and saved as an image-only PDF of the
 same page size, read through OCR (the platform only: the libraries read no scans);
-``--no-text`` leaves out the text PDFs (and the peers), ``--no-peers`` the peer set.
+``--no-text`` leaves out the text PDFs (and the peers), ``--no-peers`` the peer set,
+``--no-start-up`` the command's start-up. A folder made by ``generality_set.py`` (our own
+renderings, not real documents) is measured the same way, its lines labelled
+``our renderings <half>`` instead of ``icdar2013``.
 
 Systems, each in two modes where it has them (**box**: the true region given; **auto**: the
 whole page):
@@ -77,6 +80,7 @@ from hctqa.core.extraction.metrics import (  # noqa: E402
 )
 
 DEFAULT_DATA = REPO.parent / "shared" / "data"
+GENERATED = "GENERATED.txt"  # in a folder of our own renderings (generality_set.py)
 Box = tuple[float, float, float, float]
 IOU = 0.5
 
@@ -114,6 +118,9 @@ def _arguments() -> argparse.Namespace:
     )
     parser.add_argument("--no-text", action="store_true", help="leave out the text PDFs")
     parser.add_argument("--no-peers", action="store_true", help="leave out the peer set")
+    parser.add_argument(
+        "--no-start-up", action="store_true", help="leave out the command's start-up"
+    )
     parser.add_argument(
         "--peers", type=Path, help="a peer set's folder (holding cases.json) other than the data's"
     )
@@ -512,6 +519,8 @@ def main() -> None:
     from hctqa.core.extraction.worker import PageRunner
 
     folder = _folder(args.data)
+    # Our own renderings (generality_set.py) say so in every line that quotes them.
+    label = f"our renderings {folder.name}" if (folder / GENERATED).is_file() else "icdar2013"
     truths = read_folder(folder)
     documents: dict[Path, list[TrueTable]] = {}
     for table in truths:
@@ -528,7 +537,7 @@ def main() -> None:
     if not args.no_text and not args.ocr_marks:
         with PageRunner(seconds=PAGE_SECONDS, memory_mb=MEMORY_MB) as runner:
             run = run_set(chosen, documents, runner, libraries=not args.no_libraries)
-            summary.append(report(run, "icdar2013", args))
+            summary.append(report(run, label, args))
             if not args.no_peers:
                 peers = args.peers or folder_of(args.data)
                 print(flush=True)
@@ -546,9 +555,9 @@ def main() -> None:
         # OCR of a 300 dpi page on a loaded machine can take longer than the command's default.
         with PageRunner(seconds=PAGE_SECONDS * 5, memory_mb=MEMORY_MB) as runner:
             run = run_set(chosen, documents, runner, scans=scans, libraries=False)
-        summary.append(report(run, f"icdar2013 scans {args.raster} dpi", args))
+        summary.append(report(run, f"{label} scans {args.raster} dpi", args))
     one_page = next((p for p in chosen if len(page_heights(p)) == 1), None)
-    if one_page is not None:
+    if one_page is not None and not args.no_start_up:
         wall, cpu = start_up(one_page)
         raw_wall, raw_cpu = start_up(one_page, cached=False)
         summary.append(

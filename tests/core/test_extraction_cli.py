@@ -137,3 +137,25 @@ def test_the_command_and_a_text_page_load_only_what_they_need() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == [[], [], 2]
+
+
+def test_the_command_reads_its_childs_reply_without_the_extraction_rules() -> None:
+    """The reply (``PageTables`` of ``Table`` values) is unpickled in the command's own
+    process; it lives beside ``Table``, so reading it loads none of the rules, which would
+    add their import to every call's end."""
+    probe = (
+        "import sys, io, json, contextlib\n"
+        "from hctqa.core.extraction.__main__ import main\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out):\n"
+        f"    status = main([{str(ABSTRACT)!r}])\n"
+        "rules = ('extract', 'detect', 'structure', 'lines', 'columns', 'rows', 'spans')\n"
+        "loaded = sorted(m for m in sys.modules if m.rsplit('.', 1)[-1] in rules\n"
+        "    and m.startswith('hctqa.core.extraction'))\n"
+        "print(json.dumps([status, loaded, len(json.loads(out.getvalue())['tables'])]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [0, [], 2]

@@ -165,6 +165,52 @@ def test_a_column_with_a_value_in_one_row_of_many_keeps_it_apart() -> None:
     assert rows(table)[6] == ["Region 6", "(p)", "135.5"]
 
 
+def test_a_column_whose_only_text_is_its_header_stays_a_column() -> None:
+    # "Revised" heads a column no row has a value in yet; its neighbours keep their headers.
+    table = lined_table(
+        [
+            [(60, "Item"), (150, "Men"), (250, "Women"), (330, "Revised")],
+            [(140, "2019"), (180, "2020"), (240, "2019"), (280, "2020")],
+            [(60, "Alpha"), (145, "12"), (185, "13"), (245, "14"), (285, "15")],
+            [(60, "Beta"), (145, "22"), (185, "23"), (245, "24"), (285, "25")],
+        ]
+    )
+    assert rows(table)[0][-1] == "Revised"
+    assert rows(table)[2] == ["Alpha", "12", "13", "14", "15", ""]
+    # A justified label's last word pushed out past the values is not a column.
+    justified = lined_table(
+        [
+            [(60, "Item"), (200, "Share"), (260, "Fraction"), (324, "of")],
+            [(260, "Wealth Lost")],
+            [(60, "Alpha"), (205, "12"), (265, "13")],
+            [(60, "Beta"), (205, "22"), (265, "23")],
+        ]
+    )
+    assert justified.cols == 3
+    assert sorted(rows(justified)[0][2].split()) == ["Fraction", "Lost", "Wealth", "of"]
+
+
+def test_units_set_just_past_a_header_label_are_not_a_column_of_their_own() -> None:
+    # The caption's "(%)" on a line of its own, a word's gap past the end of the label over
+    # the values: it stands clear of the values by a column's gap but belongs to that label.
+    table = lined_table(
+        [
+            [(276, "(%)")],
+            [(60, "Indicator"), (150, "Weight of indicator in 2006")],
+            [(60, "Employment"), (200, "40")],
+            [(60, "Dropping out"), (200, "15")],
+            [(60, "Staff development"), (205, "6")],
+        ]
+    )
+    assert table.cols == 2
+    assert rows(table)[0] == ["Indicator", "(%) Weight of indicator in 2006"]
+    assert rows(table)[1:] == [
+        ["Employment", "40"],
+        ["Dropping out", "15"],
+        ["Staff development", "6"],
+    ]
+
+
 def test_a_frame_padded_far_past_the_text_still_draws_the_grid() -> None:
     # The last column is four times as wide as its numbers; no rule is drawn under "North" in
     # the label column, which makes it one cell over two rows.
@@ -199,7 +245,8 @@ def lined_table(
             page.text(x, 100 + 14 * k, text)
     for k in rules_above:
         page.line(55, 97.5 + 14 * k, 300, 97.5 + 14 * k)
-    return extract_box(layout(page), (55, 95, 300, 100 + 14 * len(lines)))
+    right = max(x + 6 * len(text) for items in lines for x, text in items) + 5
+    return extract_box(layout(page), (55, 95, max(300, right), 100 + 14 * len(lines)))
 
 
 HEADER = [(60, "Item"), (200, "2019"), (260, "2020")]
@@ -245,6 +292,23 @@ def test_a_label_line_hanging_under_a_row_continues_its_label() -> None:
     assert rows(table)[1:] == [
         ["Exports to the United Kingdom", "12", "13"],
         ["Imports", "14", "15"],
+    ]
+
+
+def test_a_parents_label_wrapped_in_place_over_indented_children_continues_it() -> None:
+    table = lined_table(
+        [
+            HEADER,
+            [(60, "Diseases of the circulatory"), (205, "12"), (265, "13")],
+            [(60, "system")],
+            [(68, "Ischaemic heart diseases"), (210, "4"), (270, "5")],
+            [(68, "Cerebrovascular diseases"), (210, "8"), (270, "8")],
+        ]
+    )
+    assert rows(table)[1:] == [
+        ["Diseases of the circulatory system", "12", "13"],
+        ["Ischaemic heart diseases", "4", "5"],
+        ["Cerebrovascular diseases", "8", "8"],
     ]
 
 

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hctqa.core.extraction.extract import extract_box, extract_page
-from hctqa.core.extraction.layout import PageLayout, Rule, Word, layout_of_words
+from hctqa.core.extraction.layout import PageLayout, Rule, Word, layout_of_words, words_from_chars
 from hctqa.core.extraction.structure import DroppedText, check_nothing_dropped
 from hctqa.core.extraction.table import (
     FLAG_INFERRED_SPAN,
@@ -439,3 +439,34 @@ def test_no_layout_loses_a_character(items: list[tuple[str, float, int, float]])
     layout = page(*(words(100 + 12 * line, (x, text), size=size) for text, x, line, size in items))
     extract_box(layout, box_of(layout))
     extract_page(layout)
+
+
+# --- Words from a text layer ------------------------------------------------------------------
+
+
+def _glyphs(items: list[tuple[str, float]], size: float = SIZE) -> list[dict[str, object]]:
+    """pdfplumber's characters of one line: each item is (text, x), a glyph half an em wide."""
+    return [
+        {
+            "text": text,
+            "x0": x,
+            "x1": x + 0.5 * size,
+            "top": 100.0,
+            "bottom": 100.0 + size,
+            "doctop": 100.0,
+            "width": 0.5 * size,
+            "height": size,
+            "size": size,
+            "fontname": "NotoNaskhArabic",
+            "upright": True,
+            "matrix": (1, 0, 0, 1, x, 700),
+        }
+        for text, x in items
+    ]
+
+
+def test_a_ligature_glyph_keeps_its_letters_order_in_right_to_left_text() -> None:
+    # "أم صلال" as a word processor writes it: glyphs left to right on the page, the lam-alef
+    # ligature one glyph whose text is its two letters in reading order.
+    chars = _glyphs([("ل", 100), ("لا", 105), ("ص", 110), ("م", 130), ("أ", 135)])
+    assert [w.text for w in words_from_chars(chars)] == ["صلال", "أم"]

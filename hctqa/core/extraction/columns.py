@@ -5,7 +5,8 @@
   no line crosses it and a header line also has labels on both sides; text standing alone
   well inside a gap, on lines of values, is a sparse column of its own. A boundary sits
   where the fewest header labels are, a vertical rule that separates text is one, and a
-  column where no body phrase starts is none.
+  column where no body phrase starts is none, unless its header stands clear of every body line
+  (a column whose only text is its header).
 - **Rules**: segments on one line that touch are one rule (grouped by position first, then
   joined end to end).
 - **Placing phrases**: a body phrase over a boundary between two of its words is split there,
@@ -196,7 +197,46 @@ def column_separators(
             separators.remove(min((left, right), key=lambda x: strength.get(x, (False, 0.0))))
             changed = True
             break
+    separators = sorted(separators + _header_only_columns(lines, header_lines, em))
     return separators, {x for x in ruled if x in separators}
+
+
+def _header_only_columns(
+    lines: Sequence[Line], header_lines: Sequence[Line], em: float
+) -> list[float]:
+    """Boundaries of columns whose only text is their header ("Revised" over no values): a
+    header label standing clear of every body line, right (or left) of all of them by a
+    column's gap, and apart from the labels beside it and from the end of every label over the
+    body's columns (not the tail of a label over the last column: "Total" "EURbn"; not the
+    units "(%)" a word's gap past "Weight of indicator in 2006", on a line of their own)."""
+    heads = {id(line) for line in header_lines}
+    body = [p for line in lines if id(line) not in heads for p in line.phrases]
+    if not body or not header_lines:
+        return []
+    lo, hi = min(p.x0 for p in body), max(p.x1 for p in body)
+    labels = [p for line in header_lines for p in line.phrases]
+    # How far the labels over the body's columns reach past them, on any header line: a label
+    # under or over a word of a justified "Fraction of" / "Wealth Lost" reaches past it.
+    reach_right = max([hi] + [q.x1 for q in labels if q.x0 < hi])
+    reach_left = min([lo] + [q.x0 for q in labels if q.x1 > lo])
+
+    right, left = [], []
+    for line in header_lines:
+        for k, p in enumerate(line.phrases):
+            before = line.phrases[k - 1].x1 if k else -1e9
+            after = line.phrases[k + 1].x0 if k + 1 < len(line.phrases) else 1e9
+            clear_right = p.x0 - max(before, reach_right) >= em
+            if p.x0 >= hi + 1.5 * em and clear_right:
+                right.append(p.x0)
+            clear_left = min(after, reach_left) - p.x1 >= em
+            if p.x1 <= lo - 1.5 * em and clear_left:
+                left.append(p.x1)
+    out = []
+    if right:
+        out.append((hi + min(right)) / 2)
+    if left:
+        out.append((lo + max(left)) / 2)
+    return out
 
 
 def _merge_collinear(

@@ -17,7 +17,7 @@ empty grid to type into).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from hctqa.core.extraction.columns import merge_horizontal, merge_vertical
@@ -32,6 +32,7 @@ from hctqa.core.extraction.table import (
     STRATEGY_LINES,
     STRATEGY_MANUAL,
     STRATEGY_TEXT,
+    PageTables,
     Table,
     empty_table,
 )
@@ -114,17 +115,6 @@ def extract_page(layout: PageLayout) -> list[Table]:
     return tables
 
 
-@dataclass(frozen=True)
-class PageTables:
-    page: int
-    width: float
-    height: float
-    has_text: bool
-    tables: tuple[Table, ...]
-    source: str = "text"  # "ocr": the page was read through OCR
-    ocr_texts: tuple[str, ...] = ()  # from OCR: the words read in each table's box
-
-
 def tables_of(
     layout: PageLayout, boxes: Sequence[Box] | None = None, strategy: str = DEFAULT_STRATEGY
 ) -> PageTables:
@@ -171,6 +161,7 @@ def read_tables(
 
 __all__ = [
     "DEFAULT_STRATEGY",
+    "PageTables",
     "STRATEGIES",
     "STRATEGY_AUTO",
     "extract_box",

@@ -233,19 +233,22 @@ def is_rtl(text: str) -> bool:
     return right > 0 and right >= sum(unicodedata.bidirectional(c) == "L" for c in text)
 
 
-def logical_order(text: str) -> str:
+def logical_order(glyphs: str | Sequence[str]) -> str:
     """A right-to-left word as written, from its glyphs as the page shows them (left to
-    right): the glyphs reversed, runs of digits and Latin letters kept as they read, and
-    Arabic presentation forms (the shapes a PDF draws) made the letters they stand for."""
-    if not any(_rtl(c) for c in text):
-        return text
+    right; a string gives one glyph a character): the glyphs reversed, runs of digits and
+    Latin letters kept as they read, and Arabic presentation forms (the shapes a PDF draws)
+    made the letters they stand for. A glyph standing for several letters (the lam-alef
+    ligature, mapped to "لا") is one unit: its letters are already in the order they read."""
+    units = list(glyphs)
+    if not any(_rtl(c) for unit in units for c in unit):
+        return "".join(units)
     runs: list[list[str]] = []
-    for char in text:
-        ltr = unicodedata.bidirectional(char) in ("L", "EN", "AN")
+    for unit in units:
+        ltr = unicodedata.bidirectional(unit[:1] or " ") in ("L", "EN", "AN")
         if runs and runs[-1][0] == ("L" if ltr else "R"):
-            runs[-1].append(char)
+            runs[-1].append(unit)
         else:
-            runs.append(["L" if ltr else "R", char])
+            runs.append(["L" if ltr else "R", unit])
     out = []
     for kind, *chars in reversed(runs):
         out += chars if kind == "L" else reversed(chars)
@@ -253,7 +256,7 @@ def logical_order(text: str) -> str:
         unicodedata.normalize("NFKC", c)
         if 0xFB50 <= ord(c) <= 0xFDFF or 0xFE70 <= ord(c) <= 0xFEFF
         else c
-        for c in out
+        for c in "".join(out)
     )
 
 
@@ -380,7 +383,10 @@ def words_from_chars(chars: Sequence[dict[str, Any]]) -> list[Word]:
             # (A ligature expanded makes the text longer than its glyphs: no marker then.)
             cut = _marker_start(glyphs) if len(text) == len(glyphs) else len(glyphs)
             head = text if cut == len(glyphs) else text[:cut]
-            words.append(_word(glyphs[:cut], logical_order(head), True))
+            if any(_rtl(c) for c in head):
+                # Reversed glyph by glyph: a ligature's letters stay in their order.
+                head = logical_order(["".join(str(g["text"]).split()) for g in glyphs[:cut]])
+            words.append(_word(glyphs[:cut], head, True))
             if cut < len(glyphs):
                 words.append(_word(glyphs[cut:], text[cut:], True))
     return words + _vertical_lines(vertical)

@@ -46,14 +46,19 @@ def _continues(
     if label is not None and last_label is not None:
         if len(line) == 1 and row_has_values:
             # A label alone under a row with values heads the lines below it when it ends
-            # with a colon or they are indented under it ("of which:"); it wraps the label
-            # above when it hangs indented under it and the next line is back at its level.
+            # with a colon or they are indented under it ("of which:"), unless it reads on
+            # from the label above at that label's own indent (a parent's wrapped label over
+            # its indented children: "Diseases of the circulatory" / "system"); it wraps the
+            # label above when it hangs indented under it and the next line is back at its
+            # level.
             after = next((p for p in following if p.c0 == 0), None)
+            first = cells[0][0]
+            reads_on = starts_lower(label.text) or bool(CONNECTOR.search(last_label.text))
+            wraps_in_place = reads_on and abs(label.x0 - first.x0) <= 0.3 * em
             if label.text.rstrip().endswith(":") or (
-                after is not None and after.x0 > label.x0 + 0.3 * em
+                after is not None and after.x0 > label.x0 + 0.3 * em and not wraps_in_place
             ):
                 return False
-            first = cells[0][0]
             if label.x0 > first.x0 + 0.3 * em and (
                 after is None or after.x0 <= first.x0 + 0.3 * em
             ):

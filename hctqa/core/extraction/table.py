@@ -142,6 +142,21 @@ class Table:
         return replace(self, cells=tuple(cells), **changes)
 
 
+@dataclass(frozen=True)
+class PageTables:
+    """The tables read from one page (``extract.tables_of``), as the extraction child sends
+    them to the command line: defined here, beside ``Table``, so that the command's own
+    process reads the reply without loading the extraction rules."""
+
+    page: int
+    width: float
+    height: float
+    has_text: bool
+    tables: tuple[Table, ...]
+    source: str = "text"  # "ocr": the page was read through OCR
+    ocr_texts: tuple[str, ...] = ()  # from OCR: the words read in each table's box
+
+
 def empty_table(page: int, bbox: Box, rows: int = 2, cols: int = 2) -> Table:
     """An empty grid to type a table into (a region where nothing could be read)."""
     cells = tuple(Cell(r, c, 1, 1, "") for r in range(rows) for c in range(cols))
