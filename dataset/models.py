@@ -13,7 +13,7 @@ from django.db.models.functions import Length
 from django.db.models.lookups import LessThanOrEqual
 from django.urls import reverse
 
-from hctqa.core.extraction.ocr import DEFAULT_LANGUAGE as OCR_DEFAULT_LANGUAGE
+from hctqa.core.extraction.documents import DEFAULT_LANGUAGE as OCR_DEFAULT_LANGUAGE
 from hctqa.core.extraction.ocr import LANGUAGE_PATTERN as OCR_LANGUAGE_PATTERN
 
 

@@ -9,7 +9,7 @@ from django.db import transaction
 
 from dataset.models import NOT_COLLECTIONS, Collection
 from dataset.permissions import ADDING_COLLECTIONS
-from hctqa.core.extraction.ocr import DEFAULT_LANGUAGE as OCR_DEFAULT_LANGUAGE
+from hctqa.core.extraction.documents import DEFAULT_LANGUAGE as OCR_DEFAULT_LANGUAGE
 from plumbing.errors import ApplicationError
 
 

@@ -31,7 +31,7 @@ from typing import IO, Any
 
 # Only what the command needs before its child process starts: the extraction runs in the
 # child, which loads the PDF libraries while this process reads its arguments.
-from hctqa.core.extraction.documents import DocumentError
+from hctqa.core.extraction.documents import DEFAULT_LANGUAGE, DocumentError
 from hctqa.core.extraction.worker import PageError, PageRunner, PageTimeout, WorkerFailed
 
 PAGE_SECONDS = 60.0
@@ -71,7 +71,6 @@ def _page(value: str) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    from hctqa.core.extraction.ocr import DEFAULT_LANGUAGE
     from hctqa.core.extraction.table import DEFAULT_STRATEGY, STRATEGIES
 
     parser = argparse.ArgumentParser(
@@ -180,7 +179,6 @@ def extract(
 ) -> dict[str, Any]:
     """The command's JSON document for ``path`` (with the app's default strategy and OCR
     language unless given); notes go to ``warn`` (stderr)."""
-    from hctqa.core.extraction.ocr import DEFAULT_LANGUAGE
     from hctqa.core.extraction.table import DEFAULT_STRATEGY
 
     strategy = strategy or DEFAULT_STRATEGY

@@ -9,6 +9,10 @@ import codecs
 import re
 from pathlib import Path
 
+# The OCR language a document is read in unless its collection says otherwise (Tesseract's
+# code); here, not in ocr, so the command reads it without loading the OCR path.
+DEFAULT_LANGUAGE = "eng"
+
 KIND_PDF = "pdf"
 KIND_HTML = "html"
 KIND_IMAGE = "image"

@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from hctqa.core.extraction.documents import DocumentError
+from hctqa.core.extraction.documents import DEFAULT_LANGUAGE, DocumentError
 from hctqa.core.extraction.layout import Box, PageLayout, Rule, Word, layout_of_words
 from hctqa.core.extraction.table import FLAG_LOW_CONFIDENCE, FLAG_UNKNOWN_WORD, Table
 
@@ -40,7 +40,6 @@ from hctqa.core.extraction.table import FLAG_LOW_CONFIDENCE, FLAG_UNKNOWN_WORD, 
 # and gains nothing; coarser text is enlarged first (Tesseract wants letters 20+ pixels high).
 OCR_MIN_DPI = 200
 OCR_DPI = 300
-DEFAULT_LANGUAGE = "eng"
 # A picture larger than this is scaled down before OCR (about an A4 page at 350 dpi).
 OCR_MAX_PIXELS = 12_000_000
 # Letters smaller than this (median height in pixels) are enlarged to GLYPH_PIXELS first:
@@ -591,7 +590,6 @@ def ocr_text(layout: PageLayout, box: Box) -> str:
 
 
 __all__: Sequence[str] = (
-    "DEFAULT_LANGUAGE",
     "OCR_DPI",
     "layout_from_image",
     "layout_from_scan",

@@ -287,9 +287,10 @@ def _pdfplumber_tables(
 def _image(request: dict[str, Any]) -> Any:
     """The requests on an image file (PNG, JPEG): one page, read through OCR, in pixels."""
     from hctqa.core.extraction import scanned
+    from hctqa.core.extraction.documents import DEFAULT_LANGUAGE
     from hctqa.core.extraction.extract import DEFAULT_STRATEGY, tables_of
     from hctqa.core.extraction.images import DEFAULT_MAX_PIXELS, open_image
-    from hctqa.core.extraction.ocr import DEFAULT_LANGUAGE, layout_from_image
+    from hctqa.core.extraction.ocr import layout_from_image
 
     op, path = request["op"], request["path"]
     language = request.get("ocr_language") or DEFAULT_LANGUAGE
