@@ -163,8 +163,8 @@ prepare_platform() {
     .venv/bin/python manage.py import_paper_results "$data/paper-table1.csv"
     # The tracks beside QA: the ICDAR 2013 EU set as a ground-truth set of the extraction
     # track, and every track's items built by the worker once it starts (drawing the
-    # synthetic tables takes a minute or two; /tracks/ follows it). The baselines are an
-    # admin's to score then (python manage.py score_baselines).
+    # synthetic tables takes a minute or two, then the platform's baselines on the test items,
+    # OCR of the drawn PNGs included, several minutes more; /tracks/ follows it).
     if [ -d "$data/icdar2013-eu" ]; then
       .venv/bin/python manage.py import_ground_truth "$data/icdar2013-eu" --code icdar-eu \
         --name "ICDAR 2013 Table Competition (EU half)" --licence "MIT (tabula-java)"

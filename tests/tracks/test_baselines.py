@@ -11,6 +11,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from leaderboard.models import ItemResult, Submission, TrackScore
+from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -49,3 +50,41 @@ def test_baselines_are_marked_on_the_board_and_replaced_when_run_again(built) ->
     call_command("score_baselines", "--track", "transformation", stdout=io.StringIO())
     again = Submission.objects.get(kind="baseline")
     assert again.pk != first.pk and again.status == "scored"
+
+
+def test_a_build_makes_the_baselines_again_on_the_new_test_items(
+    synthetic_dataset, django_capture_on_commit_callbacks
+) -> None:
+    """The boards' baselines follow the items: a build (the admins' button, the demo's start)
+    ends by making them again on the test items it built, queued for the scoring worker,
+    and says so; its progress bar never reads 100% before it is done."""
+    from tracks.models import ItemBuild
+    from tracks.services.builds import item_build_run, item_build_start
+
+    build = item_build_start(user=None, enqueue=False)
+    seen: list[tuple[int, str]] = []
+    with django_capture_on_commit_callbacks() as queued:
+        item_build_run(
+            build_id=build.pk,
+            tracks=["transformation"],
+            report=lambda percent, stage: seen.append((percent, stage)),
+        )
+    build = ItemBuild.objects.get(pk=build.pk)
+    rows = Submission.objects.filter(kind="baseline")
+    assert build.status == "done" and build.counts["baselines"] == rows.count() == 1
+    row = rows.get()
+    assert (row.model_name, row.track, row.split, row.status) == (
+        "Unpivot of the headers",
+        "transformation",
+        "test",
+        "queued",
+    )
+    assert queued  # the scoring worker is told once the build's writes are committed
+    stages = [stage for _, stage in seen]
+    assert any(stage.startswith("baselines: Unpivot of the headers") for stage in stages)
+    assert all(percent < 100 for percent, _ in seen)
+    assert [p for p, _ in seen] == sorted(p for p, _ in seen)
+    admin = Client()
+    admin.force_login(UserFactory(role="admin"))
+    page = admin.get("/tracks/build/status/", HTTP_HX_REQUEST="true").content.decode()
+    assert "baselines made again on the test items (1 board row" in page

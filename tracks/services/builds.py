@@ -19,6 +19,10 @@ from tracks.jobs import TRACK_ITEM_BUILD, enqueue_build
 from tracks.models import BuildStatus, ItemBuild
 from tracks.permissions import BUILDING_ITEMS
 from tracks.services.items import BuildCounts, Report, items_build
+from tracks.signals import items_built
+
+# Of a build's progress bar: the items up to here, then what follows them (the baselines).
+ITEMS_SHARE = 80
 
 
 def item_build_start(*, user: Any | None, enqueue: bool = True) -> ItemBuild:
@@ -48,9 +52,10 @@ def item_build_start(*, user: Any | None, enqueue: bool = True) -> ItemBuild:
 def item_build_run(
     *, build_id: int, report: Report | None = None, tracks: Collection[str] | None = None
 ) -> BuildCounts | None:
-    """Build the items of a queued build (``tracks``: only theirs). Safe to run twice: only
-    the run that claims it works, and only while it holds it. None when there was nothing
-    to claim."""
+    """Build the items of a queued build (``tracks``: only theirs), then let the boards'
+    baselines follow them (``signals.items_built``: the leaderboard makes them again on the
+    new test items, queued for scoring). Safe to run twice: only the run that claims it
+    works, and only while it holds it. None when there was nothing to claim."""
     attempt = jobs.claim(TRACK_ITEM_BUILD, build_id)
     if attempt is None:
         return None
@@ -62,9 +67,18 @@ def item_build_run(
         if report:
             report(percent, stage)
 
+    def after_items(fraction: float, stage: str) -> None:
+        progress(ITEMS_SHARE + min(int(fraction * (99 - ITEMS_SHARE)), 99 - ITEMS_SHARE), stage)
+
     try:
         with jobs.heartbeat(TRACK_ITEM_BUILD, build_id, attempt):
-            counts = items_build(report=progress, tracks=tracks)
+            counts = items_build(
+                report=lambda percent, stage: progress(percent * ITEMS_SHARE // 100, stage),
+                tracks=tracks,
+            )
+            built = sorted(tracks) if tracks is not None else None
+            answers = items_built.send(sender=ItemBuild, tracks=built, report=after_items)
+            counts.baselines = sum(n for _, n in answers if isinstance(n, int))
     except Exception as exc:
         jobs.mine(TRACK_ITEM_BUILD, build_id, attempt).update(
             status=BuildStatus.FAILED,

@@ -301,6 +301,8 @@ class BuildCounts:
     by_track: dict[str, int] = field(default_factory=dict)
     files_removed: int = 0
     rescored: int = 0
+    # Board rows of the platform's baselines made again on the new items (signals.items_built).
+    baselines: int = 0
     # What could not be made into an item, with the reason (a table the core cannot read).
     skipped: list[str] = field(default_factory=list)
 
@@ -317,6 +319,7 @@ class BuildCounts:
             "by_track": self.by_track,
             "files_removed": self.files_removed,
             "rescored": self.rescored,
+            "baselines": self.baselines,
             "skipped": len(self.skipped),
             "skipped_examples": self.skipped[:20],
         }
