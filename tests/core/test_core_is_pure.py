@@ -73,6 +73,7 @@ CORE_MODULES = [
     "hctqa.core.tracks.extraction",
     "hctqa.core.tracks.transformation",
     "hctqa.core.tracks.prompts",
+    "hctqa.core.tracks.figures",
 ]
 
 
