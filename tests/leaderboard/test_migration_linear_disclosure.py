@@ -1,7 +1,6 @@
-"""The upgrades of the disclosure rule (issue 32: every linear combination, then empty answers
-known): scores on
-test-split questions, kept under the pairwise rule, are queued to be scored again; train and
-validation scores, and the paper's rows, are left as they are."""
+"""The upgrades of the disclosure rule (issue 32: every linear combination, then empty
+answers known): scores on test-split questions, kept under the rule before, are queued to be
+scored again; train and validation scores, and the paper's rows, are left as they are."""
 
 from __future__ import annotations
 
