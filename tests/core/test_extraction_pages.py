@@ -65,6 +65,25 @@ def test_a_frame_drawn_as_one_closed_path_closes_the_grid() -> None:
     assert (table.strategy, rows(table)) == ("lines", cells)
 
 
+def test_a_table_ruled_with_thin_filled_rectangles_between_paragraphs_is_found() -> None:
+    # Word processors export every rule as a filled rectangle a fraction of a point thick
+    # (here 0.3 pt, and the vertical ones 0.25 pt wide); the whole page must find the table
+    # between the two paragraphs and read it by its rules.
+    page = PdfPage()
+    paragraph(page, 60)
+    xs, ys = [60.0, 200.0, 300.0, 400.0], [120.0 + 18 * k for k in range(5)]
+    cells = [["Country", "2019", "2020"], ["Spain", "1.5", "2.5"]]
+    cells += [["Italy", "3.5", "4.5"], ["France", "5.5", "6.5"]]
+    grid_text(page, xs, ys, cells)
+    for y in ys:
+        page.rect(xs[0], y, xs[-1], y + 0.3)
+    for x in xs:
+        page.rect(x, ys[0], x + 0.25, ys[-1])
+    paragraph(page, 230)
+    (table,) = extract_page(layout(page))
+    assert (table.strategy, rows(table)) == ("lines", cells)
+
+
 def test_a_header_label_beside_a_rule_that_starts_lower_down_stays_apart() -> None:
     # The rule between the last two columns is drawn cell by cell, the header's piece a tenth
     # of a point right of the body's (as exporters place them), and the labels either side of
