@@ -21,11 +21,13 @@ def baselines_after_items_built(
     """The platform's baselines made again on the tracks' new test items (replacing their
     board rows), queued for the scoring worker; the build learns how many rows."""
     from leaderboard.services.baselines import BASELINES, baselines_run
+    from tracks.registry import track
 
     wanted = {b.track for b in BASELINES}
     if tracks is not None:
         wanted &= set(tracks)
-    runs = _runs(wanted)
+    # A baseline runs once in each of its track's modes.
+    runs = sum(max(len(track(b.track).modes), 1) for b in BASELINES if b.track in wanted)
     labels: list[str] = []
 
     def progress(label: str, number: int, total: int) -> None:
@@ -36,11 +38,3 @@ def baselines_after_items_built(
         report(share, f"baselines: {label}, {number:,} of {total:,} items")
 
     return len(baselines_run(tracks=sorted(wanted), split="test", report=progress))
-
-
-def _runs(tracks: set[str]) -> int:
-    """How many baseline runs (a baseline in one mode) a build's baselines make."""
-    from leaderboard.services.baselines import BASELINES
-    from tracks.registry import track
-
-    return sum(max(len(track(b.track).modes), 1) for b in BASELINES if b.track in tracks)
