@@ -20,6 +20,7 @@ The one name of the wiring that lower layers may import is the Celery app
 from __future__ import annotations
 
 import ast
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -50,8 +51,9 @@ WITHIN = {
     ("tracks", "ingest"),
 }
 ANYWHERE = ("hctqa.celery",)  # below the core: tasks attach to the Celery app
-# Not the platform's modules: scripts and their helpers, and migrations (frozen history).
-SKIPPED_DIRS = {".venv", ".git", "benchmarks", "migrations", "node_modules", "var"}
+# Not the platform's modules: the benchmark scripts, migrations (frozen history), and every hidden
+# folder (virtualenvs, .git), pruned by _python_files.
+SKIPPED_DIRS = {"benchmarks", "migrations", "node_modules", "var"}
 
 PACKAGES = sorted((p for _, layer in LAYERS for p in layer), key=len, reverse=True)
 LEVEL = {p: i for i, (_, layer) in enumerate(LAYERS) for p in layer}
@@ -65,13 +67,20 @@ def package_of(module: str) -> str | None:
     return None
 
 
+def _python_files(root: Path) -> Iterator[Path]:
+    """The project's Python files. Hidden folders are pruned, not filtered afterwards: on a
+    fresh machine ``.venv-vllm`` is a real folder holding torch (whose files need Python 3.12
+    syntax), not the symlink a worktree has."""
+    for folder, subfolders, files in os.walk(root):
+        subfolders[:] = [d for d in subfolders if not d.startswith(".") and d not in SKIPPED_DIRS]
+        yield from (Path(folder) / f for f in files if f.endswith(".py"))
+
+
 def modules(*, with_tests: bool = False) -> Iterator[tuple[str, Path, ast.Module]]:
     """Each module's dotted name (a package's ``__init__`` as ``pkg.__init__``), path and
     syntax tree."""
-    for path in sorted(REPO.rglob("*.py")):
+    for path in sorted(_python_files(REPO)):
         relative = path.relative_to(REPO)
-        if SKIPPED_DIRS & set(relative.parts):
-            continue
         if relative.parts[0] in ("tests", "scripts") and not with_tests:
             continue
         name = ".".join(relative.with_suffix("").parts)
