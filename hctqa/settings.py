@@ -346,6 +346,11 @@ INFERENCE_RETRY_MAX_SECONDS = env_int("INFERENCE_RETRY_MAX_SECONDS", 60)
 # queues it again, up to INFERENCE_MAX_AUTO_RESUMES times.
 INFERENCE_STALE_AFTER_SECONDS = env_int("INFERENCE_STALE_AFTER_SECONDS", 180)
 INFERENCE_MAX_AUTO_RESUMES = env_int("INFERENCE_MAX_AUTO_RESUMES", 5)
+# The answers that arrive are committed together at most this often (or every 500): a killed
+# worker loses at most this long of answers, asked again on resume. Each commit costs the
+# worker CPU that its endpoint's server may share: committing every 50 ms cost a vLLM on the
+# same 2-core host about a tenth of its requests per second (benchmarks/inference_vllm.py).
+INFERENCE_SAVE_MS = env_int("INFERENCE_SAVE_MS", 1000)
 # A run whose endpoint refused more than this share of its prompts (a text-only model sent
 # images) is not put on the board: it fails, to be resumed. Prompts over the model's context
 # length are not refusals: they are scored as unanswered and counted on the board row.

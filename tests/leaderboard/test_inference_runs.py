@@ -336,6 +336,25 @@ def test_cancelling_stops_a_running_run_within_a_second(researcher) -> None:
     assert len(server.requests) < 40
 
 
+def test_answers_are_committed_together_at_most_every_save_interval(researcher, settings) -> None:
+    # Each commit costs CPU that the endpoint's server may share: every 50 ms cost a vLLM on
+    # the same host a tenth of its throughput. The answers of an interval go in one commit.
+    settings.INFERENCE_SAVE_MS = 300
+    make_questions(90)
+    reports: list[tuple[float, int]] = []
+    with FakeOpenAI(right_answer, latency=0.02) as server:
+        run = start(researcher, server.base_url, concurrency=2)
+        run = execute(run, on_progress=lambda p: reports.append((time.monotonic(), p.answered)))
+    assert run.status == RunStatus.DONE and run.answered == 90
+    # The first report is the start's, the last the commit after the loop, whenever it ends.
+    times = [t for t, _ in reports[:-1]]
+    counts = [n for _, n in reports]
+    assert len(reports) >= 4 and counts[0] == 0
+    assert all(b - a >= 0.3 for a, b in zip(times, times[1:], strict=False))
+    # Several answers in each commit of the loop.
+    assert all(b - a > 1 for a, b in zip(counts[:-1], counts[1:-1], strict=False))
+
+
 def test_a_queued_run_is_cancelled_at_once_and_a_finished_one_cannot_be(researcher, server) -> None:
     make_questions(2)
     queued = start(researcher, server.base_url)

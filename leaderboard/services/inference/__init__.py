@@ -3,9 +3,10 @@ answers turned into a scored submission. ``runs`` starts, cancels and resumes th
 ``prompts`` builds what they send; ``execution`` sends it and saves the answers; ``sweep``
 finds the runs whose worker died.
 
-- **Nothing is lost.** Each answer is saved within a few milliseconds of arriving (a commit
-  every ``execution.FLUSH_SECONDS``). Running again sends only the questions with no saved
-  reply, so a run whose worker was killed resumes where it stopped.
+- **Nothing is lost.** The answers that arrive are committed together, within
+  ``INFERENCE_SAVE_MS`` (a second) of arriving. Running again sends only the questions with
+  no saved reply, so a run whose worker was killed resumes where it stopped, having lost at
+  most its last second of answers, which it asks again.
 - **One executor per run.** Starting claims the run with a conditional UPDATE and a lease
   token; every save and heartbeat checks the token, so two workers never work on one run.
 - **Cache.** A reply is kept under SHA-256(model, endpoint, prompt hash, decoding

@@ -62,8 +62,7 @@ from tracks.registry import read_reply, track
 
 logger = logging.getLogger(__name__)
 
-# Saved answers are committed at least this often: a kill loses at most this much work.
-FLUSH_SECONDS = 0.05
+# Answers are committed at least every INFERENCE_SAVE_MS (a setting) or this many rows.
 FLUSH_ROWS = 500
 CHECK_SECONDS = 0.5  # how often cancel requests and the lease are read
 HEARTBEAT_SECONDS = 5.0
@@ -443,6 +442,7 @@ class _Execution:
         exhausted = not pending
         stopping = ""
         drain_deadline = 0.0
+        save_every = settings.INFERENCE_SAVE_MS / 1000
         last_flush = last_check = last_beat = time.monotonic()
         while True:
             while not stopping and not exhausted and outstanding < window:
@@ -488,9 +488,7 @@ class _Execution:
                 self._keep(self.prepared.pop(result.key), result)
                 result = pool.get(timeout=0)
             now = time.monotonic()
-            if len(self.buffer) >= FLUSH_ROWS or (
-                self.buffer and now - last_flush >= FLUSH_SECONDS
-            ):
+            if len(self.buffer) >= FLUSH_ROWS or (self.buffer and now - last_flush >= save_every):
                 self.flush()
                 last_flush = last_beat = now
             if now - last_check >= CHECK_SECONDS:
