@@ -633,13 +633,14 @@ CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 3300)
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 3600)
 CELERY_BROKER_CONNECTION_TIMEOUT = 3
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-# Five queues, each with its own worker process, so that one kind of work never waits
+# Six queues, each with its own worker process, so that one kind of work never waits
 # behind another: "scoring" (submissions and the property regression), "inference" (runs
 # and question generation, which wait on model endpoints: on the GPU host in production),
 # "ingest" (opening uploaded PDFs and web pages and extracting their tables, page by page),
-# "sweeps" (beat's recovery sweeps, a few seconds apart, never behind an admin's job) and
-# "default" (the rest: emails, release builds, synthetic generation, the hourly question-set
-# check).
+# "sweeps" (beat's recovery sweeps, a few seconds apart, never behind an admin's job),
+# "builds" (an admin's long jobs, minutes each: release builds and pushes, synthetic
+# generation, the tracks' item builds) and "default" (the rest, short: emails, the hourly
+# question-set check), so that a password-reset email never waits behind a release build.
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_ROUTES = {
     "leaderboard.tasks.score_submission": {"queue": "scoring"},
@@ -649,6 +650,10 @@ CELERY_TASK_ROUTES = {
     "annotation.tasks.generate_questions": {"queue": "inference"},
     "ingest.tasks.extract_document": {"queue": "ingest"},
     "ingest.tasks.score_candidate": {"queue": "ingest"},
+    "releases.tasks.build_release": {"queue": "builds"},
+    "releases.tasks.push_release": {"queue": "builds"},
+    "annotation.tasks.synthetic_generation": {"queue": "builds"},
+    "tracks.tasks.build_track_items": {"queue": "builds"},
     # Every job kind (plumbing.jobs): scorings, re-scorings, inference runs, extractions.
     "plumbing.tasks.sweep_jobs": {"queue": "sweeps"},
     "annotation.tasks.release_expired_leases": {"queue": "sweeps"},
@@ -656,7 +661,7 @@ CELERY_TASK_ROUTES = {
     "accounts.tasks.send_waiting_emails": {"queue": "sweeps"},
     "accounts.tasks.send_approval_digests": {"queue": "sweeps"},
 }
-WORKER_QUEUES = ("default", "scoring", "inference", "ingest", "sweeps")
+WORKER_QUEUES = ("default", "scoring", "inference", "ingest", "sweeps", "builds")
 # A task killed with its worker comes back by two ways. (1) task_reject_on_worker_lost: when
 # the pool's child process dies (killed, out of memory) the worker puts the message back at
 # once, on either broker. (2) When the worker's main process dies too, Redis hands the
@@ -674,6 +679,7 @@ CELERY_QUEUE_VISIBILITY_SECONDS = {
     "sweeps": 120,
     "ingest": CELERY_TASK_TIME_LIMIT + 60,
     "inference": CELERY_TASK_TIME_LIMIT + 60,
+    "builds": CELERY_TASK_TIME_LIMIT + 60,
     "default": CELERY_TASK_TIME_LIMIT + 60,
 }
 if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):

@@ -27,8 +27,15 @@ def test_without_a_worker_it_reports_unhealthy(client: Client, tmp_path: Path) -
     assert body["worker"] == {
         "ok": False,
         "workers": [],
-        "queues": {"default": [], "scoring": [], "inference": [], "ingest": [], "sweeps": []},
-        "missing": ["default", "scoring", "inference", "ingest", "sweeps"],
+        "queues": {
+            "default": [],
+            "scoring": [],
+            "inference": [],
+            "ingest": [],
+            "sweeps": [],
+            "builds": [],
+        },
+        "missing": ["default", "scoring", "inference", "ingest", "sweeps", "builds"],
         "error": "no worker answered a ping within 1 s",
     }
 
@@ -40,7 +47,7 @@ def test_with_a_real_worker_process_it_is_healthy(client: Client, celery_worker_
     assert response.status_code == 200, body
     assert body["status"] == "ok"
     assert body["worker"]["ok"] is True and len(body["worker"]["workers"]) == 1
-    # Which worker takes which queue: the test worker takes all five.
+    # Which worker takes which queue: the test worker takes all six.
     (name,) = body["worker"]["workers"]
     assert body["worker"]["queues"] == {
         "default": [name],
@@ -48,6 +55,7 @@ def test_with_a_real_worker_process_it_is_healthy(client: Client, celery_worker_
         "inference": [name],
         "ingest": [name],
         "sweeps": [name],
+        "builds": [name],
     }
     assert body["worker"]["missing"] == []
 

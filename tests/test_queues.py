@@ -23,6 +23,15 @@ SWEEPS = {
 }
 
 
+# An admin's long jobs, minutes each.
+BUILDS = {
+    "releases.tasks.build_release",
+    "releases.tasks.push_release",
+    "annotation.tasks.synthetic_generation",
+    "tracks.tasks.build_track_items",
+}
+
+
 def queue_of(task: str) -> str:
     return app.amqp.router.route({}, task)["queue"].name
 
@@ -34,20 +43,25 @@ def test_the_recovery_sweeps_have_a_queue_of_their_own() -> None:
     on_sweeps = {name for name in app.tasks if queue_of(name) == "sweeps"}
     assert on_sweeps == SWEEPS
     # Admin jobs stay off it.
-    for task in (
-        "accounts.tasks.send_email",
-        "annotation.tasks.synthetic_generation",
-        "releases.tasks.build_release",
-        "tracks.tasks.build_track_items",
-        "leaderboard.tasks.check_question_sets",
-    ):
-        assert queue_of(task) == "default"
+    for task in (*BUILDS, "accounts.tasks.send_email", "leaderboard.tasks.check_question_sets"):
+        assert queue_of(task) != "sweeps"
     # Beat sends every sweep often, and a sweep not taken in time is dropped, not piled up.
     scheduled = {e["task"]: e for e in settings.CELERY_BEAT_SCHEDULE.values()}
     assert set(scheduled) >= SWEEPS
     assert scheduled["plumbing.tasks.sweep_jobs"]["schedule"] == settings.SWEEP_EVERY_SECONDS == 10
     for task in SWEEPS:
         assert scheduled[task]["options"]["expires"] == scheduled[task]["schedule"]
+
+
+def test_emails_never_wait_behind_an_admins_long_build() -> None:
+    # A release build, a synthetic family or a track's items take minutes: on the queue that
+    # sends emails, a password reset would wait for them.
+    app.loader.import_default_modules()
+    on_builds = {name for name in app.tasks if queue_of(name) == "builds"}
+    assert on_builds == BUILDS
+    for task in ("accounts.tasks.send_email", "leaderboard.tasks.check_question_sets"):
+        assert queue_of(task) == "default"
+    assert "builds" in settings.WORKER_QUEUES
 
 
 def test_scripts_run_starts_a_supervised_worker_for_every_queue() -> None:
@@ -64,7 +78,7 @@ def test_each_queue_has_a_visibility_timeout_longer_than_its_longest_task() -> N
     assert set(timeouts) == set(settings.WORKER_QUEUES)
     rescore_limit = settings.RESCORE_SLICE_SECONDS + settings.SUBMISSION_SCORING_TIME_LIMIT + 30
     assert timeouts["scoring"] > rescore_limit
-    for queue in ("ingest", "inference", "default"):
+    for queue in ("ingest", "inference", "builds", "default"):
         assert timeouts[queue] > settings.CELERY_TASK_TIME_LIMIT
     scoring = queue_transport_options(["scoring"], {"unacked_restore_interval": 10})
     assert scoring["visibility_timeout"] == timeouts["scoring"]

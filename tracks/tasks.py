@@ -7,7 +7,8 @@ from __future__ import annotations
 from hctqa.celery import RETRY_ON_DATABASE_ERROR, app
 
 
-# On the default queue; drawing every synthetic table takes a minute or two.
+# On the "builds" queue (CELERY_TASK_ROUTES): drawing every synthetic table takes a minute
+# or two, and the baselines after it as long again.
 @app.task(**RETRY_ON_DATABASE_ERROR)
 def build_track_items(self: object, build_id: int) -> dict | None:
     from plumbing.errors import ApplicationError
