@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -64,7 +63,7 @@ def run_until_stopped(tmp_path: Path) -> Iterator[subprocess.Popen]:
             f'set -euo pipefail; . "{REPO}/scripts/_lib.sh"; '
             "supervise one sleep 600 & pids=($!); supervise two sleep 600 & pids+=($!); "
             'echo "${pids[@]}" >supervisors; stop_supervisors_on_exit "${pids[@]}"; '
-            "wait_for_supervisors",
+            ": >traps-set; wait_for_supervisors",
         ],
         cwd=tmp_path,
         stderr=subprocess.PIPE,
@@ -73,7 +72,9 @@ def run_until_stopped(tmp_path: Path) -> Iterator[subprocess.Popen]:
     try:
         wait_for(lambda: all((tmp_path / f"var/run/{n}.pid").exists() for n in ("one", "two")))
         wait_for(lambda: len(supervisors(tmp_path)) == 2)
-        time.sleep(0.2)  # the traps are set once both supervisors run
+        # A signal before the traps are set would end the shell and leave the supervisors
+        # running (on a loaded machine, a fixed pause was not always long enough).
+        wait_for(lambda: (tmp_path / "traps-set").exists())
         yield run
     finally:
         if run.poll() is None:
