@@ -309,13 +309,13 @@ def test_the_same_comparison_asked_again_is_not_computed_again(
     in a loop it would take the web workers. Scoring either one again computes it anew."""
     from django.core.cache import cache
 
-    from leaderboard import selectors
+    from leaderboard.selectors import comparisons
 
     cache.clear()
     runs = []
-    real = selectors.paired_bootstrap
+    real = comparisons.paired_bootstrap
     monkeypatch.setattr(
-        selectors, "paired_bootstrap", lambda *a, **k: runs.append(1) or real(*a, **k)
+        comparisons, "paired_bootstrap", lambda *a, **k: runs.append(1) or real(*a, **k)
     )
     a = scored(researcher, public_dataset, model_name="first")
     b = scored(researcher, public_dataset, model_name="second")
