@@ -4,6 +4,7 @@ exactly as listed; where it does not, what a careful person would type."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from functools import cache
 
@@ -101,3 +102,16 @@ def test_a_sound_peer_case_with_a_camelot_choice_comes_out_as_a_person_types_it(
     case = cases()[case_id]
     expected = CAREFUL[case_id](as_rows(case["expected"]))
     assert any(table_rows(t) == expected for t in found(case))
+
+
+def test_a_header_of_two_line_cells_beside_centred_labels_is_one_row_without_its_weight() -> None:
+    # mexican_towns' header is bold, which alone ended it before; with its words' weight gone
+    # (as OCR, or a font whose name says none, gives them), the lines set into one another
+    # still make it one row.
+    case = cases()["C07-mexican_towns"]
+    layout = page_layout(case["pdf"], case["page"])
+    plain = dataclasses.replace(
+        layout, words=tuple(dataclasses.replace(w, bold=None) for w in layout.words)
+    )
+    expected = _mexican_towns(as_rows(case["expected"]))
+    assert [table_rows(t) for t in extract_page(plain)] == [expected]
