@@ -4,6 +4,7 @@ exactly as listed; where it does not, what a careful person would type."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from functools import cache
 
@@ -52,9 +53,7 @@ def found(case: dict) -> list[Table]:
     return [extract_box(layout, tuple(case["box"]))] if case["box"] else extract_page(layout)
 
 
-# The sound cases the platform reads exactly. Left out: mexican_towns (its expected grid writes a
-# two-line header cell, "Clave" / "Entidad", as two rows) and split_text_lattice (its expected grid
-# has no e-mail address in row 33, which the page holds).
+# The sound cases the platform reads exactly. The other two are in CAREFUL below.
 EXACT = [
     "C04-multiple_tables-t1",  # two ruled tables on one page
     "C05-multiple_tables-t2",
@@ -74,3 +73,45 @@ def test_a_sound_peer_case_comes_out_exactly(case_id: str) -> None:
     assert case["expected_is_sound"]
     expected = as_rows(case["expected"])
     assert any(table_rows(t) == expected for t in found(case))
+
+
+# The other two sound cases, as a careful person types them: their expected grids keep a choice
+# of camelot's own. mexican_towns writes its two-line header cells ("Clave" / "Entidad") one
+# line per row, as the set's README calls a fault elsewhere; split_text_lattice has no e-mail
+# address in row 33, which the page holds (camelot drops the text line because its trailing
+# spaces run past the page's edge, taking the line's centre out of the table).
+def _mexican_towns(expected: list[list[str]]) -> list[list[str]]:
+    header = [f"{a} {b}".strip() for a, b in zip(expected[0], expected[1], strict=True)]
+    return [header, *expected[2:]]
+
+
+def _split_text_lattice(expected: list[list[str]]) -> list[list[str]]:
+    fixed = [list(row) for row in expected]
+    assert fixed[33][0] == "33" and fixed[33][10] == ""
+    fixed[33][10] = "Virender.Thakur@siticable.com"
+    return fixed
+
+
+CAREFUL = {"C07-mexican_towns": _mexican_towns, "C20-split_text_lattice": _split_text_lattice}
+
+
+@pytest.mark.parametrize("case_id", sorted(CAREFUL))
+def test_a_sound_peer_case_with_a_camelot_choice_comes_out_as_a_person_types_it(
+    case_id: str,
+) -> None:
+    case = cases()[case_id]
+    expected = CAREFUL[case_id](as_rows(case["expected"]))
+    assert any(table_rows(t) == expected for t in found(case))
+
+
+def test_a_header_of_two_line_cells_beside_centred_labels_is_one_row_without_its_weight() -> None:
+    # mexican_towns' header is bold, which alone ended it before; with its words' weight gone
+    # (as OCR, or a font whose name says none, gives them), the lines set into one another
+    # still make it one row.
+    case = cases()["C07-mexican_towns"]
+    layout = page_layout(case["pdf"], case["page"])
+    plain = dataclasses.replace(
+        layout, words=tuple(dataclasses.replace(w, bold=None) for w in layout.words)
+    )
+    expected = _mexican_towns(as_rows(case["expected"]))
+    assert [table_rows(t) for t in extract_page(plain)] == [expected]

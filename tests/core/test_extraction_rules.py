@@ -236,6 +236,28 @@ def test_a_header_over_two_lines_is_one_cell() -> None:
     assert table.header_rows == 1
 
 
+def test_two_line_header_cells_beside_a_centred_one_line_label_are_one_header_row() -> None:
+    # A table of text and codes (no line of values), its header in regular weight with no
+    # rule under it: "Region name" is set between the two lines of "Code" / "Region".
+    places = ["Hill Farm", "Lake Side", "Old Mill", "Green Wood", "Red Rock", "Elm Court"]
+    layout = page(
+        words(100, (10, "Code"), (150, "Code")),
+        words(106, (50, "Region name"), (190, "District name")),
+        words(112, (8, "Region"), (146, "District")),
+        *(
+            words(128 + 14 * k, (14, f"0{k}"), (50, "North"), (154, f"00{k}"), (190, place))
+            for k, place in enumerate(places)
+        ),
+    )
+    [table] = extract_page(layout)
+    assert table.header_rows == 1
+    assert rows(table)[:2] == [
+        ["Code Region", "Region name", "Code District", "District name"],
+        ["00", "North", "000", "Hill Farm"],
+    ]
+    assert table.rows == 1 + len(places)
+
+
 def test_a_line_of_years_is_a_header() -> None:
     layout = simple(
         [(10, "Exports"), (100, "1.2"), (160, "1.4")], [(10, "Imports"), (100, "2.2"), (160, "2.4")]

@@ -2,9 +2,10 @@
 
 - **Header and body.** The body starts at the first line that holds values (numbers, or the
   signs for none; not a line of years) beside a label, or below the first rule across the
-  table under the top lines, or below the bold lines at the top of a table of text; a lone
-  label (at the left edge, or a section heading centred across the table) right above the
-  values is a row-group label.
+  table under the top lines, or below the bold lines at the top of a table of text (or the
+  top lines set into one another, as a one-line label centred beside two-line ones is); a
+  lone label (at the left edge, or a section heading centred across the table) right above
+  the values is a row-group label.
 - **Header cells.** Header phrases stacked in the same columns (closer than 0.4 em, no rule
   between) are one cell; a phrase spans the columns between vertical rules around it, over a
   rule drawn under it, or that it is centred over (split labels below it; labels of later
@@ -40,7 +41,8 @@ def is_section_heading(line: Line, x0: float, x1: float, em: float) -> bool:
 def header_line_count(lines: Sequence[Line], hrules: Sequence[Rule], em: float) -> int:
     """How many lines at the top are column headers: those above the first line of values
     (when it comes in the first half), else those above the first rule across the table
-    under the top lines, else the bold lines at the top, else the first line."""
+    under the top lines, else the bold lines at the top, else the top lines set into one
+    another, else the first line."""
     if len(lines) < 2:
         return 0
     x0 = min(line.x0 for line in lines)
@@ -73,13 +75,27 @@ def header_line_count(lines: Sequence[Line], hrules: Sequence[Rule], em: float) 
         return end
     if ruled_end is not None:
         return ruled_end
-    # A table of text (no line of values): the bold lines at its top, over regular ones.
+    # A table of text (no line of values): the bold lines at its top, over regular ones;
+    # else the top lines set into one another.
     bold = 0
     while bold < len(lines) and _is_bold(lines[bold]):
         bold += 1
     if 0 < bold <= max(1, len(lines) // 2):
         return bold
+    interleaved = _interleaved_top(lines, em)
+    if interleaved <= max(1, len(lines) // 2):
+        return interleaved
     return 1
+
+
+def _interleaved_top(lines: Sequence[Line], em: float) -> int:
+    """How many lines at the top each start before the one above ends: the lines of one
+    header row where a one-line label is centred beside two-line ones ("Code" / "Region"
+    beside "Region name") and so reaches into both of their lines."""
+    n = 1
+    while n < len(lines) and lines[n].top < lines[n - 1].bottom - 0.1 * em:
+        n += 1
+    return n
 
 
 def _is_bold(line: Line) -> bool:
