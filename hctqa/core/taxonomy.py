@@ -9,6 +9,9 @@ Sibling rules say how the children of a selected parent combine:
 - ``one``: exactly one of the group must be chosen (Balanced or Unbalanced);
 - ``some``: at least one must be chosen (global and/or local aggregation);
 - ``at_most_one``: the choices exclude each other but may all be left empty.
+
+Over 800 lines on purpose: more than half of them are the two taxonomies' definitions, data
+read top to bottom as the paper lists them, each beside its place in the hierarchy.
 """
 
 from __future__ import annotations
