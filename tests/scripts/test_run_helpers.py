@@ -52,6 +52,14 @@ def test_the_banner_lists_the_logins_and_no_split_counts(tmp_path: Path) -> None
     )
 
 
+def _as_from_a_terminal() -> None:
+    """Ctrl-C reaches the shell as it does from a terminal. A shell started with SIGINT
+    ignored or blocked cannot trap it; a suite started in the background (``scripts/test &``:
+    bash ignores SIGINT in its background jobs) passed that on, and the test hung."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 @contextmanager
 def run_until_stopped(tmp_path: Path) -> Iterator[subprocess.Popen]:
     """What scripts/run does after start-up: two supervised processes, then wait for them.
@@ -68,6 +76,7 @@ def run_until_stopped(tmp_path: Path) -> Iterator[subprocess.Popen]:
         cwd=tmp_path,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_as_from_a_terminal,  # noqa: PLW1509 - no threads are started in between
     )
     try:
         wait_for(lambda: all((tmp_path / f"var/run/{n}.pid").exists() for n in ("one", "two")))
