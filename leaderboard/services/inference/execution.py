@@ -490,7 +490,8 @@ class _Execution:
             now = time.monotonic()
             if len(self.buffer) >= FLUSH_ROWS or (self.buffer and now - last_flush >= save_every):
                 self.flush()
-                last_flush = last_beat = now
+                # From the commit's end: a slow commit leaves the interval between commits whole.
+                last_flush = last_beat = time.monotonic()
             if now - last_check >= CHECK_SECONDS:
                 last_check = now
                 current = self._mine().values_list("cancel_requested", flat=True).first()
@@ -501,7 +502,7 @@ class _Execution:
                     return "cancelled"
                 if now - last_beat >= HEARTBEAT_SECONDS:
                     self.flush()
-                    last_flush = last_beat = now
+                    last_flush = last_beat = time.monotonic()
             if (
                 not stopping
                 and self.time_budget is not None
