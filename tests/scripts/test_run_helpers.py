@@ -82,7 +82,7 @@ def run_until_stopped(tmp_path: Path) -> Iterator[subprocess.Popen]:
         wait_for(lambda: all((tmp_path / f"var/run/{n}.pid").exists() for n in ("one", "two")))
         wait_for(lambda: len(supervisors(tmp_path)) == 2)
         # A signal before the traps are set would end the shell and leave the supervisors
-        # running (on a loaded machine, a fixed pause was not always long enough).
+        # running: the shell says when they are set, rather than a fixed pause guessing it.
         wait_for(lambda: (tmp_path / "traps-set").exists())
         yield run
     finally:
