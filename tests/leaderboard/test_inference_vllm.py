@@ -250,11 +250,13 @@ def test_the_cache_answers_a_second_run_and_only_prompts_over_the_context_go_aga
 
 
 def test_the_server_killed_mid_run_loses_nothing_and_the_run_resumes(
-    vllm: VllmServer, researcher
+    vllm: VllmServer, researcher, settings
 ) -> None:
-    # One request in flight: on a quiet machine the tiny model and the server's refusals of
-    # long prompts settle so fast that, with four, a whole run could settle between two
-    # progress reports and finish before the kill.
+    # One request in flight and a commit (with its progress report) every 20 ms: on a quiet
+    # machine the tiny model and the server's refusals of long prompts settle so fast that a
+    # whole run fits in one second, the platform's interval, and the first report, the one
+    # that kills, would be the last (CI saw the run done).
+    settings.INFERENCE_SAVE_MS = 20
     run = inference_run_create(
         user=researcher,
         data=run_input(registered(vllm.base_url).name, concurrency=1, use_cache=False),
