@@ -33,7 +33,8 @@ def test_a_researcher_starts_a_run_and_watches_it_finish(
     page.keyboard.press("Enter")
     expect(page).not_to_have_url(re.compile("/accounts/login/"))  # lands on its workspace
 
-    with FakeOpenAI(right_answer, latency=0.1) as server:
+    # Six seconds of answers: the worker commits (and the bar moves) once a second.
+    with FakeOpenAI(right_answer, latency=0.2) as server:
         # An admin registered the lab's server (on this machine, as the tests' server is).
         registered(server.base_url, name="lab-vllm", description="the lab's GPU host")
         page.get_by_role("link", name="Inference runs").click()
@@ -48,7 +49,7 @@ def test_a_researcher_starts_a_run_and_watches_it_finish(
 
         expect(page).to_have_url(re.compile(r"/leaderboard/inference/\d+/$"))
         progress = page.locator("#run-progress progress")
-        # The bar moves while the worker answers (60 questions, 2 at a time, 0.1 s each)…
+        # The bar moves while the worker answers (60 questions, 2 at a time, 0.2 s each)…
         expect(page.locator("#run-counts")).to_contain_text(
             re.compile(r"[1-9]\d* of 60 answered"), timeout=20_000
         )

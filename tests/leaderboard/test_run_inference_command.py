@@ -165,7 +165,9 @@ def test_a_killed_run_resumes_without_asking_answered_questions_again(
     make_questions(80)
     concurrency = 4
     with FakeOpenAI(right_answer, latency=0.05) as server:
-        env = {**worker_env(tmp_path), KEY_ENV: "sk-test"}
+        # Commits every 100 ms: the whole run takes about a second, the platform's interval,
+        # and the kill must come between two commits of the run.
+        env = {**worker_env(tmp_path), KEY_ENV: "sk-test", "INFERENCE_SAVE_MS": "100"}
         log = open(tmp_path / "command.log", "w")  # noqa: SIM115 - closed below
         proc = subprocess.Popen(
             [sys.executable, "manage.py", "run_inference", *NEW_RUN, *on(server.base_url)]
